@@ -1,0 +1,39 @@
+"""tokenloom: tokenizers, multilingual token-length slices, ViT image tokens, and one encoder for both.
+
+The public API is listed in ``__all__`` and imported lazily: ``import tokenloom`` is cheap and pulls in
+neither torch nor pandas until a name that needs them is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it (imported on first access)
+_LAZY: dict[str, str] = {
+    # errors
+    "TokenloomError": "tokenloom.errors",
+    "ConfigError": "tokenloom.errors",
+    "CorpusError": "tokenloom.errors",
+    "TokenizerError": "tokenloom.errors",
+    "ImageDecodeError": "tokenloom.errors",
+    # encoder configuration
+    "EncoderConfig": "tokenloom.encoder.config",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tokenloom' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # cache: later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,66 @@
+"""Atomic outputs: a reader sees the old file (or folder) or the new one, never half of one.
+
+``atomic_write`` writes to a temporary name in the destination folder and renames it over the target;
+``atomic_dir`` builds a whole folder under a temporary name and renames it into place at the end,
+refusing to replace an existing folder unless ``overwrite=True``. This module does no other I/O.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from tokenloom.errors import ConfigError
+
+__all__ = ["atomic_dir", "atomic_write"]
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes | str, *, encoding: str = "utf-8") -> Path:
+    """Write ``data`` to ``path`` atomically (temp file in the same folder, fsync, rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode(encoding) if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike[str], *, overwrite: bool = False) -> Iterator[Path]:
+    """Yield a temporary folder beside ``path``; on success it replaces ``path``, on error it is removed.
+
+    An existing ``path`` is refused with :class:`ConfigError` unless ``overwrite`` is true; it is
+    checked before any work starts and replaced only after the new folder is complete.
+    """
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise ConfigError(
+            f"output folder {str(path)!r} already exists; pass overwrite=True (--overwrite) to replace it"
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if path.exists():
+        old = path.with_name(f".{path.name}.old-{os.getpid()}")
+        os.replace(path, old)
+        os.replace(tmp, path)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, path)

@@ -1,0 +1,1 @@
+"""One module per ``tokenloom`` subcommand; ``tokenloom.cli`` finds them here (see its docstring)."""

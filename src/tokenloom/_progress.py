@@ -1,0 +1,39 @@
+"""Progress bars that appear on a terminal and stay quiet otherwise.
+
+One helper for every long loop in the library, so the rule is the same everywhere: a tqdm bar on
+stderr when stderr is a TTY, nothing when it is not (CI, pipes, logs) or when the caller passes
+``quiet=True`` (the CLI's ``--quiet``). tqdm is imported only when a bar is actually shown.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+__all__ = ["progress", "show_progress"]
+
+
+def show_progress(quiet: bool = False) -> bool:
+    """True when a progress bar should be drawn: not quiet and stderr is a terminal."""
+    return not quiet and sys.stderr.isatty()
+
+
+def progress(
+    iterable: Iterable[T],
+    *,
+    total: float | None = None,
+    desc: str | None = None,
+    unit: str = "it",
+    quiet: bool = False,
+    **tqdm_options: Any,
+) -> Iterator[T]:
+    """Iterate over ``iterable``, drawing a tqdm bar on a TTY unless ``quiet``."""
+    if not show_progress(quiet):
+        yield from iterable
+        return
+    from tqdm.auto import tqdm
+
+    yield from tqdm(iterable, total=total, desc=desc, unit=unit, dynamic_ncols=True, **tqdm_options)
