@@ -1,0 +1,45 @@
+"""Images into ViT tokens: robust decode, transforms, patches, datasets and sharded preprocessing.
+
+Names are imported lazily (torch, torchvision and PIL load on first use):
+
+* ``io``: :func:`load_image`, :class:`DecodeConfig`
+* ``transforms``: :class:`TransformConfig`, :func:`eval_transform`, :func:`train_transform`
+* ``patches``: :func:`patchify`, :func:`unpatchify`, :class:`PatchEmbed`
+* ``data``: :class:`ImageDataset` (``from_folder`` / ``from_list`` / ``from_csv``), :class:`ShardDataset`,
+  :func:`build_loader`, :func:`preprocess`
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY: dict[str, str] = {
+    "DecodeConfig": "tokenloom.vision.io",
+    "load_image": "tokenloom.vision.io",
+    "TransformConfig": "tokenloom.vision.transforms",
+    "eval_transform": "tokenloom.vision.transforms",
+    "train_transform": "tokenloom.vision.transforms",
+    "patchify": "tokenloom.vision.patches",
+    "unpatchify": "tokenloom.vision.patches",
+    "PatchEmbed": "tokenloom.vision.patches",
+    "ImageDataset": "tokenloom.vision.data",
+    "ShardDataset": "tokenloom.vision.data",
+    "build_loader": "tokenloom.vision.data",
+    "preprocess": "tokenloom.vision.data",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tokenloom.vision' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

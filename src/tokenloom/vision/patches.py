@@ -1,0 +1,218 @@
+"""Image patches: ``patchify`` / ``unpatchify`` and ``PatchEmbed`` (a linear layer equal to a stride-P conv).
+
+A 224×224 RGB image with patch size 16 becomes a 14×14 grid of N = 196 patches of C·P·P = 768 values.
+
+Order, fixed by contract (COMMON.md #5):
+
+* patches are listed in **row-major grid order** (left to right, then top to bottom);
+* the values inside one patch vector are in **(c, p_h, p_w)** order — channel outermost, then the row
+  inside the patch, then the column — which is exactly ``torch.nn.functional.unfold``'s order and the
+  flattening of a conv weight ``[d, C, P, P]``. Hence ``PatchEmbed.proj.weight == conv.weight.reshape(d, -1)``
+  and ``PatchEmbed(x) == conv(x).flatten(2).transpose(1, 2)``.
+
+H or W not divisible by P raises ``ValueError`` unless ``pad=True``, which zero-pads at the bottom and right;
+``unpatchify(..., image_size=(H, W))`` with the original size crops that padding away again, so the round
+trip is exact either way.
+
+Two paths compute the same thing: ``_patchify_reference`` (``F.unfold``, the obvious definition) and the
+fast path (one reshape/permute/copy), selected by ``impl``. This module does not decode, resize or
+normalize images (see ``io.py`` and ``transforms.py``).
+
+Shape legend: ``B`` batch, ``C`` channels, ``H, W`` image height/width, ``P`` patch size,
+``gh, gw`` patch grid height/width, ``N = gh * gw`` patches, ``K = C * P * P`` values per patch,
+``d`` embedding width.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = ["PatchEmbed", "grid_size", "patchify", "unpatchify"]
+
+Impl = Literal["fast", "reference"]
+
+
+def grid_size(image_size: tuple[int, int], patch_size: int = 16, *, pad: bool = False) -> tuple[int, int]:
+    """The patch grid ``(gh, gw)`` of an ``(H, W)`` image; ``ValueError`` when not divisible and not ``pad``."""
+    _check_patch_size(patch_size)
+    h, w = image_size
+    if h <= 0 or w <= 0:
+        raise ValueError(f"image size must be positive, got (H, W) = {(h, w)}")
+    if not pad and (h % patch_size or w % patch_size):
+        raise ValueError(
+            f"image size (H, W) = {(h, w)} is not divisible by patch_size={patch_size}; "
+            f"resize/crop to a multiple of {patch_size} or pass pad=True to zero-pad at the bottom/right"
+        )
+    return math.ceil(h / patch_size), math.ceil(w / patch_size)
+
+
+def _check_patch_size(patch_size: int) -> None:
+    if not isinstance(patch_size, int) or isinstance(patch_size, bool) or patch_size < 1:
+        raise ValueError(f"patch_size must be a positive int, got {patch_size!r}")
+
+
+def _as_batch(images: torch.Tensor, name: str, dims: int) -> tuple[torch.Tensor, bool]:
+    """Add a batch dimension to an unbatched input; returns (batched, was_unbatched)."""
+    if images.dim() == dims - 1:
+        return images.unsqueeze(0), True
+    if images.dim() != dims:
+        raise ValueError(f"{name} must have {dims - 1} or {dims} dimensions, got shape {tuple(images.shape)}")
+    return images, False
+
+
+def _pad_to_multiple(images: torch.Tensor, patch_size: int) -> torch.Tensor:
+    h, w = images.shape[-2:]
+    pad_h, pad_w = (-h) % patch_size, (-w) % patch_size
+    if pad_h or pad_w:
+        images = F.pad(images, (0, pad_w, 0, pad_h))  # zeros at the right and bottom
+    return images
+
+
+def _patchify_reference(images: torch.Tensor, patch_size: int) -> torch.Tensor:
+    """The definition: ``F.unfold`` with kernel = stride = P, transposed. [B,C,H,W] -> [B,N,K]."""
+    if images.dtype in (torch.uint8, torch.bool) or not images.is_floating_point():
+        # unfold (im2col) is only defined for floating tensors; every integer value of uint8/int16 is exact in float64
+        cols = F.unfold(images.double(), kernel_size=patch_size, stride=patch_size)  # [B, K, N]
+        return cols.transpose(1, 2).to(images.dtype)  # [B, N, K]
+    cols = F.unfold(images, kernel_size=patch_size, stride=patch_size)  # [B, K, N]
+    return cols.transpose(1, 2)  # [B, N, K]
+
+
+def patchify(
+    images: torch.Tensor, patch_size: int = 16, *, pad: bool = False, impl: Impl = "fast"
+) -> torch.Tensor:
+    """Split images into flattened patches: ``[B, C, H, W] -> [B, N, C*P*P]`` (or ``[C,H,W] -> [N, C*P*P]``).
+
+    Patches are in row-major grid order; values inside a patch in (c, p_h, p_w) order. The output is a
+    new contiguous tensor of the input's dtype and device. ``pad=True`` zero-pads H and W up to a
+    multiple of ``patch_size`` instead of raising. ``impl="reference"`` uses ``F.unfold`` (for tests).
+    """
+    x, unbatched = _as_batch(images, "images [B, C, H, W]", 4)
+    b, c, h, w = x.shape
+    gh, gw = grid_size((h, w), patch_size, pad=pad)
+    x = _pad_to_multiple(x, patch_size)  # [B, C, gh*P, gw*P]
+    p = patch_size
+    if impl == "reference":
+        out = _patchify_reference(x, p)
+    elif impl == "fast":
+        out = (
+            x.reshape(b, c, gh, p, gw, p)  # [B, C, gh, P, gw, P]
+            .permute(0, 2, 4, 1, 3, 5)  # [B, gh, gw, C, P, P]
+            .reshape(b, gh * gw, c * p * p)  # [B, N, K] (copies once)
+        )
+    else:
+        raise ValueError(f"impl must be 'fast' or 'reference', got {impl!r}")
+    return out[0] if unbatched else out
+
+
+def unpatchify(
+    patches: torch.Tensor,
+    patch_size: int = 16,
+    image_size: tuple[int, int] = (224, 224),
+    channels: int = 3,
+) -> torch.Tensor:
+    """Inverse of :func:`patchify`: ``[B, N, C*P*P] -> [B, C, H, W]`` (or ``[N, K] -> [C, H, W]``).
+
+    ``image_size`` is the original ``(H, W)``; when it is not a multiple of ``patch_size`` the patches are
+    taken to come from ``patchify(..., pad=True)`` and the padding is cropped away.
+    """
+    _check_patch_size(patch_size)
+    x, unbatched = _as_batch(patches, "patches [B, N, K]", 3)
+    b, n, k = x.shape
+    p = patch_size
+    h, w = image_size
+    gh, gw = grid_size((h, w), p, pad=True)
+    if k != channels * p * p:
+        raise ValueError(
+            f"patch vectors have {k} values but channels * patch_size**2 = {channels}*{p}*{p} = "
+            f"{channels * p * p}; pass the channels and patch_size used by patchify"
+        )
+    if n != gh * gw:
+        raise ValueError(
+            f"got N={n} patches but image_size={(h, w)} with patch_size={p} needs a {gh}x{gw} grid "
+            f"= {gh * gw} patches; pass the image_size used by patchify"
+        )
+    out = (
+        x.reshape(b, gh, gw, channels, p, p)  # [B, gh, gw, C, P, P]
+        .permute(0, 3, 1, 4, 2, 5)  # [B, C, gh, P, gw, P]
+        .reshape(b, channels, gh * p, gw * p)  # [B, C, gh*P, gw*P]
+    )
+    if gh * p != h or gw * p != w:
+        out = out[:, :, :h, :w].contiguous()  # [B, C, H, W]: crop the zero padding
+    return out[0] if unbatched else out
+
+
+class PatchEmbed(nn.Module):
+    """Patch embedding: ``[B, C, H, W] -> [B, N, embed_dim]`` = ``proj(patchify(images))``.
+
+    ``proj`` is ``nn.Linear(C*P*P, embed_dim)``; with ``proj.weight = conv.weight.reshape(d, -1)`` it equals
+    ``nn.Conv2d(C, d, kernel_size=P, stride=P)`` followed by ``flatten(2).transpose(1, 2)`` (and timm's
+    ``timm.layers.PatchEmbed``). Any H, W divisible by P is accepted (``pad=True``: any size, zero-padded).
+    """
+
+    def __init__(
+        self,
+        patch_size: int = 16,
+        in_chans: int = 3,
+        embed_dim: int = 768,
+        *,
+        bias: bool = True,
+        pad: bool = False,
+    ) -> None:
+        super().__init__()
+        _check_patch_size(patch_size)
+        if in_chans < 1 or embed_dim < 1:
+            raise ValueError(f"in_chans and embed_dim must be positive, got {in_chans}, {embed_dim}")
+        self.patch_size = patch_size
+        self.in_chans = in_chans
+        self.embed_dim = embed_dim
+        self.pad = pad
+        self.proj = nn.Linear(in_chans * patch_size * patch_size, embed_dim, bias=bias)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        if images.dim() != 4 or images.shape[1] != self.in_chans:
+            raise ValueError(
+                f"PatchEmbed expects images [B, {self.in_chans}, H, W], got shape {tuple(images.shape)}"
+            )
+        if not images.is_floating_point():
+            raise TypeError(
+                f"PatchEmbed expects float images (normalized), got {images.dtype}; "
+                "apply the transforms' normalize step (or images.float()) first"
+            )
+        tokens = patchify(images.to(self.proj.weight.dtype), self.patch_size, pad=self.pad)  # [B, N, K]
+        return self.proj(tokens)  # [B, N, d]
+
+    @torch.no_grad()
+    def load_conv_weights(self, weight: torch.Tensor, bias: torch.Tensor | None = None) -> PatchEmbed:
+        """Copy a conv weight ``[d, C, P, P]`` (and bias ``[d]``) into ``proj``; returns ``self``."""
+        expected = (self.embed_dim, self.in_chans, self.patch_size, self.patch_size)
+        if tuple(weight.shape) != expected:
+            raise ValueError(f"conv weight must have shape {expected}, got {tuple(weight.shape)}")
+        self.proj.weight.copy_(weight.reshape(self.embed_dim, -1))  # [d, C, P, P] -> [d, K] in (c, p_h, p_w)
+        if bias is not None:
+            if self.proj.bias is None:
+                raise ValueError("this PatchEmbed was built with bias=False; it cannot take a conv bias")
+            if tuple(bias.shape) != (self.embed_dim,):
+                raise ValueError(f"conv bias must have shape ({self.embed_dim},), got {tuple(bias.shape)}")
+            self.proj.bias.copy_(bias)
+        elif self.proj.bias is not None:
+            self.proj.bias.zero_()  # a conv without bias adds nothing
+        return self
+
+    def conv_weight(self) -> torch.Tensor:
+        """The equivalent conv weight ``[d, C, P, P]`` (a view of ``proj.weight``)."""
+        p = self.patch_size
+        return self.proj.weight.reshape(self.embed_dim, self.in_chans, p, p)  # [d, K] -> [d, C, P, P]
+
+    def num_patches(self, image_size: tuple[int, int]) -> int:
+        """N for an ``(H, W)`` image."""
+        gh, gw = grid_size(image_size, self.patch_size, pad=self.pad)
+        return gh * gw
+
+    def extra_repr(self) -> str:
+        return f"patch_size={self.patch_size}, in_chans={self.in_chans}, embed_dim={self.embed_dim}, pad={self.pad}"
