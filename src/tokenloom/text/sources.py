@@ -1,0 +1,157 @@
+"""Line sources: turn user inputs (paths, folders, globs) into files, and files into UTF-8 lines, streamed.
+
+What it does:
+
+- :func:`resolve_inputs` expands each input: an existing file is taken as is (whatever its suffix), a
+  folder is searched recursively for files ending in one of ``suffixes``, anything else containing glob
+  characters (``* ? [``) is expanded with ``glob(recursive=True)``. The result is sorted and without
+  duplicates. A missing path, a folder without matching files or a glob that matches nothing raises
+  :class:`~tokenloom.errors.CorpusError` naming it.
+- :func:`iter_lines` streams one file line by line (never reading it whole): lines are split on ``\\n``,
+  returned without the newline (a ``\\r`` before it is removed too, so CRLF files read like LF files),
+  and a UTF-8 byte-order mark at the very start of the file is dropped. Invalid UTF-8 raises
+  ``CorpusError`` naming file, line and byte offset (``errors="strict"``, the default), or is replaced by
+  U+FFFD and counted in ``stats`` (``errors="replace"``).
+
+What it does not do: parse formats (jsonl/csv/parquet belong to ``tokenloom.text.corpus``), sample,
+or tokenize. It imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from tokenloom.errors import CorpusError
+
+__all__ = ["Errors", "SourceStats", "iter_lines", "resolve_inputs"]
+
+Errors = Literal["strict", "replace"]
+
+_GLOB_CHARS = frozenset("*?[")
+_BOM = "\ufeff"
+_REPLACEMENT_BYTES = "\ufffd".encode()
+
+
+@dataclass
+class SourceStats:
+    """Counters that :func:`iter_lines` updates as it reads (mutable; pass one to several calls to sum)."""
+
+    files: int = 0  # files opened
+    lines: int = 0  # lines returned
+    bytes: int = 0  # bytes read, newlines included
+    chars: int = 0  # code points returned (after replacement), newlines excluded
+    replaced: int = 0  # U+FFFD substitutions made for invalid UTF-8 (errors="replace")
+    replaced_lines: int = 0  # lines that contained at least one substitution
+    replaced_where: list[str] = field(default_factory=list)  # first few "FILE:LINE" with substitutions
+
+    def as_dict(self) -> dict[str, int]:
+        """The counters as a plain dict (for JSON), without the example locations."""
+        return {
+            "files": self.files,
+            "lines": self.lines,
+            "bytes": self.bytes,
+            "chars": self.chars,
+            "replaced": self.replaced,
+            "replaced_lines": self.replaced_lines,
+        }
+
+
+def _as_list(inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
+    if isinstance(inputs, str | os.PathLike):
+        return [os.fspath(inputs)]
+    items = [os.fspath(item) for item in inputs]
+    if not items:
+        raise CorpusError("no corpus inputs given: pass at least one file, folder or glob")
+    return items
+
+
+def resolve_inputs(
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    suffixes: tuple[str, ...] = (".txt",),
+) -> list[Path]:
+    """Expand files, folders (recursively, keeping ``suffixes``) and globs into a sorted list of files."""
+    found: set[Path] = set()
+    for item in _as_list(inputs):
+        path = Path(item)
+        if path.is_file():
+            found.add(path)
+        elif path.is_dir():
+            matches = [p for p in path.rglob("*") if p.is_file() and p.name.endswith(suffixes)]
+            if not matches:
+                raise CorpusError(
+                    f"folder {item!r} contains no files ending in {', '.join(suffixes)}; "
+                    "point at the text files or another folder"
+                )
+            found.update(matches)
+        elif _GLOB_CHARS & set(item):
+            matches = [Path(p) for p in glob.glob(item, recursive=True) if Path(p).is_file()]
+            if not matches:
+                raise CorpusError(f"glob {item!r} matches no files; check the pattern and the folder")
+            found.update(matches)
+        elif path.exists():
+            raise CorpusError(f"{item!r} is neither a regular file nor a folder; pass text files or folders")
+        else:
+            raise CorpusError(
+                f"corpus path {item!r} does not exist; check the spelling or the working folder"
+            )
+    return sorted(found)
+
+
+def _strict_error(path: Path, number: int, offset: int, raw: bytes, exc: UnicodeDecodeError) -> CorpusError:
+    bad = raw[exc.start : exc.end].hex(" ")
+    return CorpusError(
+        f"{path}: line {number} (byte offset {offset + exc.start}): invalid UTF-8 (bytes {bad}: {exc.reason}); "
+        "pass errors='replace' (--errors replace) to substitute U+FFFD and count"
+    )
+
+
+def iter_lines(
+    path: str | os.PathLike[str],
+    *,
+    errors: Errors = "strict",
+    stats: SourceStats | None = None,
+) -> Iterator[str]:
+    """Yield the lines of a UTF-8 file without their newline, streaming (see the module docstring)."""
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    path = Path(path)
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise CorpusError(f"corpus file {str(path)!r} does not exist") from None
+    except IsADirectoryError:
+        raise CorpusError(f"{str(path)!r} is a folder; use resolve_inputs() to list its files") from None
+    if stats is not None:
+        stats.files += 1
+    offset = 0
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            size = len(raw)
+            body = raw[:-1] if raw.endswith(b"\n") else raw
+            if body.endswith(b"\r"):
+                body = body[:-1]
+            try:
+                line = body.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                if errors == "strict":
+                    raise _strict_error(path, number, offset, body, exc) from None
+                line = body.decode("utf-8", errors="replace")
+                if stats is not None:
+                    stats.replaced += line.count("\ufffd") - body.count(_REPLACEMENT_BYTES)
+                    stats.replaced_lines += 1
+                    if len(stats.replaced_where) < 10:
+                        stats.replaced_where.append(f"{path}:{number}")
+            if number == 1 and line.startswith(_BOM):
+                line = line[1:]
+            offset += size
+            if stats is not None:
+                stats.lines += 1
+                stats.bytes += size
+                stats.chars += len(line)
+            yield line
