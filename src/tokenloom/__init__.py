@@ -21,6 +21,8 @@ _LAZY: dict[str, str] = {
     "ImageDecodeError": "tokenloom.errors",
     # encoder configuration
     "EncoderConfig": "tokenloom.encoder.config",
+    # encoder: attention (attention engineer)
+    "attention": "tokenloom.encoder.attention",
 }
 
 __all__ = ["__version__", *_LAZY]

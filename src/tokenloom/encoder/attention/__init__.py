@@ -1,0 +1,127 @@
+"""``attention(q, k, v, mask, *, causal, scale, dropout_p, impl)``: one entry point over four paths.
+
+Conventions (identical in every path, tested against ``reference``):
+
+- ``q [B, H, N, D]``, ``k [B, Hkv, M, D]``, ``v [B, Hkv, M, Dv]`` with ``H % Hkv == 0`` (multi-head,
+  grouped-query, multi-query); query head ``h`` uses key/value head ``h // (H // Hkv)``.
+- ``mask``: **bool, True = may attend**, or float **additive** (0 / −inf), broadcastable to ``[B, H, N, M]``.
+  PyTorch's opposite polarity (True = ignore) must be converted with
+  ``tokenloom.encoder.masks.from_ignore_mask`` — see that module for builders and converters.
+- ``causal=True`` with ``N ≠ M``: queries are the last N of M positions (KV cache), so query ``i`` may
+  attend key ``j`` iff ``j ≤ i + (M − N)``. Combined with ``mask`` by logical AND.
+- A query row whose every key is masked returns **zeros** (never NaN), with finite gradients.
+- ``scale`` defaults to ``1/√D``; ``dropout_p`` drops attention weights (pass 0.0 in eval).
+
+Paths (``impl``):
+
+- ``"reference"``: explicit scores → softmax → weights @ v; materializes ``[B, H, N, M]``.
+- ``"tiled"``: exact online softmax over query × key tiles, O(tile²) extra memory, recomputing backward.
+- ``"sdpa"``: ``torch.nn.functional.scaled_dot_product_attention`` with these conventions; it records
+  which SDPA backend ran (``last_sdpa_kernel()``).
+- ``"triton"``: a FlashAttention-style Triton forward kernel (CUDA, or CPU under ``TRITON_INTERPRET=1``);
+  its backward recomputes through the tiled path.
+- ``"auto"``: ``"sdpa"`` — fused, memory-efficient kernels on CPU and CUDA for every dtype, mask kind and
+  dropout — except where SDPA would fall back to materializing scores that do not fit: a CPU call whose
+  score matrix would exceed ``AUTO_TILED_BYTES`` while carrying a mask or dropout goes to ``"tiled"``.
+
+``last_impl()`` names the path the latest call (in this thread) took.
+
+Shapes: ``B`` batch, ``H`` query heads, ``Hkv`` key/value heads, ``N`` queries, ``M`` keys, ``D`` head width.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Literal
+
+import torch
+from torch import Tensor
+
+from tokenloom.encoder.attention._common import check_inputs
+from tokenloom.encoder.attention.reference import attention_weights, reference_attention
+
+__all__ = [
+    "AUTO_TILED_BYTES",
+    "IMPLS",
+    "Impl",
+    "attention",
+    "attention_weights",
+    "last_impl",
+    "last_sdpa_kernel",
+    "reference_attention",
+]
+
+logger = logging.getLogger(__name__)
+
+Impl = Literal["auto", "reference", "sdpa", "tiled", "triton"]
+IMPLS: tuple[str, ...] = ("auto", "reference", "sdpa", "tiled", "triton")
+
+# "auto" on CPU: above this many bytes of (fp32) scores, a masked / dropout call goes to "tiled", since
+# SDPA's CPU kernels then may fall back to the math path that materializes the scores.
+AUTO_TILED_BYTES = 1 << 30
+
+_state = threading.local()
+
+
+def last_impl() -> str | None:
+    """The path (``"reference" | "sdpa" | "tiled" | "triton"``) of the latest ``attention`` call in this thread."""
+    return getattr(_state, "impl", None)
+
+
+def last_sdpa_kernel() -> str | None:
+    """The SDPA backend of the latest ``impl="sdpa"`` call in this thread (``"flash"``, ``"efficient"``,
+    ``"cudnn"``, ``"math"``, …; see ``tokenloom.encoder.attention.sdpa``)."""
+    from tokenloom.encoder.attention import sdpa
+
+    return sdpa.last_kernel()
+
+
+def _choose(q: Tensor, k: Tensor, mask: Tensor | None, causal: bool, dropout_p: float) -> str:
+    if q.device.type == "cpu" and (mask is not None or dropout_p > 0.0):
+        B, H, N, _ = q.shape
+        M = k.shape[2]
+        if B * H * N * M * 4 > AUTO_TILED_BYTES:
+            return "tiled"
+    return "sdpa"
+
+
+def attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    *,
+    causal: bool = False,  # True: query i may attend key j iff j <= i + (M - N)
+    scale: float | None = None,  # None: 1 / sqrt(head_dim)
+    dropout_p: float = 0.0,  # dropout on the attention weights; pass 0.0 in eval
+    impl: Impl = "auto",  # which path computes it (see the module docstring)
+) -> Tensor:
+    """Scaled dot-product attention ``[B, H, N, Dv]`` with tokenloom's conventions (module docstring)."""
+    if impl not in IMPLS:
+        raise ValueError(f"impl must be one of {', '.join(IMPLS)}; got {impl!r}")
+    dims, _ = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
+    chosen = _choose(q, k, mask, causal, dropout_p) if impl == "auto" else impl
+    if dims.N == 0 or dims.M == 0:
+        _state.impl = chosen
+        # no queries or no keys: every row is fully masked -> zeros; "+ 0 * sums" keeps the graph
+        # so that gradients are zeros rather than missing
+        zeros = torch.zeros(dims.B, dims.H, dims.N, dims.Dv, dtype=q.dtype, device=q.device)
+        return zeros + 0.0 * (q.sum() + k.sum() + v.sum())
+    if chosen == "reference":
+        out = reference_attention(q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p)
+    elif chosen == "tiled":
+        from tokenloom.encoder.attention.tiled import tiled_attention
+
+        out = tiled_attention(q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p)
+    elif chosen == "sdpa":
+        from tokenloom.encoder.attention.sdpa import sdpa_attention
+
+        out = sdpa_attention(q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p)
+    else:
+        from tokenloom.encoder.attention.triton_kernel import triton_attention
+
+        out = triton_attention(q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p)
+    _state.impl = chosen
+    logger.debug("attention impl=%s q=%s k=%s", chosen, tuple(q.shape), tuple(k.shape))
+    return out

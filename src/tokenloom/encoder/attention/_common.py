@@ -1,0 +1,154 @@
+"""Input checks and mask helpers shared by every attention path (internal).
+
+Every path accepts the same arguments and follows the same conventions (see the package docstring);
+this module validates them once and offers the few mask operations the paths share. It computes no
+attention itself.
+
+Shapes: ``B`` batch, ``H`` query heads, ``Hkv`` key/value heads, ``G = H // Hkv`` query heads per
+key/value head, ``N`` queries, ``M`` keys, ``D`` head width of q/k, ``Dv`` head width of v.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+__all__ = ["Dims", "allowed_bool", "causal_tile", "check_inputs", "dead_rows", "mask_tile", "repeat_kv"]
+
+
+@dataclass(frozen=True)
+class Dims:
+    """Sizes of one attention call, resolved from the inputs."""
+
+    B: int  # batch
+    H: int  # query heads
+    Hkv: int  # key/value heads
+    N: int  # queries
+    M: int  # keys
+    D: int  # head width of q and k
+    Dv: int  # head width of v
+    scale: float  # score scale (default 1/sqrt(D))
+
+    @property
+    def G(self) -> int:
+        """Query heads sharing one key/value head."""
+        return self.H // self.Hkv
+
+
+def check_inputs(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None,
+    *,
+    scale: float | None,
+    dropout_p: float,
+) -> tuple[Dims, Tensor | None]:
+    """Validate shapes/dtypes; return the sizes and the mask reshaped to 4-D (a view, never expanded)."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 4:
+            raise ValueError(
+                f"{name} must be 4-D [B, heads, tokens, head_dim], got shape {tuple(t.shape)}; "
+                "split heads with x.view(B, N, H, D).transpose(1, 2)"
+            )
+        if not t.is_floating_point():
+            raise TypeError(f"{name} must be a floating tensor, got dtype {t.dtype}")
+    B, H, N, D = q.shape
+    Bk, Hkv, M, Dk = k.shape
+    if k.shape[:3] != v.shape[:3]:
+        raise ValueError(f"k {tuple(k.shape)} and v {tuple(v.shape)} must agree on [B, Hkv, M]")
+    if Bk != B:
+        raise ValueError(f"batch of q ({B}) and k/v ({Bk}) differ")
+    if Dk != D:
+        raise ValueError(f"head width of q ({D}) and k ({Dk}) differ")
+    if Hkv == 0 or H % Hkv:
+        raise ValueError(
+            f"query heads H={H} must be a multiple of key/value heads Hkv={Hkv} "
+            "(multi-head: Hkv = H; grouped-query: H % Hkv == 0; multi-query: Hkv = 1)"
+        )
+    if q.dtype != k.dtype or q.dtype != v.dtype:
+        raise TypeError(f"q, k, v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    if q.device != k.device or q.device != v.device:
+        raise ValueError(f"q, k, v must be on one device, got {q.device}, {k.device}, {v.device}")
+    if not (isinstance(dropout_p, int | float) and 0.0 <= dropout_p < 1.0):
+        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p!r}")
+    if scale is None:
+        scale = 1.0 / math.sqrt(D) if D else 1.0
+    elif not (isinstance(scale, int | float) and math.isfinite(scale)):
+        raise ValueError(f"scale must be a finite number or None (1/sqrt(head_dim)), got {scale!r}")
+    dims = Dims(B=B, H=H, Hkv=Hkv, N=N, M=M, D=D, Dv=v.shape[-1], scale=float(scale))
+    return dims, _check_mask(mask, dims, q.device)
+
+
+def _check_mask(mask: Tensor | None, dims: Dims, device: torch.device) -> Tensor | None:
+    if mask is None:
+        return None
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"mask must be a bool or float tensor or None, got {type(mask).__name__}")
+    if mask.dtype != torch.bool and not mask.is_floating_point():
+        raise TypeError(
+            f"mask must be bool (True = may attend) or float additive (0 / -inf), got dtype {mask.dtype}; "
+            "integer 0/1 masks are ambiguous: convert with mask.bool()"
+        )
+    if mask.dim() > 4:
+        raise ValueError(
+            f"mask must have at most 4 dims (broadcastable to [B, H, N, M]), got {tuple(mask.shape)}"
+        )
+    if mask.device != device:
+        raise ValueError(f"mask is on {mask.device} but q/k/v are on {device}")
+    mask4 = mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))  # [B|1, H|1, N|1, M|1]
+    target = (dims.B, dims.H, dims.N, dims.M)
+    for axis, (have, want) in enumerate(zip(mask4.shape, target, strict=True)):
+        if have not in (1, want):
+            raise ValueError(
+                f"mask of shape {tuple(mask.shape)} does not broadcast to [B, H, N, M] = {list(target)} "
+                f"(dim {axis} - {'BHNM'[axis]} - is {have}); masks from tokenloom.encoder.masks broadcast by design"
+            )
+    return mask4
+
+
+def repeat_kv(x: Tensor, groups: int) -> Tensor:
+    """``[B, Hkv, M, D] -> [B, Hkv*G, M, D]``: query head ``h`` uses key/value head ``h // G``."""
+    return x if groups == 1 else x.repeat_interleave(groups, dim=1)  # [B, H, M, D]
+
+
+def mask_tile(mask4: Tensor, i0: int, i1: int, j0: int, j1: int) -> Tensor:
+    """Rows ``i0:i1`` and columns ``j0:j1`` of a 4-D broadcastable mask, keeping size-1 dims as they are."""
+    rows = slice(None) if mask4.shape[2] == 1 else slice(i0, i1)
+    cols = slice(None) if mask4.shape[3] == 1 else slice(j0, j1)
+    return mask4[:, :, rows, cols]  # [B|1, H|1, n|1, m|1]
+
+
+def causal_tile(i0: int, i1: int, j0: int, j1: int, offset: int, device: torch.device) -> Tensor:
+    """``[n, m]`` bool: query ``i`` may attend key ``j`` iff ``j ≤ i + offset`` (offset = M − N)."""
+    qpos = torch.arange(i0, i1, device=device).unsqueeze(1) + offset  # [n, 1]
+    kpos = torch.arange(j0, j1, device=device).unsqueeze(0)  # [1, m]
+    return kpos <= qpos  # [n, m]
+
+
+def allowed_bool(mask4: Tensor | None, causal: bool, dims: Dims, device: torch.device) -> Tensor | None:
+    """The "may attend" pattern as one bool tensor (broadcastable), or None when nothing is masked.
+
+    A float mask counts as "may attend" wherever it is not −inf (finite biases keep the key).
+    """
+    allowed = None
+    if mask4 is not None:
+        allowed = mask4 if mask4.dtype == torch.bool else ~torch.isneginf(mask4)
+    if causal:
+        tri = causal_tile(0, dims.N, 0, dims.M, dims.M - dims.N, device)  # [N, M]
+        allowed = tri if allowed is None else allowed & tri
+    return allowed
+
+
+def dead_rows(mask4: Tensor | None, causal: bool, dims: Dims, device: torch.device) -> Tensor | None:
+    """``[B|1, H|1, N, 1]`` bool, True for query rows where every key is masked; None if there are none."""
+    allowed = allowed_bool(mask4, causal, dims, device)
+    if allowed is None:
+        return None
+    dead = ~allowed.any(dim=-1, keepdim=True)  # [B|1, H|1, N|1, 1]
+    return dead if bool(dead.any()) else None

@@ -1,0 +1,131 @@
+"""The SDPA path: ``torch.nn.functional.scaled_dot_product_attention`` under tokenloom's conventions.
+
+What it adds on top of the torch call:
+
+- bool masks keep their meaning (torch's bool ``attn_mask`` is also True = take part); float masks are
+  cast to q's dtype and added;
+- ``causal`` with ``N ≠ M`` is aligned bottom-right (query i sees keys j ≤ i + (M − N)); torch's
+  ``is_causal`` is top-left aligned, so it is only used when ``N == M`` and no other mask is given,
+  otherwise the causal pattern is merged into an explicit mask;
+- grouped-query / multi-query k/v are passed with ``enable_gqa=True`` (no copies);
+- rows with every key masked: they are opened to all keys before the call (so no kernel ever sees an
+  all −inf row, which yields NaN in some backends) and their output is set to zero afterwards, which
+  also makes their gradients zero — the reference's result.
+
+Which kernel ran (best effort, exact when it answers): the call is tried under
+``torch.nn.attention.sdpa_kernel`` with one backend at a time, in torch's own priority order
+(flash, efficient, cudnn, math on CUDA; flash, math on CPU); the first that accepts the inputs runs and
+is recorded in ``last_kernel()``. A backend refusing the inputs raises before doing any work, so the
+probing costs microseconds; the refusals' warnings are silenced. If the probing API is missing, the call
+runs with torch's default choice and ``last_kernel()`` answers ``"default"``.
+
+It does not implement attention itself.
+
+Shapes: ``B`` batch, ``H`` query heads, ``Hkv`` key/value heads, ``N`` queries, ``M`` keys, ``D`` head width.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import warnings
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from tokenloom.encoder.attention._common import causal_tile, check_inputs, dead_rows
+
+__all__ = ["last_kernel", "sdpa_attention"]
+
+logger = logging.getLogger(__name__)
+
+_state = threading.local()
+
+
+def last_kernel() -> str | None:
+    """SDPA backend of the latest ``sdpa_attention`` call in this thread (``"flash"``, ``"math"``, …)."""
+    return getattr(_state, "kernel", None)
+
+
+def _backends(device: torch.device) -> list[tuple[str, object]]:
+    try:
+        from torch.nn.attention import SDPBackend
+    except ImportError:  # pragma: no cover - torch < 2.3
+        return []
+    names = ["flash", "math"] if device.type == "cpu" else ["flash", "efficient", "cudnn", "math"]
+    table = {
+        "flash": "FLASH_ATTENTION",
+        "efficient": "EFFICIENT_ATTENTION",
+        "cudnn": "CUDNN_ATTENTION",
+        "math": "MATH",
+    }
+    return [(name, getattr(SDPBackend, table[name])) for name in names if hasattr(SDPBackend, table[name])]
+
+
+def _prepare_mask(
+    mask4: Tensor | None, causal: bool, n: int, m: int, dtype: torch.dtype, device: torch.device
+) -> tuple[Tensor | None, bool]:
+    """The ``attn_mask`` and ``is_causal`` to hand to torch (same polarity, bottom-right causal)."""
+    if mask4 is not None and mask4.dtype != torch.bool:
+        mask4 = mask4.to(dtype)
+    if not causal:
+        return mask4, False
+    if mask4 is None and n == m:
+        return None, True  # torch's top-left alignment equals ours when N == M
+    tri = causal_tile(0, n, 0, m, m - n, device)  # [N, M]
+    if mask4 is None:
+        return tri, False
+    if mask4.dtype == torch.bool:
+        return mask4 & tri, False
+    return mask4.masked_fill(~tri, float("-inf")), False
+
+
+def sdpa_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    *,
+    causal: bool = False,
+    scale: float | None = None,
+    dropout_p: float = 0.0,
+) -> Tensor:
+    """Attention through torch SDPA with tokenloom's conventions → ``[B, H, N, Dv]``."""
+    dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
+    attn_mask, is_causal = _prepare_mask(mask4, causal, dims.N, dims.M, q.dtype, q.device)
+    dead = dead_rows(mask4, causal, dims, q.device)  # [B|1, H|1, N, 1] or None
+    if dead is not None:
+        assert attn_mask is not None  # dead rows only exist under an explicit mask (or N > M causal)
+        # open dead rows to every key (no kernel sees an all -inf row); their output is zeroed below
+        opened = attn_mask | dead if attn_mask.dtype == torch.bool else attn_mask.masked_fill(dead, 0.0)
+        attn_mask = opened
+    kwargs = {"attn_mask": attn_mask, "dropout_p": dropout_p, "is_causal": is_causal, "scale": dims.scale}
+    if dims.G > 1:
+        kwargs["enable_gqa"] = True
+    out = _run(q, k, v, kwargs)  # [B, H, N, Dv]
+    if dead is not None:
+        out = out.masked_fill(dead, 0.0)
+    return out
+
+
+def _run(q: Tensor, k: Tensor, v: Tensor, kwargs: dict[str, object]) -> Tensor:
+    backends = _backends(q.device)
+    if backends:
+        from torch.nn.attention import sdpa_kernel
+
+        errors = []
+        for name, backend in backends:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    with sdpa_kernel([backend]):
+                        out = F.scaled_dot_product_attention(q, k, v, **kwargs)
+            except RuntimeError as error:  # this backend refuses these inputs; try the next one
+                errors.append(f"{name}: {str(error).splitlines()[0] if str(error) else error!r}")
+                continue
+            _state.kernel = name
+            return out
+        logger.debug("no single SDPA backend accepted the inputs (%s); using torch's default", errors)
+    _state.kernel = "default"
+    return F.scaled_dot_product_attention(q, k, v, **kwargs)
