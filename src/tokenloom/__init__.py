@@ -21,6 +21,24 @@ _LAZY: dict[str, str] = {
     "ImageDecodeError": "tokenloom.errors",
     # encoder configuration
     "EncoderConfig": "tokenloom.encoder.config",
+    # cost model (costs engineer): pure formulas, no torch
+    "attention_flops": "tokenloom.costs",
+    "projection_flops": "tokenloom.costs",
+    "mlp_flops": "tokenloom.costs",
+    "linear_flops": "tokenloom.costs",
+    "encoder_flops": "tokenloom.costs",
+    "EncoderFlops": "tokenloom.costs",
+    "encoder_params": "tokenloom.costs",
+    "encoder_param_breakdown": "tokenloom.costs",
+    "encoder_kv_cache_bytes": "tokenloom.costs",
+    "score_bytes": "tokenloom.costs",
+    "kv_cache_bytes": "tokenloom.costs",
+    "weight_bytes": "tokenloom.costs",
+    "bytes_per_element": "tokenloom.costs",
+    "vit_tokens": "tokenloom.costs",
+    "vit_patch_dim": "tokenloom.costs",
+    "format_bytes": "tokenloom.costs",
+    "format_count": "tokenloom.costs",
     # encoder: attention (attention engineer)
     "attention": "tokenloom.encoder.attention",
 }

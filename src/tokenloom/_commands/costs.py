@@ -1,0 +1,384 @@
+"""``tokenloom costs``: FLOPs, attention-score memory, KV-cache bytes and weights, from the command line.
+
+Sub-commands: ``kv``, ``attention``, ``weights``, ``encoder``, ``sweep``, ``languages``. Thin over
+:mod:`tokenloom.costs` and :mod:`tokenloom._costs_tables`; pandas and matplotlib are imported only by the
+sub-commands that need them. Lengths accept ``k``/``m`` suffixes (powers of 1024: ``4k`` = 4096).
+Memory is printed in binary units (KiB, MiB, GiB) unless ``--units decimal``; ``--bytes`` prints exact bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+NAME = "costs"
+HELP = (
+    "FLOPs, attention-score memory, KV-cache bytes and weights of an encoder, per component and per language"
+)
+
+_SUFFIX = {"": 1, "k": 1024, "m": 1024**2}
+
+
+def parse_length(text: str) -> int:
+    """``"4096"``, ``"4k"`` (4096), ``"1m"`` (1048576) → a positive int."""
+    match = re.fullmatch(r"\s*(\d+)\s*([kKmM]?)\s*", text)
+    if not match or int(match[1]) == 0:
+        raise argparse.ArgumentTypeError(
+            f"invalid length {text!r}: give a positive integer, optionally with k or m (4k = 4096)"
+        )
+    return int(match[1]) * _SUFFIX[match[2].lower()]
+
+
+def parse_lengths(text: str) -> list[int]:
+    """``"1k,2k,4k"`` → ``[1024, 2048, 4096]``."""
+    return [parse_length(part) for part in text.split(",") if part.strip()] or [parse_length(text)]
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: give a positive integer")
+    return value
+
+
+def _params(text: str) -> int:
+    try:
+        value = float(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        value = 0.0
+    if not (value >= 1 and value.is_integer()):
+        raise argparse.ArgumentTypeError(f"invalid parameter count {text!r}: give e.g. 70e9 or 85056000")
+    return int(value)
+
+
+def _add_dtype(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument(
+        "--dtype",
+        default=default,
+        help=f"fp32, bf16, fp16, fp8, int8, int4 or bytes per element as a number (default {default})",
+    )
+
+
+def _add_units(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bytes", action="store_true", help="print exact bytes instead of human units")
+    p.add_argument(
+        "--units",
+        choices=("binary", "decimal"),
+        default="binary",
+        help="binary (MiB, GiB: powers of 1024, default) or decimal (MB, GB: powers of 1000)",
+    )
+
+
+def _add_model(p: argparse.ArgumentParser, preset_flag: str) -> None:
+    g = p.add_argument_group("model (a preset, optionally overridden, or --width --depth --heads)")
+    g.add_argument(preset_flag, dest="preset", default=None, help="encoder preset, e.g. vit-b16 (default)")
+    g.add_argument("--width", type=_positive, help="model width d")
+    g.add_argument("--depth", type=_positive, help="number of blocks L")
+    g.add_argument("--heads", type=_positive, help="query heads H")
+    g.add_argument("--kv-heads", type=_positive, help="key/value heads Hkv (default H)")
+    g.add_argument("--head-dim", type=_positive, help="head width D (default d / H)")
+    g.add_argument("--mlp", choices=("gelu", "swiglu"), help="MLP kind (default gelu)")
+    g.add_argument("--mlp-hidden", type=_positive, help="MLP hidden width f (default 4d; swiglu 8d/3)")
+    g.add_argument("--norm", choices=("layernorm", "rmsnorm"), help="norm kind (default layernorm)")
+    g.add_argument("--no-bias", action="store_true", help="no biases in projections and MLP")
+    g.add_argument("--causal", action="store_true", help="causal self-attention (half the N² work)")
+    p.add_argument("--batch", type=_positive, default=1, help="batch size B (default 1)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="costs_command", metavar="WHAT", required=True)
+
+    p = sub.add_parser("kv", help="KV-cache bytes: 2·L·B·N·Hkv·D·s")
+    p.add_argument("--layers", type=_positive, required=True, help="layers L")
+    p.add_argument("--batch", type=_positive, default=1, help="batch B (default 1)")
+    p.add_argument("--seq-len", type=parse_length, required=True, help="cached positions N (4k = 4096)")
+    p.add_argument("--kv-heads", type=_positive, required=True, help="key/value heads Hkv")
+    p.add_argument("--head-dim", type=_positive, required=True, help="head width D")
+    _add_dtype(p, "bf16")
+    _add_units(p)
+
+    p = sub.add_parser("attention", help="score-matrix memory (B·H·N·M·s) and FLOPs (4·B·H·N·M·D)")
+    p.add_argument("--heads", type=_positive, required=True, help="query heads H")
+    p.add_argument("--seq-len", type=parse_length, required=True, help="queries N (4k = 4096)")
+    p.add_argument("--kv-len", type=parse_length, help="keys M (default N)")
+    p.add_argument("--head-dim", type=_positive, default=128, help="head width D, for FLOPs (default 128)")
+    p.add_argument("--batch", type=_positive, default=1, help="batch B (default 1)")
+    p.add_argument("--causal", action="store_true", help="causal: count only allowed pairs (half when N = M)")
+    _add_dtype(p, "bf16")
+    _add_units(p)
+
+    p = sub.add_parser("weights", help="weight bytes: params·s (e.g. --params 70e9 --dtype bf16)")
+    p.add_argument("--params", type=_params, required=True, help="parameter count, e.g. 70e9")
+    _add_dtype(p, "bf16")
+    p.add_argument("--bytes", action="store_true", help="print exact bytes instead of human units")
+
+    p = sub.add_parser("encoder", help="per-component table: params, FLOPs, activation/score memory, N vs N²")
+    _add_model(p, "--preset")
+    p.add_argument("--seq-len", type=parse_length, help="tokens N (default: the ViT tokens of --image-size)")
+    p.add_argument("--image-size", type=_positive, default=224, help="image side for N (default 224)")
+    p.add_argument("--patch-size", type=_positive, default=16, help="patch side for N (default 16)")
+    p.add_argument("--no-class-token", action="store_true", help="N without the class token")
+    _add_dtype(p, "fp32")
+    _add_units(p)
+
+    p = sub.add_parser("sweep", help="totals across sequence lengths; optional PNG chart")
+    _add_model(p, "--preset")
+    p.add_argument(
+        "--seq-len", type=parse_lengths, default=parse_lengths("1k,2k,4k,8k,16k,32k"),
+        help="comma-separated lengths (default 1k,2k,4k,8k,16k,32k)",
+    )  # fmt: skip
+    p.add_argument("--png", help="also write a chart of how each term grows to this PNG file")
+    _add_dtype(p, "bf16")
+    _add_units(p)
+
+    p = sub.add_parser(
+        "languages", help="per-language sequence length, attention FLOPs, KV cache from a report"
+    )
+    p.add_argument("report", help="fertility report CSV (tokenloom fertility)")
+    p.add_argument("--pivot", default="eng_Latn", help="pivot language slice (default eng_Latn)")
+    p.add_argument(
+        "--context", type=parse_length, default=4096, help="pivot tokens of the content (default 4096)"
+    )
+    p.add_argument("--statistic", choices=("mean", "median"), default="mean", help="premium statistic (mean)")
+    p.add_argument("--tokenizer", help="only this tokenizer of the report")
+    p.add_argument("--png", help="also write a bar chart to this PNG file")
+    p.add_argument("--csv", help="also write the table to this CSV file")
+    _add_model(p, "--model-preset")
+    _add_dtype(p, "bf16")
+    _add_units(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    return {
+        "kv": _run_kv,
+        "attention": _run_attention,
+        "weights": _run_weights,
+        "encoder": _run_encoder,
+        "sweep": _run_sweep,
+        "languages": _run_languages,
+    }[args.costs_command](args)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _mem(n: int, args: argparse.Namespace) -> str:
+    from tokenloom.costs import format_bytes
+
+    return str(n) if args.bytes else format_bytes(n, system=args.units)
+
+
+def _config(args: argparse.Namespace) -> tuple[Any, str]:
+    """The EncoderConfig the model options describe, and a name for it."""
+    from tokenloom.encoder.config import EncoderConfig
+    from tokenloom.errors import ConfigError
+
+    overrides: dict[str, Any] = {}
+    for name in ("width", "depth", "heads", "kv_heads", "head_dim", "mlp", "mlp_hidden", "norm"):
+        if getattr(args, name) is not None:
+            overrides[name] = getattr(args, name)
+    if args.no_bias:
+        overrides.update(qkv_bias=False, proj_bias=False)
+    if args.causal:
+        overrides["causal"] = True
+    if args.preset is None and any(k in overrides for k in ("width", "depth", "heads")):
+        shape = [k for k in ("width", "depth", "heads") if k not in overrides]
+        if shape:
+            flags = ", ".join("--" + k for k in shape)
+            raise ConfigError(f"give {flags} too (or --preset NAME to start from a preset's shape)")
+        return EncoderConfig(**overrides), "custom"
+    name = args.preset or "vit-b16"
+    return EncoderConfig.preset(name, **overrides), name + (" (modified)" if overrides else "")
+
+
+def _describe(cfg: Any, name: str) -> str:
+    return (
+        f"{name}: d={cfg.width} L={cfg.depth} H={cfg.heads} Hkv={cfg.resolved_kv_heads} "
+        f"D={cfg.resolved_head_dim} f={cfg.resolved_mlp_hidden} mlp={cfg.mlp} norm={cfg.norm}"
+        + (" causal" if cfg.causal else "")
+    )
+
+
+# --------------------------------------------------------------------------- sub-commands
+
+
+def _run_kv(args: argparse.Namespace) -> int:
+    from tokenloom.costs import kv_cache_bytes
+
+    n = kv_cache_bytes(args.layers, args.batch, args.seq_len, args.kv_heads, args.head_dim, args.dtype)
+    print(_mem(n, args))
+    return 0
+
+
+def _run_attention(args: argparse.Namespace) -> int:
+    from tokenloom.costs import attention_flops, bytes_per_element, format_count, score_bytes
+
+    b, h, n, d = args.batch, args.heads, args.seq_len, args.head_dim
+    m = args.kv_len or n
+    s = bytes_per_element(args.dtype)
+    mem = score_bytes(b, h, n, m, s)
+    flops = attention_flops(b, h, n, m, d, causal=args.causal)
+    grow = "N²" if m == n else "N·M"
+    print(
+        f"score matrix S = QKᵀ: {_mem(mem, args)}  (B·H·N·M·s = {b}·{h}·{n}·{m}·{s:g} bytes, grows with {grow};"
+    )
+    print("  P = softmax(S) is a second buffer of the same size; FlashAttention materializes neither)")
+    print(
+        f"attention FLOPs QKᵀ + PV: {format_count(flops)}  (4·B·H·N·M·D, D={d}, forward"
+        + (", causal: only allowed pairs" if args.causal else "")
+        + f", grows with {grow})"
+    )
+    return 0
+
+
+def _run_weights(args: argparse.Namespace) -> int:
+    from tokenloom.costs import format_bytes, weight_bytes
+
+    n = weight_bytes(args.params, args.dtype)
+    print(n if args.bytes else f"{format_bytes(n, system='decimal')} ({format_bytes(n)})")
+    return 0
+
+
+def _run_encoder(args: argparse.Namespace) -> int:
+    from tokenloom._costs_tables import encoder_cost_rows, format_table
+    from tokenloom.costs import (
+        encoder_flops,
+        encoder_kv_cache_bytes,
+        encoder_params,
+        format_bytes,
+        format_count,
+        vit_tokens,
+        weight_bytes,
+    )
+
+    cfg, name = _config(args)
+    if args.seq_len is not None:
+        n, why = args.seq_len, ""
+    else:
+        n = vit_tokens(args.image_size, args.patch_size, class_token=not args.no_class_token)
+        cls = "" if args.no_class_token else " + class token"
+        why = f" ({args.image_size}×{args.image_size} image, patch {args.patch_size}{cls})"
+    b, L = args.batch, cfg.depth
+    rows = encoder_cost_rows(cfg, batch=b, seq_len=n, dtype=args.dtype)
+    print(_describe(cfg, name))
+    print(f"batch B={b}, sequence N={n}{why}, memory at {args.dtype}; FLOPs forward, all {L} layers")
+    header = ["component", "params", f"FLOPs ({L} layers)", "FLOPs ∝", "memory/layer", "memory ∝", "tensor"]
+    table = [
+        [
+            r.component,
+            f"{r.params:,}",
+            "not counted" if r.flops is None else format_count(r.flops),
+            r.flops_growth,
+            _mem(r.memory, args),
+            r.memory_growth,
+            r.shape,
+        ]
+        for r in rows
+    ]
+    fl, params = encoder_flops(cfg, b, n), encoder_params(cfg)
+    table.append(["total", f"{params:,}", format_count(fl.total), "", "", "", ""])
+    print(format_table(header, table, align="lrrrrrl"))
+    share = fl.attention / fl.total
+    print(
+        f"forward {format_count(fl.total)}: ∝N {format_count(fl.linear)} (≈ 2·params·tokens = "
+        f"{format_count(2 * params * b * n)}), ∝N² {format_count(fl.attention)} ({share:.1%}); "
+        f"training step ≈ 3× forward = {format_count(fl.training)}"
+    )
+    w = weight_bytes(params, args.dtype)
+    kv = encoder_kv_cache_bytes(cfg, b, n, args.dtype)
+    print(f"weights at {args.dtype}: {format_bytes(w, system='decimal')} ({format_bytes(w)})" if not args.bytes
+          else f"weights at {args.dtype}: {w} bytes")  # fmt: skip
+    print(f"KV cache for N={n} (causal decode, all layers, 2·L·B·N·Hkv·D·s): {_mem(kv, args)}")
+    return 0
+
+
+def _run_sweep(args: argparse.Namespace) -> int:
+    from tokenloom._costs_tables import format_table, sweep_rows
+    from tokenloom.costs import format_count
+
+    cfg, name = _config(args)
+    rows = sweep_rows(cfg, args.seq_len, batch=args.batch, dtype=args.dtype)
+    print(_describe(cfg, name))
+    print(f"batch B={args.batch}, memory at {args.dtype}; FLOPs forward, all {cfg.depth} layers")
+    header = ["N", "FLOPs ∝N", "FLOPs ∝N²", "N² share", "total FLOPs", "scores/layer ∝N²", "KV cache ∝N"]
+    table = [
+        [
+            f"{r.seq_len:,}",
+            format_count(r.linear_flops),
+            format_count(r.attention_flops),
+            f"{r.attention_share:.1%}",
+            format_count(r.total_flops),
+            _mem(r.score_bytes, args),
+            _mem(r.kv_cache_bytes, args),
+        ]
+        for r in rows
+    ]
+    print(format_table(header, table))
+    if args.png:
+        from tokenloom._costs_plots import plot_sweep
+
+        path = plot_sweep(rows, args.png, title=f"{name}, B={args.batch}, {args.dtype}")
+        print(f"chart: {path}")
+    return 0
+
+
+def _run_languages(args: argparse.Namespace) -> int:
+    import math
+
+    from tokenloom._atomic import atomic_write
+    from tokenloom._costs_tables import format_table, language_costs, load_fertility_report
+    from tokenloom.costs import format_count
+    from tokenloom.errors import ConfigError
+
+    cfg, name = _config(args)
+    report = load_fertility_report(args.report)
+    if args.tokenizer is not None:
+        if args.tokenizer not in set(report["tokenizer"]):
+            raise ConfigError(
+                f"tokenizer {args.tokenizer!r} is not in {args.report}; choose among {sorted(set(report['tokenizer']))}"
+            )
+        report = report[report["tokenizer"] == args.tokenizer]
+    frame = language_costs(
+        report, cfg, pivot=args.pivot, context=args.context, batch=args.batch, dtype=args.dtype,
+        statistic=args.statistic,
+    )  # fmt: skip
+    print(_describe(cfg, name))
+    print(
+        f"same content as {args.context:,} {args.pivot} tokens; batch B={args.batch}, KV cache at {args.dtype}; "
+        f"ratios against {args.pivot}: attention FLOPs ≈ premium², KV cache ∝ premium"
+    )
+    fmt = lambda x, spec: "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)  # noqa: E731
+    header = ["lang", "premium", "95% CI", "tokens N", "content fits", "attn FLOPs ×", "KV cache", "KV ×",
+              "encoder FLOPs", "encoder ×"]  # fmt: skip
+    for tokenizer, group in frame.groupby("tokenizer", sort=True):
+        table = []
+        for r in group.itertuples(index=False):
+            known = not math.isnan(r.premium)
+            ci = f"{r.premium_lo:.2f}–{r.premium_hi:.2f}" if not math.isnan(r.premium_lo) else "-"
+            table.append([
+                r.lang, fmt(r.premium, ".2f"), ci,
+                f"{r.seq_len:,}" if known else "-", fmt(r.content_in_context, ".0%"),
+                fmt(r.attention_flops_ratio, ".2f"), _mem(int(r.kv_cache_bytes), args) if known else "-",
+                fmt(r.kv_cache_ratio, ".2f"), format_count(int(r.encoder_flops)) if known else "-",
+                fmt(r.encoder_flops_ratio, ".2f"),
+            ])  # fmt: skip
+        print(f"\ntokenizer {tokenizer}")
+        print(format_table(header, table))
+    missing = frame[frame["premium"].isna()]
+    if len(missing):
+        print(
+            f"\n{len(missing)} language(s) without pivot-aligned text (no premium): {', '.join(missing['lang'])}"
+        )
+    if args.csv:
+        atomic_write(args.csv, frame.to_csv(index=False))
+        print(f"table: {args.csv}")
+    if args.png:
+        from tokenloom._costs_plots import plot_languages
+
+        title = f"{name}, same content as {args.context} {args.pivot} tokens"
+        print(f"chart: {plot_languages(frame, args.png, title=title)}")
+    return 0

@@ -1,0 +1,407 @@
+"""Cost formulas of a transformer encoder: FLOPs, attention-score memory, KV-cache bytes, weights.
+
+Pure functions over integers (and an :class:`~tokenloom.encoder.config.EncoderConfig`); nothing here
+imports torch, numpy or pandas, runs a model or measures anything. ``scripts/bench_costs.py`` compares
+these numbers with measurements; ``tokenloom._costs_tables`` builds the CLI's tables from them.
+
+Conventions shared by every formula (each docstring repeats the ones it relies on):
+
+- one multiply-add = 2 FLOPs; a matmul ``[n, k] @ [k, m]`` costs ``2·n·k·m`` FLOPs;
+- forward pass only; training ≈ 3 × forward (backward ≈ 2 × forward; Kaplan et al. 2020, §2.1);
+- only matrix products are counted: no softmax, normalization, activation, bias, residual or RoPE FLOPs
+  (each is O(N·d) or O(N·M) elementwise work, small next to the products at the usual sizes);
+- bytes are exact integers: ``ceil(elements × bytes_per_element)`` (int4 packs two values per byte).
+
+Shape letters (as in DESIGN.md): ``B`` batch, ``H`` query heads, ``Hkv`` key/value heads, ``N`` queries,
+``M`` keys, ``D`` head width, ``d`` model width, ``f`` MLP hidden width, ``L`` layers, ``s`` bytes/element.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Literal
+
+from tokenloom.errors import ConfigError
+
+if TYPE_CHECKING:
+    from tokenloom.encoder.config import EncoderConfig
+
+__all__ = [
+    "DTYPE_BYTES",
+    "DType",
+    "EncoderFlops",
+    "attention_flops",
+    "bytes_per_element",
+    "encoder_flops",
+    "encoder_kv_cache_bytes",
+    "encoder_param_breakdown",
+    "encoder_params",
+    "format_bytes",
+    "format_count",
+    "kv_cache_bytes",
+    "linear_flops",
+    "mlp_flops",
+    "projection_flops",
+    "score_bytes",
+    "vit_patch_dim",
+    "vit_tokens",
+    "weight_bytes",
+]
+
+DType = Literal["fp64", "fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+
+# bytes per element of each dtype name accepted wherever ``bytes_per_element`` is
+DTYPE_BYTES: dict[str, float] = {
+    "fp64": 8.0,
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "int4": 0.5,
+}
+
+MlpKind = Literal["gelu", "swiglu"]
+UnitSystem = Literal["binary", "decimal"]
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def bytes_per_element(dtype: str | float) -> float:
+    """Bytes per element of ``dtype``: a name from :data:`DTYPE_BYTES` or a positive number (``2``, ``"0.5"``).
+
+    Raises :class:`ConfigError` listing the accepted names for anything else.
+    """
+    if isinstance(dtype, bool):
+        raise ConfigError(f"bytes per element must be a dtype name or a positive number, got {dtype!r}")
+    if isinstance(dtype, str):
+        key = dtype.strip().lower()
+        if key in DTYPE_BYTES:
+            return DTYPE_BYTES[key]
+        try:
+            value = float(key)
+        except ValueError:
+            raise ConfigError(
+                f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPE_BYTES)} "
+                "or give bytes per element as a number (e.g. 2)"
+            ) from None
+    elif isinstance(dtype, int | float):
+        value = float(dtype)
+    else:
+        raise ConfigError(f"bytes per element must be a dtype name or a positive number, got {dtype!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise ConfigError(
+            f"bytes per element must be positive and finite, got {dtype!r}; "
+            f"or use a dtype name: {', '.join(DTYPE_BYTES)}"
+        )
+    return value
+
+
+def _count(name: str, value: object, *, zero_ok: bool = False) -> int:
+    """``value`` as an int count, or :class:`ConfigError` naming the argument."""
+    low = 0 if zero_ok else 1
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        kind = "a non-negative" if zero_ok else "a positive"
+        raise ConfigError(f"{name} must be {kind} int, got {value!r}")
+    return value
+
+
+def _bytes(elements: int, dtype: str | float) -> int:
+    """Exact bytes of ``elements`` values: ``ceil(elements × s)`` without float rounding."""
+    return math.ceil(elements * Fraction(bytes_per_element(dtype)))
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def score_bytes(batch: int, heads: int, q_len: int, kv_len: int, bytes_per_element: str | float) -> int:
+    """Bytes of the naive, materialized attention-score matrix ``S = QKᵀ``: ``B·H·N·M·s``.
+
+    Source: Dao et al. 2022 (FlashAttention, §2.2): standard attention writes ``S`` and ``P = softmax(S)``,
+    both ``N×M`` per head, to memory, hence O(N²) memory; FlashAttention never materializes them.
+    Assumptions: one copy of ``S`` for one layer; ``P`` (kept for the backward pass) is another buffer of
+    the same size, and a training step keeps ``P`` for every layer (× L) unless it recomputes.
+    Worked example: one head, N = M = 4096, 2 bytes → 32 MiB; 32 heads → 1 GiB.
+    """
+    elements = (
+        _count("batch", batch) * _count("heads", heads) * _count("q_len", q_len) * _count("kv_len", kv_len)
+    )
+    return _bytes(elements, bytes_per_element)
+
+
+def kv_cache_bytes(
+    layers: int, batch: int, seq_len: int, kv_heads: int, head_dim: int, bytes_per_element: str | float
+) -> int:
+    """Bytes of a key/value cache: ``2·L·B·N·Hkv·D·s`` (the 2 is one K and one V per position).
+
+    Source: Pope et al. 2022 ("Efficiently Scaling Transformer Inference", §3.1) and Kwon et al. 2023
+    (vLLM / PagedAttention, §2.2); grouped-query attention (Ainslie et al. 2023) caches ``Hkv < H`` heads.
+    Assumptions: dense cache of all N positions of every layer, no paging overhead or fragmentation.
+    Worked example: L=32, B=1, N=4096, Hkv=8, D=128, 2 bytes → 512 MiB; Hkv=32 → 2 GiB; N and B doubled → ×4.
+    """
+    elements = (
+        2
+        * _count("layers", layers)
+        * _count("batch", batch)
+        * _count("seq_len", seq_len)
+        * _count("kv_heads", kv_heads)
+        * _count("head_dim", head_dim)
+    )
+    return _bytes(elements, bytes_per_element)
+
+
+def weight_bytes(params: int, bytes_per_element: str | float) -> int:
+    """Bytes of ``params`` weights stored at ``s`` bytes each: ``params·s``.
+
+    Assumptions: weights only (no optimizer state, gradients, quantization scales or framework overhead).
+    Worked example: 70e9 parameters at 2 bytes → 140 GB (decimal; 130.4 GiB).
+    """
+    if isinstance(params, float) and params.is_integer():
+        params = int(params)  # 70e9 is a float literal
+    return _bytes(_count("params", params), bytes_per_element)
+
+
+# --------------------------------------------------------------------------- FLOPs
+
+
+def linear_flops(tokens: int, in_features: int, out_features: int) -> int:
+    """FLOPs of ``y = x W`` for ``tokens`` rows: ``2·tokens·in·out`` (one multiply-add = 2 FLOPs; bias not counted)."""
+    return (
+        2
+        * _count("tokens", tokens)
+        * _count("in_features", in_features)
+        * _count("out_features", out_features)
+    )
+
+
+def attention_flops(
+    batch: int, heads: int, q_len: int, kv_len: int, head_dim: int, causal: bool = False
+) -> int:
+    """FLOPs of the two attention products ``S = QKᵀ`` and ``O = PV``: ``4·B·H·N·M·D``.
+
+    Each product is ``2·N·M·D`` per head (one multiply-add = 2 FLOPs); the count is the same for GQA/MQA
+    (sharing K/V heads saves memory, not arithmetic). Source: Dao et al. 2022 (FlashAttention, §4 counts
+    ``4·N²·D`` per head forward); Kaplan et al. 2020, Table 1 (``2·n_layer·n_ctx·d_attn`` per token).
+    Causal self-attention computes only the allowed query/key pairs, ``N·M − N²/2`` of them with the queries
+    aligned to the last N keys: half the work when ``N == M`` (as Dao et al. count it; the exact diagonal
+    adds ``N/2`` pairs). Softmax, scaling and masking are not counted. Forward only.
+    """
+    b, h = _count("batch", batch), _count("heads", heads)
+    n, m, d = _count("q_len", q_len), _count("kv_len", kv_len), _count("head_dim", head_dim)
+    if not causal:
+        return 4 * b * h * n * m * d
+    if n > m:
+        raise ConfigError(
+            f"causal attention needs q_len <= kv_len (queries are the last q_len of the keys), got "
+            f"q_len={n}, kv_len={m}; pass causal=False or a longer kv_len"
+        )
+    return 4 * b * h * n * m * d - 2 * b * h * n * n * d  # 4·B·H·D·(N·M − N²/2)
+
+
+def projection_flops(
+    batch: int, seq_len: int, width: int, heads: int, head_dim: int, kv_heads: int | None = None
+) -> int:
+    """FLOPs of the attention projections: q ``d→H·D``, k and v ``d→Hkv·D`` each, output ``H·D→d``.
+
+    ``2·B·N·d·(2·H·D + 2·Hkv·D)`` (one multiply-add = 2 FLOPs; biases not counted; forward only).
+    Source: Kaplan et al. 2020, Table 1 (``2·n_layer·d_model·3·d_attn`` for QKV, ``2·d_attn·d_model`` out);
+    Ainslie et al. 2023 for the smaller k/v projections of grouped-query attention.
+    """
+    hkv = heads if kv_heads is None else kv_heads
+    tokens = _count("batch", batch) * _count("seq_len", seq_len)
+    hd, kvd = _count("heads", heads) * _count("head_dim", head_dim), _count("kv_heads", hkv) * head_dim
+    return (
+        linear_flops(tokens, width, hd)
+        + 2 * linear_flops(tokens, width, kvd)
+        + linear_flops(tokens, hd, width)
+    )
+
+
+def mlp_flops(batch: int, seq_len: int, width: int, hidden: int, kind: MlpKind = "gelu") -> int:
+    """FLOPs of the MLP: GELU ``2·B·N·(2·d·f)``; SwiGLU ``2·B·N·(3·d·f)`` (W1, W3 up, W2 down).
+
+    Source: Kaplan et al. 2020, Table 1 (``2·n_layer·2·d_model·d_ff``); Shazeer 2020 ("GLU Variants
+    Improve Transformer") for SwiGLU's third matrix (f ≈ 8d/3 keeps the parameters of a 4d MLP).
+    The activation and the gating product are elementwise and not counted; forward only.
+    """
+    tokens = _count("batch", batch) * _count("seq_len", seq_len)
+    if kind == "gelu":
+        return linear_flops(tokens, width, hidden) + linear_flops(tokens, hidden, width)
+    if kind == "swiglu":
+        return 2 * linear_flops(tokens, width, hidden) + linear_flops(tokens, hidden, width)
+    raise ConfigError(f"MLP kind must be one of ('gelu', 'swiglu'), got {kind!r}")
+
+
+@dataclass(frozen=True)
+class EncoderFlops:
+    """Forward FLOPs of an encoder stack at one batch and sequence length, per layer and in total."""
+
+    qkv: int  # per layer: q, k, v projections (grows with N)
+    scores: int  # per layer: S = QKᵀ (grows with N·M, i.e. N² for self-attention)
+    values: int  # per layer: O = PV (grows with N·M)
+    out: int  # per layer: output projection (grows with N)
+    mlp: int  # per layer: the MLP (grows with N)
+    layers: int  # number of blocks L
+
+    @property
+    def per_layer(self) -> int:
+        """Forward FLOPs of one block."""
+        return self.qkv + self.scores + self.values + self.out + self.mlp
+
+    @property
+    def linear(self) -> int:
+        """All layers' FLOPs that grow linearly with N (projections and MLP): ≈ 2·params·tokens."""
+        return self.layers * (self.qkv + self.out + self.mlp)
+
+    @property
+    def attention(self) -> int:
+        """All layers' FLOPs that grow with N·M (QKᵀ and PV)."""
+        return self.layers * (self.scores + self.values)
+
+    @property
+    def total(self) -> int:
+        """Forward FLOPs of the whole stack."""
+        return self.layers * self.per_layer
+
+    @property
+    def training(self) -> int:
+        """≈ one training step (forward + backward): 3 × forward (Kaplan et al. 2020, §2.1)."""
+        return 3 * self.total
+
+
+def encoder_flops(
+    config: EncoderConfig, batch: int, seq_len: int, *, causal: bool | None = None
+) -> EncoderFlops:
+    """Forward FLOPs of ``Encoder(config)`` on ``batch`` sequences of ``seq_len`` tokens, per component.
+
+    Per layer: projections (:func:`projection_flops`), attention (:func:`attention_flops`, self-attention,
+    ``M = N``) and MLP (:func:`mlp_flops`); total = L × per layer; ``.training`` ≈ 3 × forward.
+    For multi-head attention with f = 4d this is ``24·B·N·d² + 4·B·N²·d`` per layer (Narayanan et al. 2021,
+    §5.1, Megatron-LM) and ``linear ≈ 2·params·tokens`` (Kaplan et al. 2020). Front ends (token or patch
+    embedding), heads, norms, softmax and biases are not counted. ``causal`` defaults to ``config.causal``.
+    """
+    b, n = _count("batch", batch), _count("seq_len", seq_len)
+    d, h, hkv = config.width, config.heads, config.resolved_kv_heads
+    hd, f = config.resolved_head_dim, config.resolved_mlp_hidden
+    causal = config.causal if causal is None else causal
+    tokens = b * n
+    half = attention_flops(b, h, n, n, hd, causal=causal) // 2  # QKᵀ and PV cost the same
+    return EncoderFlops(
+        qkv=linear_flops(tokens, d, h * hd) + 2 * linear_flops(tokens, d, hkv * hd),
+        scores=half,
+        values=half,
+        out=linear_flops(tokens, h * hd, d),
+        mlp=mlp_flops(b, n, d, f, config.mlp),
+        layers=config.depth,
+    )
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def encoder_param_breakdown(config: EncoderConfig) -> dict[str, int]:
+    """Parameters of ``Encoder(config)`` per component, summed over all blocks (plus the final norm).
+
+    Keys: ``norms`` (2 per block), ``qkv``, ``out``, ``mlp``, ``final_norm``. Per block: LayerNorm has
+    weight and bias (2d), RMSNorm a weight (d); q ``d·H·D``, k and v ``d·Hkv·D`` each, plus ``H·D + 2·Hkv·D``
+    biases if ``qkv_bias``; output ``H·D·d`` (+ d if ``proj_bias``); MLP GELU ``2·d·f`` (+ f + d), SwiGLU
+    ``3·d·f`` (+ 2f + d). RoPE has no parameters; front ends, absolute positions and heads are separate
+    modules and not counted (COMMON.md contract 7; the shapes of timm's ViT blocks, Dosovitskiy et al. 2021).
+    """
+    d, h, hkv = config.width, config.heads, config.resolved_kv_heads
+    hd, f, depth = config.resolved_head_dim, config.resolved_mlp_hidden, config.depth
+    norm = 2 * d if config.norm == "layernorm" else d
+    qkv = d * h * hd + 2 * d * hkv * hd + ((h * hd + 2 * hkv * hd) if config.qkv_bias else 0)
+    out = h * hd * d + (d if config.proj_bias else 0)
+    if config.mlp == "gelu":
+        mlp = 2 * d * f + ((f + d) if config.proj_bias else 0)
+    else:
+        mlp = 3 * d * f + ((2 * f + d) if config.proj_bias else 0)
+    return {
+        "norms": depth * 2 * norm,
+        "qkv": depth * qkv,
+        "out": depth * out,
+        "mlp": depth * mlp,
+        "final_norm": norm if config.final_norm else 0,
+    }
+
+
+def encoder_params(config: EncoderConfig) -> int:
+    """Parameters of the encoder stack ``Encoder(config)``: the sum of :func:`encoder_param_breakdown`.
+
+    Equals ``sum(p.numel() for p in Encoder(config).parameters())`` (tested). ViT-B/16: 12 blocks of
+    7,087,872 = 85,054,464, + 1,536 for the final LayerNorm = 85,056,000.
+    """
+    return sum(encoder_param_breakdown(config).values())
+
+
+def encoder_kv_cache_bytes(config: EncoderConfig, batch: int, seq_len: int, dtype: str | float) -> int:
+    """:func:`kv_cache_bytes` for every layer of ``config`` (``L``, ``Hkv``, ``D`` taken from it)."""
+    return kv_cache_bytes(
+        config.depth, batch, seq_len, config.resolved_kv_heads, config.resolved_head_dim, dtype
+    )
+
+
+# --------------------------------------------------------------------------- vision tokens
+
+
+def vit_tokens(
+    image_size: int | tuple[int, int], patch_size: int, class_token: bool = True, *, pad: bool = False
+) -> int:
+    """Tokens a ViT makes of one image: ``(H/P)·(W/P)`` patches, + 1 with a class token.
+
+    Source: Dosovitskiy et al. 2021 (ViT, §3.1: ``N = HW/P²``). ``image_size`` is ``S`` (square) or
+    ``(H, W)``. A side not divisible by P is refused unless ``pad=True`` (then rounded up, as
+    ``patchify(..., pad=True)`` pads). Worked example: 224×224, P=16 → 196 patches (197 with the class token).
+    Attention work grows with the square of this count: halving P or doubling the side costs ×16.
+    """
+    h, w = (image_size, image_size) if isinstance(image_size, int) else tuple(image_size)
+    h, w, p = _count("image height", h), _count("image width", w), _count("patch_size", patch_size)
+    if not pad and (h % p or w % p):
+        raise ConfigError(
+            f"image size {h}x{w} is not a multiple of patch_size={p}; resize to a multiple of {p} "
+            "or pass pad=True (--pad) to pad up to the next multiple"
+        )
+    return math.ceil(h / p) * math.ceil(w / p) + (1 if class_token else 0)
+
+
+def vit_patch_dim(patch_size: int, channels: int = 3) -> int:
+    """Values in one flattened patch: ``C·P·P`` (Dosovitskiy et al. 2021). RGB, P=16 → 768."""
+    return _count("channels", channels) * _count("patch_size", patch_size) ** 2
+
+
+# --------------------------------------------------------------------------- human units
+
+_BINARY = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+_DECIMAL = ("B", "kB", "MB", "GB", "TB", "PB", "EB")
+_SI = ("", "k", "M", "G", "T", "P", "E", "Z")
+
+
+def format_bytes(n: float, *, system: UnitSystem = "binary", digits: int = 1) -> str:
+    """``n`` bytes in human units: binary (KiB, MiB, GiB: powers of 1024) or decimal (kB, MB, GB: 1000).
+
+    >>> format_bytes(2**29)
+    '512.0 MiB'
+    >>> format_bytes(140e9, system="decimal")
+    '140.0 GB'
+    """
+    if system not in ("binary", "decimal"):
+        raise ConfigError(f"unit system must be 'binary' or 'decimal', got {system!r}")
+    base, units = (1024, _BINARY) if system == "binary" else (1000, _DECIMAL)
+    value, i = float(n), 0
+    while abs(value) >= base and i < len(units) - 1:
+        value /= base
+        i += 1
+    return f"{int(n)} B" if i == 0 else f"{value:.{digits}f} {units[i]}"
+
+
+def format_count(n: float, unit: str = "FLOP", *, digits: int = 1) -> str:
+    """``n`` with an SI prefix (powers of 1000): ``format_count(2.5e11) == '250.0 GFLOP'``."""
+    value, i = float(n), 0
+    while abs(value) >= 1000 and i < len(_SI) - 1:
+        value /= 1000
+        i += 1
+    return f"{int(n)} {unit}" if i == 0 else f"{value:.{digits}f} {_SI[i]}{unit}"
