@@ -1,0 +1,202 @@
+"""Transformer building blocks: norms, GELU MLP, SwiGLU, self-attention (MHA/GQA/MQA, RoPE), pre/post Block.
+
+Every block is configured by one ``EncoderConfig``; its parameters are exactly those counted by the cost
+model (COMMON.md contract 7): two norms (LayerNorm ``2d`` | RMSNorm ``d`` each), a fused ``qkv``
+projection ``d -> (H + 2·Hkv)·D`` (same count as separate q, k, v), an output projection ``H·D -> d``, and
+the MLP (GELU: ``fc1, fc2``; SwiGLU: ``w1, w3, w2``). RoPE has no parameters.
+
+``qkv`` rows are laid out ``[q heads | k heads | v heads]``, each head contiguous — the layout of timm's
+``Attention.qkv`` and of ``nn.MultiheadAttention.in_proj_weight``, so their weights load by copying.
+
+Attention itself is ``tokenloom.encoder.attention.attention`` (masks: bool, True = may attend). Attention
+dropout is passed as ``config.attn_dropout`` in training and as ``0.0`` explicitly in eval.
+
+For decoding with a KV cache a ``LayerKV`` (one layer's keys and values) can be handed to the attention
+module: new keys/values are appended to it and the queries attend over everything cached (RoPE positions
+continue from the cached length). This module holds no embeddings and no stack (see ``model.py``).
+
+Shape legend: ``B`` batch, ``N`` new tokens (queries), ``M`` keys (cached + new), ``d`` width, ``H`` query
+heads, ``Hkv`` key/value heads, ``D`` head width, ``f`` MLP hidden width.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tokenloom.encoder.attention import attention
+from tokenloom.encoder.config import EncoderConfig
+from tokenloom.encoder.positions import RotaryEmbedding
+
+__all__ = ["Block", "GeluMlp", "LayerKV", "RMSNorm", "SelfAttention", "SwiGLU", "make_mlp", "make_norm"]
+
+
+class RMSNorm(nn.Module):
+    """RMSNorm (Zhang & Sennrich 2019): ``x / sqrt(mean(x²) + eps) * weight``; ``d`` parameters, no bias.
+
+    Computed in float32 and cast back to the input dtype.
+    """
+
+    def __init__(self, dim: int, *, eps: float = 1e-6) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        xf = x.float()
+        xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)  # [..., d]
+        return (xf * self.weight.float()).to(x.dtype)
+
+    def extra_repr(self) -> str:
+        return f"{self.weight.shape[0]}, eps={self.eps}"
+
+
+def make_norm(kind: Literal["layernorm", "rmsnorm"], dim: int, *, eps: float) -> nn.Module:
+    """``nn.LayerNorm(dim, eps)`` (2d parameters) or ``RMSNorm(dim, eps)`` (d parameters)."""
+    if kind == "layernorm":
+        return nn.LayerNorm(dim, eps=eps)
+    if kind == "rmsnorm":
+        return RMSNorm(dim, eps=eps)
+    raise ValueError(f"norm kind must be 'layernorm' or 'rmsnorm', got {kind!r}")
+
+
+class GeluMlp(nn.Module):
+    """``fc2(GELU(fc1(x)))`` with the exact (erf) GELU, as in ViT / timm ``Mlp`` / ``nn.TransformerEncoderLayer``."""
+
+    def __init__(self, dim: int, hidden: int, *, bias: bool = True) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden, bias=bias)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(hidden, dim, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(self.act(self.fc1(x)))  # [B, N, d] -> [B, N, f] -> [B, N, d]
+
+
+class SwiGLU(nn.Module):
+    """``w2(SiLU(w1 x) * w3 x)`` (Shazeer 2020); three ``d×f`` matrices, so f ≈ 8d/3 matches a 4d GELU MLP."""
+
+    def __init__(self, dim: int, hidden: int, *, bias: bool = True) -> None:
+        super().__init__()
+        self.w1 = nn.Linear(dim, hidden, bias=bias)  # gate
+        self.w3 = nn.Linear(dim, hidden, bias=bias)  # up
+        self.w2 = nn.Linear(hidden, dim, bias=bias)  # down
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))  # [B, N, f] gated -> [B, N, d]
+
+
+def make_mlp(config: EncoderConfig) -> nn.Module:
+    """The MLP of ``config``: ``GeluMlp`` or ``SwiGLU`` with ``config.resolved_mlp_hidden`` hidden units."""
+    cls = GeluMlp if config.mlp == "gelu" else SwiGLU
+    return cls(config.width, config.resolved_mlp_hidden, bias=config.proj_bias)
+
+
+class LayerKV:
+    """One layer's cached keys and values ``[B, Hkv, M, D]`` each; grows by concatenation (no slack)."""
+
+    def __init__(self) -> None:
+        self.k: torch.Tensor | None = None
+        self.v: torch.Tensor | None = None
+
+    @property
+    def length(self) -> int:
+        """M, the number of cached positions."""
+        return 0 if self.k is None else self.k.shape[-2]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by keys and values."""
+        if self.k is None or self.v is None:
+            return 0
+        return self.k.numel() * self.k.element_size() + self.v.numel() * self.v.element_size()
+
+    def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Add ``[B, Hkv, N, D]`` new keys/values; returns all of them ``[B, Hkv, M + N, D]``."""
+        if self.k is None or self.v is None:
+            self.k, self.v = k, v
+        else:
+            self.k = torch.cat((self.k, k), dim=-2)  # [B, Hkv, M + N, D]
+            self.v = torch.cat((self.v, v), dim=-2)
+        return self.k, self.v
+
+
+class SelfAttention(nn.Module):
+    """Multi-head self-attention with grouped key/value heads, optional RoPE and causal masking."""
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.heads = config.heads
+        self.kv_heads = config.resolved_kv_heads
+        self.head_dim = config.resolved_head_dim
+        self.causal = config.causal
+        self.attn_dropout = config.attn_dropout
+        self.impl = config.attn_impl
+        q_dim, kv_dim = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        self.split = (q_dim, kv_dim, kv_dim)
+        self.qkv = nn.Linear(config.width, q_dim + 2 * kv_dim, bias=config.qkv_bias)
+        self.proj = nn.Linear(q_dim, config.width, bias=config.proj_bias)
+        self.rope = (
+            RotaryEmbedding(self.head_dim, base=config.rope_base) if config.position == "rope" else None
+        )
+
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor | None = None, *, kv_cache: LayerKV | None = None
+    ) -> torch.Tensor:
+        """``x [B, N, d] -> [B, N, d]``. ``mask`` broadcastable to ``[B, H, N, M]`` (True = may attend).
+
+        With ``kv_cache`` the new keys/values are appended to it and the queries (the last N positions)
+        attend over all ``M`` cached positions.
+        """
+        b, n, _ = x.shape
+        q, k, v = self.qkv(x).split(self.split, dim=-1)  # [B, N, H*D], [B, N, Hkv*D] x2
+        q = q.view(b, n, self.heads, self.head_dim).transpose(1, 2)  # [B, H, N, D]
+        k = k.view(b, n, self.kv_heads, self.head_dim).transpose(1, 2)  # [B, Hkv, N, D]
+        v = v.view(b, n, self.kv_heads, self.head_dim).transpose(1, 2)  # [B, Hkv, N, D]
+        if self.rope is not None:
+            start = 0 if kv_cache is None else kv_cache.length
+            positions = torch.arange(start, start + n, device=x.device)  # [N]
+            q, k = self.rope(q, k, positions)
+        if kv_cache is not None:
+            k, v = kv_cache.append(k, v)  # [B, Hkv, M, D]
+        out = attention(
+            q,
+            k,
+            v,
+            mask,
+            causal=self.causal,
+            dropout_p=self.attn_dropout if self.training else 0.0,
+            impl=self.impl,
+        )  # [B, H, N, D]
+        out = out.transpose(1, 2).reshape(b, n, self.heads * self.head_dim)  # [B, N, H*D]
+        return self.proj(out)  # [B, N, d]
+
+
+class Block(nn.Module):
+    """One transformer block.
+
+    ``placement="pre"``:  ``x = x + drop(attn(norm1(x)))``; ``x = x + drop(mlp(norm2(x)))``
+    ``placement="post"``: ``x = norm1(x + drop(attn(x)))``; ``x = norm2(x + drop(mlp(x)))``
+    """
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.pre = config.placement == "pre"
+        self.norm1 = make_norm(config.norm, config.width, eps=config.norm_eps)
+        self.attn = SelfAttention(config)
+        self.norm2 = make_norm(config.norm, config.width, eps=config.norm_eps)
+        self.mlp = make_mlp(config)
+        self.drop = nn.Dropout(config.dropout) if config.dropout > 0 else nn.Identity()
+
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor | None = None, *, kv_cache: LayerKV | None = None
+    ) -> torch.Tensor:
+        """``x [B, N, d] -> [B, N, d]``."""
+        if self.pre:
+            x = x + self.drop(self.attn(self.norm1(x), mask, kv_cache=kv_cache))
+            return x + self.drop(self.mlp(self.norm2(x)))
+        x = self.norm1(x + self.drop(self.attn(x, mask, kv_cache=kv_cache)))
+        return self.norm2(x + self.drop(self.mlp(x)))

@@ -1,0 +1,259 @@
+"""Position information: learned absolute (1-D and 2-D grid), sinusoidal (1-D and 2-D), and RoPE.
+
+Absolute positions (learned or sinusoidal) are *added* to token vectors by a front end (``TextEmbed``,
+``ImageEmbed`` in ``model.py``). RoPE is *applied* to queries and keys inside attention: each pair of
+coordinates ``(x[2i], x[2i+1])`` of a head vector at position ``n`` is rotated by the angle ``n * theta_i``
+with ``theta_i = base ** (-2i / D)`` (Su et al. 2021, "RoFormer", eq. 34; base 10000). Because rotations
+compose, ``<R(m) q, R(n) k>`` depends only on ``n - m`` — the relative identity the tests check.
+
+A learned 2-D grid is resampled to another grid size the way timm's ``resample_abs_pos_embed`` does it
+(prefix tokens such as the class token kept as they are, the grid interpolated bicubically with
+antialiasing), so a model trained at 224×224 runs at other image sizes.
+
+This module holds no attention, no token embedding and no class token.
+
+Shape legend: ``B`` batch, ``H`` heads, ``N`` positions (tokens), ``D`` head width, ``d`` model width,
+``gh, gw`` patch grid height/width, ``T`` prefix tokens (class token).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = [
+    "LearnedGridPositions",
+    "LearnedPositions",
+    "RotaryEmbedding",
+    "apply_rope",
+    "apply_rope_reference",
+    "resample_grid_positions",
+    "rope_angles",
+    "rope_inv_freq",
+    "sinusoidal_1d",
+    "sinusoidal_2d",
+]
+
+
+# --------------------------------------------------------------------------- sinusoidal
+
+
+def sinusoidal_1d(
+    n: int,
+    dim: int,
+    *,
+    base: float = 10000.0,
+    start: int = 0,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
+    """Fixed sinusoidal positions ``[n, dim]`` (Vaswani et al. 2017, §3.5) for positions ``start..start+n-1``.
+
+    ``PE[p, 2i] = sin(p / base^(2i/dim))`` and ``PE[p, 2i+1] = cos(p / base^(2i/dim))``; ``dim`` must be even.
+    """
+    if dim <= 0 or dim % 2:
+        raise ValueError(f"sinusoidal positions need a positive even dim, got {dim}")
+    pos = torch.arange(start, start + n, dtype=torch.float64, device=device)  # [n]
+    inv = base ** (-torch.arange(0, dim, 2, dtype=torch.float64, device=device) / dim)  # [dim/2]
+    angles = pos[:, None] * inv[None, :]  # [n, dim/2]
+    out = torch.stack((angles.sin(), angles.cos()), dim=-1)  # [n, dim/2, 2]
+    return out.reshape(n, dim).to(dtype)  # [n, dim]: sin, cos interleaved
+
+
+def sinusoidal_2d(
+    grid: tuple[int, int],
+    dim: int,
+    *,
+    base: float = 10000.0,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
+    """Fixed 2-D sinusoidal positions ``[gh*gw, dim]`` for a patch grid in row-major order.
+
+    The first ``dim/2`` channels encode the row, the last ``dim/2`` the column, each with
+    :func:`sinusoidal_1d` (as in MAE's 2-D sin-cos embedding); ``dim`` must be a multiple of 4.
+    """
+    gh, gw = grid
+    if dim <= 0 or dim % 4:
+        raise ValueError(f"2-D sinusoidal positions need dim divisible by 4, got {dim}")
+    rows = sinusoidal_1d(gh, dim // 2, base=base, dtype=torch.float64, device=device)  # [gh, dim/2]
+    cols = sinusoidal_1d(gw, dim // 2, base=base, dtype=torch.float64, device=device)  # [gw, dim/2]
+    out = torch.cat(
+        (
+            rows[:, None, :].expand(gh, gw, dim // 2),  # [gh, gw, dim/2]
+            cols[None, :, :].expand(gh, gw, dim // 2),  # [gh, gw, dim/2]
+        ),
+        dim=-1,
+    )  # [gh, gw, dim]
+    return out.reshape(gh * gw, dim).to(dtype)  # [N, dim], row-major
+
+
+# --------------------------------------------------------------------------- learned
+
+
+class LearnedPositions(nn.Module):
+    """Learned absolute 1-D positions: ``weight [1, max_len, d]`` added to ``x [B, N, d]``.
+
+    ``forward(x, start=s)`` adds rows ``s..s+N-1`` (for decoding one token at a time after a prefix).
+    """
+
+    def __init__(self, max_len: int, dim: int, *, init_std: float = 0.02) -> None:
+        super().__init__()
+        if max_len <= 0 or dim <= 0:
+            raise ValueError(f"max_len and dim must be positive, got {max_len}, {dim}")
+        self.max_len = max_len
+        self.weight = nn.Parameter(torch.empty(1, max_len, dim))
+        nn.init.trunc_normal_(self.weight, std=init_std)
+
+    def forward(self, x: torch.Tensor, *, start: int = 0) -> torch.Tensor:
+        n = x.shape[1]
+        if start < 0 or start + n > self.max_len:
+            raise ValueError(
+                f"positions {start}..{start + n - 1} exceed the learned table of max_len={self.max_len}; "
+                "truncate the sequence or build the front end with a larger max_len"
+            )
+        return x + self.weight[:, start : start + n]  # [B, N, d] + [1, N, d]
+
+
+def resample_grid_positions(
+    pos: torch.Tensor,
+    new_grid: tuple[int, int],
+    *,
+    old_grid: tuple[int, int],
+    num_prefix_tokens: int = 1,
+    mode: str = "bicubic",
+    antialias: bool = True,
+) -> torch.Tensor:
+    """Resample a learned grid ``[1, T + gh*gw, d]`` to ``[1, T + gh'*gw', d]``.
+
+    The ``T`` prefix rows (class token) are kept; the grid is interpolated in float32 with
+    ``F.interpolate(mode, antialias, align_corners=False)`` — the same computation as timm's
+    ``resample_abs_pos_embed`` with its defaults. Returns ``pos`` itself when the grid is unchanged.
+    """
+    if tuple(new_grid) == tuple(old_grid):
+        return pos
+    gh, gw = old_grid
+    t = num_prefix_tokens
+    if pos.shape[1] != t + gh * gw:
+        raise ValueError(
+            f"position table has {pos.shape[1]} rows but {t} prefix + {gh}x{gw} grid = {t + gh * gw}"
+        )
+    dim = pos.shape[-1]
+    prefix, grid = pos[:, :t], pos[:, t:]  # [1, T, d], [1, gh*gw, d]
+    g = grid.float().reshape(1, gh, gw, dim).permute(0, 3, 1, 2)  # [1, d, gh, gw]
+    g = F.interpolate(g, size=tuple(new_grid), mode=mode, antialias=antialias, align_corners=False)
+    g = g.permute(0, 2, 3, 1).reshape(1, -1, dim).to(pos.dtype)  # [1, gh'*gw', d]
+    return torch.cat((prefix, g), dim=1)  # [1, T + gh'*gw', d]
+
+
+class LearnedGridPositions(nn.Module):
+    """Learned 2-D positions for patch tokens: ``weight [1, T + gh*gw, d]`` (timm's ``pos_embed`` layout).
+
+    ``forward(x, grid=(gh', gw'))`` adds the table to ``x [B, T + gh'*gw', d]``, resampled bicubically
+    (:func:`resample_grid_positions`) when the grid differs from the one it was built for.
+    """
+
+    def __init__(
+        self, grid: tuple[int, int], dim: int, *, num_prefix_tokens: int = 1, init_std: float = 0.02
+    ) -> None:
+        super().__init__()
+        gh, gw = grid
+        if gh <= 0 or gw <= 0 or dim <= 0 or num_prefix_tokens < 0:
+            raise ValueError(f"bad grid {grid}, dim {dim} or num_prefix_tokens {num_prefix_tokens}")
+        self.grid = (gh, gw)
+        self.num_prefix_tokens = num_prefix_tokens
+        self.weight = nn.Parameter(torch.empty(1, num_prefix_tokens + gh * gw, dim))
+        nn.init.trunc_normal_(self.weight, std=init_std)
+
+    def table(self, grid: tuple[int, int]) -> torch.Tensor:
+        """The position rows ``[1, T + gh*gw, d]`` for ``grid`` (resampled if needed)."""
+        return resample_grid_positions(
+            self.weight, grid, old_grid=self.grid, num_prefix_tokens=self.num_prefix_tokens
+        )
+
+    def forward(self, x: torch.Tensor, *, grid: tuple[int, int] | None = None) -> torch.Tensor:
+        table = self.table(self.grid if grid is None else grid)  # [1, T + N, d]
+        if x.shape[1] != table.shape[1]:
+            raise ValueError(
+                f"x has {x.shape[1]} tokens but the position table for grid {grid} has {table.shape[1]}"
+            )
+        return x + table  # [B, T + N, d]
+
+
+# --------------------------------------------------------------------------- RoPE
+
+
+def rope_inv_freq(
+    head_dim: int, *, base: float = 10000.0, device: torch.device | str | None = None
+) -> torch.Tensor:
+    """``theta_i = base^(-2i/D)`` for ``i = 0..D/2-1`` (float32, ``[D/2]``)."""
+    if head_dim <= 0 or head_dim % 2:
+        raise ValueError(f"RoPE rotates pairs of coordinates: head_dim must be even, got {head_dim}")
+    exponents = torch.arange(0, head_dim, 2, dtype=torch.float64, device=device) / head_dim  # [D/2]
+    return (base**-exponents).float()
+
+
+def rope_angles(positions: torch.Tensor, inv_freq: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``cos, sin`` of ``positions[..., None] * inv_freq``: ``[..., N] -> [..., N, D/2]`` each (float32).
+
+    Angles are formed in float64 so positions in the tens of thousands keep their precision.
+    """
+    angles = positions.double()[..., None] * inv_freq.double()  # [..., N, D/2]
+    return angles.cos().float(), angles.sin().float()
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate each pair ``(x[2i], x[2i+1])`` of ``x [B, H, N, D]`` by the angle whose cos/sin are given.
+
+    ``cos``/``sin`` are ``[N, D/2]`` (or broadcastable to ``[B, H, N, D/2]``, e.g. ``[B, 1, N, D/2]``).
+    ``out[2i] = x[2i] cos - x[2i+1] sin``, ``out[2i+1] = x[2i] sin + x[2i+1] cos``. Same dtype as ``x``.
+    """
+    cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+    pairs = x.unflatten(-1, (-1, 2))  # [B, H, N, D/2, 2]
+    x0, x1 = pairs.unbind(-1)  # [B, H, N, D/2] each
+    out = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)  # [B, H, N, D/2, 2]
+    return out.flatten(-2)  # [B, H, N, D]
+
+
+def apply_rope_reference(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
+    """Reference: pairs as complex numbers ``x[2i] + i x[2i+1]`` multiplied by ``exp(i * angle)``.
+
+    ``angles`` is ``[N, D/2]`` (broadcastable to ``x``'s pairs). Computed in complex128; for tests.
+    """
+    pairs = x.double().unflatten(-1, (-1, 2)).contiguous()  # [B, H, N, D/2, 2]
+    z = torch.view_as_complex(pairs)  # [B, H, N, D/2]
+    rotated = z * torch.polar(torch.ones_like(angles.double()), angles.double())  # [B, H, N, D/2]
+    return torch.view_as_real(rotated).flatten(-2).to(x.dtype)  # [B, H, N, D]
+
+
+class RotaryEmbedding(nn.Module):
+    """RoPE for one head width: ``forward(q, k, positions) -> (q', k')``. No parameters.
+
+    ``positions`` is ``[N]`` (shared by the batch) or ``[B, N]`` (integer positions per sequence); by
+    default ``arange(N)``. The inverse frequencies are a non-persistent buffer (not in the state dict).
+    """
+
+    def __init__(self, head_dim: int, *, base: float = 10000.0) -> None:
+        super().__init__()
+        self.head_dim = head_dim
+        self.base = base
+        self.register_buffer("inv_freq", rope_inv_freq(head_dim, base=base), persistent=False)
+
+    def cos_sin(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``cos, sin`` shaped to broadcast against ``[B, H, N, D/2]``."""
+        cos, sin = rope_angles(positions.to(self.inv_freq.device), self.inv_freq)  # [N, D/2] or [B, N, D/2]
+        if positions.dim() == 2:
+            cos, sin = cos[:, None], sin[:, None]  # [B, 1, N, D/2]
+        return cos, sin
+
+    def forward(
+        self, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        if positions is None:
+            positions = torch.arange(q.shape[-2], device=q.device)  # [N]
+        cos, sin = self.cos_sin(positions)
+        return apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+
+    def extra_repr(self) -> str:
+        return f"head_dim={self.head_dim}, base={self.base}"
