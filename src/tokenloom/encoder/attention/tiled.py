@@ -1,0 +1,234 @@
+"""Exact tiled attention: an online softmax over query × key tiles that never holds the N×M scores.
+
+Forward, for each query tile (``block_q`` rows) and each key/value tile (``block_k`` columns) in turn
+(FlashAttention's algorithm, Dao et al. 2022, written with torch ops)::
+
+    s     = q_t k_tᵀ · scale  (+ mask tile, causal tile)        [.., bq, bk]
+    m_new = max(m, rowmax(s));  α = exp(m − m_new)             running row max m
+    p     = exp(s − m_new)
+    l     = α·l + rowsum(p)                                     running row sum l
+    acc   = α·acc + p v_t                                       accumulator, rescaled when the max moves
+    out   = acc / l      (rows with l = 0 — every key masked — return 0)
+
+Memory: besides q, k, v and the output, one step holds a few ``[B, H, block_q, block_k]`` tiles and the
+``[B, H, block_q, Dv]`` accumulator: O(block_q · block_k), independent of N and M (the design choice:
+queries are tiled too, not only keys). Causal calls skip key tiles wholly above the diagonal.
+
+Backward is a custom ``torch.autograd.Function`` that **recomputes** each score tile from q, k and the
+saved row log-sum-exp (FlashAttention-2's backward): ``p = exp(s − lse)``, ``dv += pᵀ dO``,
+``dp = dO vᵀ``, ``ds = p ∘ (dp − rowsum(dO ∘ O))``, ``dq += ds k · scale``, ``dk += dsᵀ q · scale``;
+so training memory stays O(tile²) too (autograd through the tiles would keep every tile alive).
+A float (additive) mask that requires grad receives ``ds`` summed over its broadcast dimensions.
+Double backward is not supported.
+
+Dropout (``dropout_p > 0``): each tile's keep-mask is drawn from its own generator seeded with
+``seed + tile index`` (``seed`` drawn once per call from torch's global RNG, so ``torch.manual_seed``
+makes calls reproducible); backward regenerates the identical masks. The row sum l is taken before
+dropout, as in ``reference`` (dropout acts on the normalized weights).
+
+Grouped-query k/v are never repeated: q is viewed as ``[B, Hkv, G, N, D]`` and broadcast against
+``[B, Hkv, 1, M, D]``. Computation is in fp32 (fp64 stays fp64); the output has q's dtype.
+
+This module does not choose tile sizes adaptively and does not fuse kernels (see ``triton_kernel``).
+
+Shapes: ``B`` batch, ``H`` query heads, ``Hkv`` key/value heads, ``G = H // Hkv``, ``N`` queries,
+``M`` keys, ``D`` head width of q/k, ``Dv`` head width of v, ``bq``/``bk`` tile rows/columns.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+from torch.autograd.function import once_differentiable
+
+from tokenloom.encoder.attention._common import Dims, causal_tile, check_inputs, mask_tile
+
+__all__ = ["DEFAULT_BLOCK_K", "DEFAULT_BLOCK_Q", "tiled_attention"]
+
+DEFAULT_BLOCK_Q = 256  # query rows per tile
+DEFAULT_BLOCK_K = 512  # key columns per tile
+
+_SEED_RANGE = 2**62
+
+
+def _draw_seed() -> int:
+    """The per-call dropout seed, from torch's global CPU RNG (reproducible under torch.manual_seed)."""
+    return int(torch.randint(0, _SEED_RANGE, (1,)).item())
+
+
+def _keep_tile(seed: int, tile_index: int, shape: tuple[int, ...], p: float, device: torch.device) -> Tensor:
+    """The dropout keep-mask of one tile (bool, ``shape``), identical in forward and backward."""
+    generator = torch.Generator(device=device)
+    generator.manual_seed((seed + tile_index) % _SEED_RANGE)
+    return torch.rand(shape, generator=generator, device=device) >= p
+
+
+def _mask5(tile: Tensor, dims: Dims) -> Tensor:
+    """A 4-D mask tile ``[B|1, H|1, n, m]`` viewed for grouped heads ``[B|1, Hkv|1, G|1, n, m]``."""
+    if tile.shape[1] == 1:
+        return tile.unsqueeze(2)  # [B|1, 1, 1, n, m]
+    return tile.unflatten(1, (dims.Hkv, dims.G))  # [B|1, H, n, m] -> [B|1, Hkv, G, n, m]
+
+
+class _Plan:
+    """Tile geometry of one call: which key tiles each query tile visits, and where causal cuts."""
+
+    def __init__(self, dims: Dims, causal: bool, block_q: int, block_k: int) -> None:
+        self.dims, self.causal, self.bq, self.bk = dims, causal, block_q, block_k
+        self.offset = dims.M - dims.N  # query i sits at absolute position i + offset
+        self.n_k_tiles = -(-dims.M // block_k)
+
+    def q_tiles(self) -> range:
+        return range(0, self.dims.N, self.bq)
+
+    def k_tiles(self, i0: int, i1: int) -> range:
+        end = self.dims.M if not self.causal else max(0, min(self.dims.M, i1 + self.offset))
+        return range(0, end, self.bk)
+
+    def tile_index(self, i0: int, j0: int) -> int:
+        return (i0 // self.bq) * self.n_k_tiles + j0 // self.bk
+
+    def needs_causal(self, i0: int, j1: int) -> bool:
+        return self.causal and j1 - 1 > i0 + self.offset
+
+
+def _scores(
+    plan: _Plan, qt: Tensor, k5: Tensor, mask4: Tensor | None, i0: int, i1: int, j0: int, j1: int
+) -> Tensor:
+    """Masked, scaled score tile ``[B, Hkv, G, bq, bk]``."""
+    kt = k5[..., j0:j1, :]  # [B, Hkv, 1, bk, D]
+    s = (qt @ kt.transpose(-2, -1)).mul_(plan.dims.scale)  # [B, Hkv, G, bq, bk]
+    if mask4 is not None:
+        mt = _mask5(mask_tile(mask4, i0, i1, j0, j1), plan.dims)  # [B|1, Hkv|1, G|1, bq|1, bk|1]
+        if mt.dtype == torch.bool:
+            s.masked_fill_(~mt, float("-inf"))
+        else:
+            s = s + mt.to(s.dtype)  # out of place: the mask tile broadcasts
+    if plan.needs_causal(i0, j1):
+        s.masked_fill_(~causal_tile(i0, i1, j0, j1, plan.offset, s.device), float("-inf"))
+    return s
+
+
+class _TiledAttention(torch.autograd.Function):
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx, q, k, v, mask4, dims, causal, dropout_p, seed, block_q, block_k
+    ):
+        ct = torch.promote_types(q.dtype, torch.float32)
+        plan = _Plan(dims, causal, block_q, block_k)
+        q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
+        k5 = k.to(ct).unsqueeze(2)  # [B, Hkv, M, D] -> [B, Hkv, 1, M, D]
+        v5 = v.to(ct).unsqueeze(2)  # [B, Hkv, M, Dv] -> [B, Hkv, 1, M, Dv]
+        out = torch.empty(dims.B, dims.Hkv, dims.G, dims.N, dims.Dv, dtype=ct, device=q.device)
+        lse = torch.empty(dims.B, dims.Hkv, dims.G, dims.N, 1, dtype=ct, device=q.device)
+        for i0 in plan.q_tiles():
+            i1 = min(i0 + block_q, dims.N)
+            qt = q5[..., i0:i1, :]  # [B, Hkv, G, bq, D]
+            row_max = torch.full((*qt.shape[:-1], 1), float("-inf"), dtype=ct, device=q.device)
+            row_sum = torch.zeros_like(row_max)  # [B, Hkv, G, bq, 1]
+            acc = torch.zeros(*qt.shape[:-1], dims.Dv, dtype=ct, device=q.device)  # [B, Hkv, G, bq, Dv]
+            for j0 in plan.k_tiles(i0, i1):
+                j1 = min(j0 + block_k, dims.M)
+                s = _scores(plan, qt, k5, mask4, i0, i1, j0, j1)  # [B, Hkv, G, bq, bk]
+                new_max = torch.maximum(row_max, s.amax(dim=-1, keepdim=True))
+                # a row with no visible key yet has max -inf: shift by 0 so exp(-inf) = 0, never NaN
+                safe_max = torch.where(torch.isneginf(new_max), 0.0, new_max)
+                alpha = torch.exp(row_max - safe_max)  # [B, Hkv, G, bq, 1]
+                p = s.sub_(safe_max).exp_()  # [B, Hkv, G, bq, bk]
+                row_sum.mul_(alpha).add_(p.sum(dim=-1, keepdim=True))
+                if dropout_p > 0.0:
+                    keep = _keep_tile(seed, plan.tile_index(i0, j0), tuple(p.shape), dropout_p, q.device)
+                    p = p.mul_(keep).div_(1.0 - dropout_p)
+                acc.mul_(alpha).add_(p @ v5[..., j0:j1, :])  # [B, Hkv, G, bq, Dv]
+                row_max = new_max
+            alive = row_sum > 0
+            out[..., i0:i1, :] = acc / torch.where(alive, row_sum, 1.0)
+            safe_max = torch.where(torch.isneginf(row_max), 0.0, row_max)
+            # lse = +inf marks rows with no visible key: backward's exp(s - lse) is then exactly 0
+            lse[..., i0:i1, :] = torch.where(alive, safe_max + torch.log(row_sum), float("inf"))
+        ctx.dims, ctx.causal, ctx.dropout_p, ctx.seed = dims, causal, dropout_p, seed
+        ctx.block_q, ctx.block_k = block_q, block_k
+        ctx.mask_is_tensor = mask4 is not None
+        ctx.save_for_backward(q, k, v, out, lse, *(() if mask4 is None else (mask4,)))
+        return out.flatten(1, 2).to(q.dtype)  # [B, Hkv, G, N, Dv] -> [B, H, N, Dv]
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out):  # type: ignore[override]
+        q, k, v, out, lse, *rest = ctx.saved_tensors
+        mask4 = rest[0] if ctx.mask_is_tensor else None
+        dims: Dims = ctx.dims
+        ct = out.dtype
+        plan = _Plan(dims, ctx.causal, ctx.block_q, ctx.block_k)
+        q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, Hkv, G, N, D]
+        k5 = k.to(ct).unsqueeze(2)  # [B, Hkv, 1, M, D]
+        v5 = v.to(ct).unsqueeze(2)  # [B, Hkv, 1, M, Dv]
+        do5 = grad_out.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, Dv] -> [B, Hkv, G, N, Dv]
+        delta = (do5 * out).sum(dim=-1, keepdim=True)  # [B, Hkv, G, N, 1]
+        dq = torch.zeros_like(q5)
+        dk = torch.zeros(dims.B, dims.Hkv, dims.M, dims.D, dtype=ct, device=q.device)
+        dv = torch.zeros(dims.B, dims.Hkv, dims.M, dims.Dv, dtype=ct, device=q.device)
+        want_dmask = mask4 is not None and mask4.is_floating_point() and ctx.needs_input_grad[3]
+        dmask = torch.zeros(mask4.shape, dtype=ct, device=q.device) if want_dmask else None
+        for i0 in plan.q_tiles():
+            i1 = min(i0 + plan.bq, dims.N)
+            qt = q5[..., i0:i1, :]  # [B, Hkv, G, bq, D]
+            dot = do5[..., i0:i1, :]  # [B, Hkv, G, bq, Dv]
+            for j0 in plan.k_tiles(i0, i1):
+                j1 = min(j0 + plan.bk, dims.M)
+                s = _scores(plan, qt, k5, mask4, i0, i1, j0, j1)  # [B, Hkv, G, bq, bk]
+                p = s.sub_(lse[..., i0:i1, :]).exp_()  # normalized weights [B, Hkv, G, bq, bk]
+                dp = dot @ v5[..., j0:j1, :].transpose(-2, -1)  # [B, Hkv, G, bq, bk]
+                if ctx.dropout_p > 0.0:
+                    keep = _keep_tile(
+                        ctx.seed, plan.tile_index(i0, j0), tuple(p.shape), ctx.dropout_p, q.device
+                    )
+                    z = keep.to(ct).div_(1.0 - ctx.dropout_p)
+                    dv[..., j0:j1, :] += ((p * z).transpose(-2, -1) @ dot).sum(dim=2)  # [B, Hkv, bk, Dv]
+                    dp.mul_(z)
+                else:
+                    dv[..., j0:j1, :] += (p.transpose(-2, -1) @ dot).sum(dim=2)  # [B, Hkv, bk, Dv]
+                ds = p.mul_(dp.sub_(delta[..., i0:i1, :]))  # [B, Hkv, G, bq, bk]
+                dq[..., i0:i1, :] += (ds @ k5[..., j0:j1, :]).mul_(dims.scale)
+                dk[..., j0:j1, :] += (ds.transpose(-2, -1) @ qt).sum(dim=2).mul_(dims.scale)
+                if dmask is not None:
+                    _add_mask_grad(dmask, ds, dims, i0, i1, j0, j1)
+        grad_mask = None if dmask is None else dmask.to(mask4.dtype)
+        return (
+            dq.flatten(1, 2).to(q.dtype),  # [B, Hkv, G, N, D] -> [B, H, N, D]
+            dk.to(k.dtype),
+            dv.to(v.dtype),
+            grad_mask,
+            *([None] * 6),
+        )
+
+
+def _add_mask_grad(dmask: Tensor, ds: Tensor, dims: Dims, i0: int, i1: int, j0: int, j1: int) -> None:
+    """Accumulate ``ds`` into the gradient of a broadcast additive mask ``[B|1, H|1, N|1, M|1]``."""
+    g = ds.flatten(1, 2)  # [B, Hkv, G, bq, bk] -> [B, H, bq, bk]
+    reduce = tuple(axis for axis in range(4) if dmask.shape[axis] == 1 and g.shape[axis] != 1)
+    if reduce:
+        g = g.sum(dim=reduce, keepdim=True)
+    target = mask_tile(dmask, i0, i1, j0, j1)  # a view into dmask
+    target += g
+
+
+def tiled_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    *,
+    causal: bool = False,
+    scale: float | None = None,
+    dropout_p: float = 0.0,
+    block_q: int = DEFAULT_BLOCK_Q,  # query rows per tile
+    block_k: int = DEFAULT_BLOCK_K,  # key columns per tile
+) -> Tensor:
+    """Exact attention over tiles (module docstring) → ``[B, H, N, Dv]``; equals ``reference_attention``."""
+    for name, value in (("block_q", block_q), ("block_k", block_k)):
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
+    seed = _draw_seed() if dropout_p > 0.0 else 0
+    return _TiledAttention.apply(q, k, v, mask4, dims, causal, float(dropout_p), seed, block_q, block_k)
