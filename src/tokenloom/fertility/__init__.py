@@ -1,0 +1,36 @@
+"""Fertility and multilingual slice reports: metrics, slices, the report table, its writers and charts.
+
+Submodules: ``metrics`` (pure per-text counts and per-slice aggregates), ``slices`` (which slices a text
+belongs to; generated transliterations), ``report`` (``fertility_report``, ``fertility_by_source``,
+writers), ``plots`` (matplotlib charts). Names are imported lazily: ``import tokenloom.fertility`` pulls in
+neither numpy, pandas nor matplotlib, and nothing here ever imports torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> module that defines it (imported on first access)
+_LAZY: dict[str, str] = {
+    "fertility_report": "tokenloom.fertility.report",
+    "fertility_by_source": "tokenloom.fertility.report",
+    "ReportConfig": "tokenloom.fertility.report",
+    "write_report": "tokenloom.fertility.report",
+    "REPORT_COLUMNS": "tokenloom.fertility.report",
+}
+
+__all__ = list(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tokenloom.fertility' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,296 @@
+"""Pure fertility metrics: per-text counts, then per-slice aggregates with bootstrap intervals.
+
+Per text (:func:`count_text`, the clear reference; :func:`count_batch`, the vectorized fast path used by
+reports — tests check they agree):
+
+- tokens, characters (code points), UTF-8 bytes, words, byte-fallback tokens, unk tokens;
+- continued words: words that overlap two or more tokens (token-to-word alignment by code-point offsets;
+  a token ``[s, e)`` overlaps a word ``[ws, we)`` when ``s < we and e > ws``);
+- round-trip exact (``decode(encode(s)) == s``) and normalization-changed (``normalize(s) != s``) flags.
+
+Per slice (pure functions over per-text arrays):
+
+- fertility = Σ tokens / Σ words (Rust et al. 2021, "How Good is Your Tokenizer?", ACL), with a seeded
+  percentile bootstrap 95% interval over texts (:func:`bootstrap_ratio`);
+- proportion of continued words = Σ continued words / Σ words (Rust et al. 2021);
+- characters per token = Σ chars / Σ tokens, bytes per token = Σ bytes / Σ tokens;
+- byte-fallback rate = Σ byte-fallback tokens / Σ tokens; unk rate = Σ unk tokens / Σ tokens;
+- premium against a pivot on parallel text (Petrov et al. 2023, "Language Model Tokenizers Introduce
+  Unfairness Between Languages", NeurIPS): p_i = tokens(text_i in L) / tokens(text_i in pivot), mean and
+  median over aligned texts, bootstrap interval of the mean (:func:`premium_stats`); the cost it implies for a
+  sequence made of that text at fixed width: relative KV-cache bytes = premium (KV bytes grow linearly with
+  length), relative attention score work ≈ premium² (QKᵀ and AV grow with N²);
+- Rényi efficiency (Zouhar et al. 2023, "Tokenization and the Noiseless Channel", ACL):
+  H_α(p) / log|V| with H_α(p) = log(Σ_i p_i^α) / (1 − α), α = 2.5, p the unigram distribution of token ids
+  in the slice and |V| the vocabulary size (:func:`renyi_efficiency`).
+
+The bootstrap is deterministic: resampling indices come from ``numpy.random.default_rng(seed)`` and depend
+only on (number of texts, seed, n_boot), so parallel slices of equal size share them (a paired bootstrap).
+This module imports numpy only; no tokenizer, no pandas, no torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+
+__all__ = [
+    "BatchCounts",
+    "TextCounts",
+    "bootstrap_indices",
+    "bootstrap_ratio",
+    "bootstrap_sums",
+    "continued_words",
+    "count_batch",
+    "count_text",
+    "premium_stats",
+    "renyi_efficiency",
+]
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class TextCounts:
+    """Counts for one text under one tokenizer."""
+
+    tokens: int  # number of token ids
+    chars: int  # code points of the text
+    bytes: int  # UTF-8 bytes of the text
+    words: int  # word-like segments (from the segmenter)
+    continued: int  # words overlapping two or more tokens
+    byte_fallback: int  # tokens whose id is a byte-fallback piece <0x00>..<0xFF>
+    unk: int  # tokens equal to the unk id
+    roundtrip_exact: bool  # decode(encode(text)) == text
+    normalization_changed: bool  # tokenizer.normalize(text) != text
+
+
+def continued_words(word_spans: Sequence[Span], offsets: Sequence[Span]) -> int:
+    """Words overlapping two or more tokens (reference: a loop over words and tokens)."""
+    n = 0
+    for ws, we in word_spans:
+        overlapping = sum(1 for s, e in offsets if s < we and e > ws)
+        n += overlapping >= 2
+    return n
+
+
+def count_text(
+    text: str,
+    ids: Sequence[int],
+    offsets: Sequence[Span],
+    word_spans: Sequence[Span],
+    *,
+    byte_fallback_ids: Collection[int] = frozenset(),
+    unk_id: int | None = None,
+    decoded: str | None = None,
+    normalized: str | None = None,
+) -> TextCounts:
+    """Counts of one text: the reference implementation every fast path is tested against.
+
+    ``decoded`` is ``decode(ids)`` and ``normalized`` the tokenizer's normalization of ``text``; when
+    omitted, the text is taken as round-tripping / unchanged.
+    """
+    if len(ids) != len(offsets):
+        raise ValueError(f"{len(ids)} ids but {len(offsets)} offsets; pass the offsets of the same encoding")
+    return TextCounts(
+        tokens=len(ids),
+        chars=len(text),
+        bytes=len(text.encode("utf-8")),
+        words=len(word_spans),
+        continued=continued_words(word_spans, offsets),
+        byte_fallback=sum(1 for i in ids if i in byte_fallback_ids),
+        unk=sum(1 for i in ids if unk_id is not None and i == unk_id),
+        roundtrip_exact=decoded is None or decoded == text,
+        normalization_changed=normalized is not None and normalized != text,
+    )
+
+
+@dataclass(frozen=True)
+class BatchCounts:
+    """Per-text count arrays for a batch of texts under one tokenizer (int64, one entry per text)."""
+
+    tokens: np.ndarray
+    continued: np.ndarray
+    byte_fallback: np.ndarray
+    unk: np.ndarray
+    id_counts: np.ndarray  # occurrences of each token id in the batch, length >= vocab size
+
+
+def _flat_spans(spans: Sequence[Sequence[Span]], lengths: np.ndarray, bases: np.ndarray) -> np.ndarray:
+    """Concatenate per-text spans into global coordinates: [total, 2] (start, end) + base of each text."""
+    total = int(lengths.sum())
+    flat = np.fromiter(chain.from_iterable(chain.from_iterable(spans)), dtype=np.int64, count=2 * total)
+    flat = flat.reshape(total, 2)  # [total, 2]
+    flat += np.repeat(bases, lengths)[:, None]  # [total, 1] broadcast over (start, end)
+    return flat
+
+
+def count_batch(
+    texts: Sequence[str],
+    ids: Sequence[Sequence[int]],
+    offsets: Sequence[Sequence[Span]],
+    word_spans: Sequence[Sequence[Span]],
+    *,
+    vocab_size: int,
+    byte_fallback_ids: Collection[int] = frozenset(),
+    unk_id: int | None = None,
+) -> BatchCounts:
+    """Vectorized per-text token / continued-word / fallback / unk counts and the id histogram.
+
+    Texts are laid end to end in one coordinate space (text j starts at ``bases[j]``, one position after the
+    end of text j-1), so one ``searchsorted`` aligns every word with the tokens of its own text: the tokens
+    overlapping ``[ws, we)`` are those with ``start < we`` minus those with ``end <= ws`` (``end >= start``
+    makes the second set a subset of the first). Equal to :func:`count_text` per text.
+    """
+    n = len(texts)
+    if not (len(ids) == len(offsets) == len(word_spans) == n):
+        raise ValueError("texts, ids, offsets and word_spans must have one entry per text")
+    tok_len = np.fromiter(map(len, ids), dtype=np.int64, count=n)
+    off_len = np.fromiter(map(len, offsets), dtype=np.int64, count=n)
+    if not np.array_equal(tok_len, off_len):
+        j = int(np.flatnonzero(tok_len != off_len)[0])
+        raise ValueError(f"text {j}: {tok_len[j]} ids but {off_len[j]} offsets")
+    word_len = np.fromiter(map(len, word_spans), dtype=np.int64, count=n)
+    chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+    bases = np.zeros(n, dtype=np.int64)
+    if n > 1:
+        bases[1:] = np.cumsum(chars + 1)[:-1]
+    total = int(tok_len.sum())
+    flat_ids = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=total)
+    tok_text = np.repeat(np.arange(n), tok_len)  # [total] text index of each token
+    tok = _flat_spans(offsets, tok_len, bases)  # [total, 2]
+    words = _flat_spans(word_spans, word_len, bases)  # [W, 2]
+    starts = np.sort(tok[:, 0])
+    ends = np.sort(tok[:, 1])
+    overlap = np.searchsorted(starts, words[:, 1], side="left") - np.searchsorted(
+        ends, words[:, 0], side="right"
+    )
+    word_text = np.repeat(np.arange(n), word_len)  # [W] text index of each word
+    continued = np.bincount(word_text, weights=overlap >= 2, minlength=n).astype(np.int64)
+    if byte_fallback_ids:
+        fb = np.isin(flat_ids, np.fromiter(byte_fallback_ids, dtype=np.int64))
+        byte_fallback = np.bincount(tok_text, weights=fb, minlength=n).astype(np.int64)
+    else:
+        byte_fallback = np.zeros(n, dtype=np.int64)
+    if unk_id is not None:
+        unk = np.bincount(tok_text, weights=flat_ids == unk_id, minlength=n).astype(np.int64)
+    else:
+        unk = np.zeros(n, dtype=np.int64)
+    id_counts = np.bincount(flat_ids, minlength=vocab_size)
+    return BatchCounts(
+        tokens=tok_len, continued=continued, byte_fallback=byte_fallback, unk=unk, id_counts=id_counts
+    )
+
+
+_CHUNK = 1 << 22  # resampled entries gathered at once (bounds bootstrap memory to ~32 MB per column)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_indices(n: int, n_boot: int, seed: int) -> np.ndarray:
+    idx = np.random.default_rng([seed, n]).integers(0, n, size=(n_boot, n), dtype=np.int64)
+    idx.flags.writeable = False
+    return idx
+
+
+def bootstrap_indices(n: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
+    """Resampling indices (with replacement) in chunks of rows, [rows, n] each, n_boot rows in all.
+
+    Deterministic in (n, n_boot, seed): one ``default_rng([seed, n])`` stream, drawn row-chunk by row-chunk
+    (chunks are cached for small n, where many slices of the same size share them).
+    """
+    if n * n_boot <= _CHUNK:
+        yield _cached_indices(n, n_boot, seed)
+        return
+    rng = np.random.default_rng([seed, n])
+    rows = max(1, _CHUNK // n)
+    for start in range(0, n_boot, rows):
+        yield rng.integers(0, n, size=(min(rows, n_boot - start), n), dtype=np.int64)
+
+
+def bootstrap_sums(values: np.ndarray, *, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
+    """[n_boot, k] column sums of ``values`` [n, k] over bootstrap resamples of its n rows."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim == 1:
+        values = values[:, None]  # [n] -> [n, 1]
+    n, k = values.shape
+    out = np.empty((n_boot, k), dtype=np.float64)
+    row = 0
+    for idx in bootstrap_indices(n, n_boot, seed):  # idx [rows, n]
+        out[row : row + len(idx)] = values[idx].sum(axis=1)  # [rows, n, k] -> [rows, k]
+        row += len(idx)
+    return out
+
+
+def _percentiles(values: np.ndarray, level: float) -> tuple[float, float]:
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return math.nan, math.nan
+    tail = (1.0 - level) / 2.0 * 100.0
+    lo, hi = np.percentile(values, [tail, 100.0 - tail])
+    return float(lo), float(hi)
+
+
+def bootstrap_ratio(
+    num: np.ndarray, den: np.ndarray, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float, float]:
+    """(Σnum / Σden, lo, hi): a ratio of sums and its percentile bootstrap interval over items.
+
+    Resamples of Σden = 0 are left out; NaN everywhere when Σden = 0.
+    """
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    total = den.sum()
+    if num.size == 0 or total == 0:
+        return math.nan, math.nan, math.nan
+    point = float(num.sum() / total)
+    if n_boot <= 0 or num.size == 1:
+        return point, point, point
+    sums = bootstrap_sums(np.stack([num, den], axis=1), n_boot=n_boot, seed=seed)  # [n_boot, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo, hi = _percentiles(sums[:, 0] / sums[:, 1], level)
+    return point, lo, hi
+
+
+def premium_stats(
+    tokens: np.ndarray, pivot_tokens: np.ndarray, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float, float, float, int]:
+    """(mean, median, lo, hi, pairs) of the per-text premium tokens / pivot_tokens (Petrov et al. 2023).
+
+    Pairs whose pivot has no tokens are left out (a premium is undefined there); ``pairs`` counts those
+    used. The interval is a percentile bootstrap of the mean. The pivot against itself gives exactly 1.
+    """
+    tokens = np.asarray(tokens, dtype=np.float64)
+    pivot_tokens = np.asarray(pivot_tokens, dtype=np.float64)
+    keep = pivot_tokens > 0
+    p = tokens[keep] / pivot_tokens[keep]
+    if p.size == 0:
+        return math.nan, math.nan, math.nan, math.nan, 0
+    mean = float(p.mean())
+    median = float(np.median(p))
+    if n_boot <= 0 or p.size == 1:
+        return mean, median, mean, mean, int(p.size)
+    sums = bootstrap_sums(p, n_boot=n_boot, seed=seed)  # [n_boot, 1]
+    lo, hi = _percentiles(sums[:, 0] / p.size, level)
+    return mean, median, lo, hi, int(p.size)
+
+
+def renyi_efficiency(id_counts: np.ndarray, *, vocab_size: int, alpha: float = 2.5) -> float:
+    """Rényi efficiency H_α(p) / log|V| of a token-id histogram (Zouhar et al. 2023); NaN when empty.
+
+    α = 1 is Shannon efficiency. A uniform distribution over the whole vocabulary gives 1.
+    """
+    counts = np.asarray(id_counts, dtype=np.float64)
+    total = counts.sum()
+    if total == 0 or vocab_size < 2:
+        return math.nan
+    p = counts[counts > 0] / total
+    if alpha == 1.0:
+        h = float(-(p * np.log(p)).sum())
+    else:
+        h = float(np.log(np.power(p, alpha).sum()) / (1.0 - alpha))
+    return h / math.log(vocab_size)

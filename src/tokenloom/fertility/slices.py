@@ -1,0 +1,144 @@
+"""Slices of a corpus: which report rows each text counts toward, and generated transliterated parts.
+
+Every input text belongs to several slices at once (the report is a tidy table, so users regroup freely):
+
+- ``("all", "all")``: every text read from the input (generated transliterations excluded);
+- its part's own slice: ``("language", "eng_Latn")``, a labelled ``("code_mixed", ...)`` /
+  ``("transliterated", ...)`` slice, or ``("code", "python")``;
+- ``("script", S)``: natural-language texts by script — the part's labelled script (``Deva``, ``Jpan``,
+  ``Hans``) or, when unlabelled, the dominant script of the text (:func:`tokenloom.text.unicode.dominant_script`);
+- ``("code_mixed", "<lang>_<S1>+<S2>")``: natural-language texts whose letters come from two or more
+  scripts, each holding at least ``mixed_min_share`` of the letters (so a stray acronym in a Hindi sentence
+  does not make it code-mixed; Japanese kana + Han and Korean Hangul + Han are one writing system each);
+- ``("transliterated", "<lang>_<Script>_Latn-translit")``: generated with ICU ``Any-Latin`` (optionally
+  then ``Latin-ASCII``) from each natural-language part not written in Latin; same ids, so it keeps its
+  alignment with the pivot.
+
+What it does not do: count tokens or words (``metrics``), or aggregate (``report``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tokenloom.errors import ConfigError
+from tokenloom.text.corpus import CorpusPart
+from tokenloom.text.unicode import dominant_script, letter_scripts, transliterate
+
+__all__ = ["Membership", "SliceConfig", "SliceKey", "memberships", "part_script", "translit_part"]
+
+SliceKey = tuple[str, str]  # (slice_kind, slice)
+_NO_TRANSLIT = frozenset({"Latn", "Zyyy", "Zinh", "Zzzz"})
+
+
+@dataclass(frozen=True)
+class SliceConfig:
+    """How texts are assigned to the generated slices."""
+
+    translit: bool = True  # generate <lang>_<Script>_Latn-translit slices from non-Latin language parts
+    translit_ascii: bool = False  # after Any-Latin, also apply Latin-ASCII (drops diacritics)
+    mixed_min_share: float = 0.1  # a script counts toward code-mixing when it holds >= this share of letters
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.mixed_min_share <= 0.5:
+            raise ConfigError(
+                f"SliceConfig.mixed_min_share must be in [0, 0.5] (a share of letters), got {self.mixed_min_share!r}"
+            )
+
+
+@dataclass
+class Membership:
+    """Texts of one part that count toward one slice: ``indices`` None means all of them."""
+
+    key: SliceKey
+    indices: list[int] | None
+    langs: Counter[str] = field(default_factory=Counter)  # language -> texts
+    scripts: Counter[str] = field(default_factory=Counter)  # script -> texts
+
+
+def _natural(part: CorpusPart) -> bool:
+    return part.slice_kind != "code"
+
+
+def part_script(part: CorpusPart, texts: Sequence[str]) -> list[str]:
+    """Script of every text: the part's label when it has one, else the text's dominant script."""
+    if part.script:
+        return [part.script] * len(texts)
+    return [dominant_script(t) for t in texts]
+
+
+def memberships(
+    part: CorpusPart, texts: Sequence[str], *, config: SliceConfig = SliceConfig()
+) -> list[Membership]:
+    """The slices the texts of ``part`` count toward (see the module docstring)."""
+    n = len(texts)
+    scripts = part_script(part, texts)
+    script_counts = Counter(scripts)
+    own = Membership((part.slice_kind, part.slice), None, Counter({part.lang: n}), script_counts)
+    if part.generated:
+        return [own]
+    out = [Membership(("all", "all"), None, Counter({part.lang: n}), script_counts), own]
+    if not _natural(part):
+        return out
+    by_script: dict[str, list[int]] = {}
+    for i, sc in enumerate(scripts):
+        by_script.setdefault(sc, []).append(i)
+    for sc, idx in by_script.items():
+        whole = len(idx) == n
+        out.append(
+            Membership(
+                ("script", sc),
+                None if whole else idx,
+                Counter({part.lang: len(idx)}),
+                Counter({sc: len(idx)}),
+            )
+        )
+    if part.slice_kind == "code_mixed":
+        return out
+    mixed: dict[str, list[int]] = {}
+    for i, text in enumerate(texts):
+        found = letter_scripts(text, min_share=config.mixed_min_share)
+        if len(found) >= 2:
+            mixed.setdefault("+".join(found), []).append(i)
+    for combo, idx in mixed.items():
+        out.append(
+            Membership(
+                ("code_mixed", f"{part.lang}_{combo}"),
+                idx,
+                Counter({part.lang: len(idx)}),
+                Counter({combo: len(idx)}),
+            )
+        )
+    return out
+
+
+def translit_part(
+    part: CorpusPart, texts: Sequence[str], ids: Sequence[Any], *, config: SliceConfig = SliceConfig()
+) -> tuple[CorpusPart, list[str]] | None:
+    """The generated ``<slice>_Latn-translit`` part of a non-Latin natural-language part, with its texts.
+
+    ``None`` when transliteration is off, the part is code / already transliterated / generated, or its
+    (labelled or most common) script is Latin or has no letters.
+    """
+    if not config.translit or part.generated or part.slice_kind not in ("language", "code_mixed"):
+        return None
+    if not texts:
+        return None
+    script = part.script or Counter(part_script(part, texts)).most_common(1)[0][0]
+    if script in _NO_TRANSLIT:
+        return None
+    out = transliterate(list(texts), ascii=config.translit_ascii)
+    frozen_ids = list(ids)
+    generated = replace(
+        part,
+        source=f"{part.source} (ICU Any-Latin{'; Latin-ASCII' if config.translit_ascii else ''})",
+        slice_kind="transliterated",
+        slice=f"{part.slice}_Latn-translit",
+        script="Latn",
+        generated=True,
+        loader=lambda: (out, frozen_ids),
+    )
+    return generated, out

@@ -1,0 +1,414 @@
+"""Read evaluation corpora into labelled parts: FLORES-style folders, JSONL / CSV / Parquet, code folders.
+
+What it reads (:func:`load_corpus`):
+
+- **FLORES-style files** ``<lang>_<Script>.txt`` (``eng_Latn.txt``, ``zho_Hans.txt``), one sentence per line.
+  Such files in one folder are *parallel* (line i of every file is the same sentence) when they all have
+  the same number of lines — or when most of them do, in which case a file that differs is an error
+  (``CorpusError`` naming it, its line count and the expected one). Folders whose files disagree
+  throughout (e.g. UDHR translations) are read as independent, non-parallel files. ``parallel=True``
+  makes any mismatch an error, ``parallel=False`` never aligns.
+- **Tables**: ``.jsonl`` / ``.csv`` / ``.parquet`` (via pandas) with a ``text`` column and optional
+  ``lang`` (``hin`` or ``hin_Deva``), ``script``, ``slice`` and ``id`` columns; rows sharing an ``id``
+  are aligned (parallel) across languages. A ``slice`` label containing ``translit`` is a transliterated
+  slice, one containing ``mixed`` a code-mixed slice, ``code`` a code slice; others name a language slice.
+- **Other text files** (``.txt``, ``.md``): one text per line, slice named after the file.
+- **Source files** (``.py``, ``.rs``, ...): one text per file, a ``code`` slice per programming language,
+  the language taken from the file extension.
+
+Bad input raises :class:`~tokenloom.errors.CorpusError` naming file and line: missing ``text`` column,
+empty file, null / non-string text, invalid JSON, undecodable bytes (or, with ``errors="replace"``,
+U+FFFD substitutions counted in :attr:`Corpus.stats`), mismatched line counts in a parallel folder.
+Nothing is dropped: blank lines are texts too (with no words and no tokens).
+
+Files are read lazily, one part at a time (:meth:`Corpus.texts`), so a report holds one language's texts at
+once; tables are read when loaded (their rows must be grouped). What it does not do: tokenize, segment
+words or transliterate (``tokenloom.fertility.slices`` generates transliterated slices).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from tokenloom.errors import CorpusError
+from tokenloom.text.sources import Errors, SourceStats, iter_lines, resolve_inputs
+
+__all__ = [
+    "CODE_EXTENSIONS",
+    "Corpus",
+    "CorpusPart",
+    "SliceKind",
+    "load_corpus",
+    "parse_lang_code",
+]
+
+logger = logging.getLogger(__name__)
+
+SliceKind = Literal["language", "code_mixed", "transliterated", "code"]
+
+# file extension -> programming language of a code slice
+CODE_EXTENSIONS: dict[str, str] = {
+    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".ts": "typescript",
+    ".tsx": "typescript", ".java": "java", ".kt": "kotlin", ".scala": "scala", ".c": "c", ".h": "c",
+    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".cs": "csharp", ".go": "go", ".rs": "rust",
+    ".rb": "ruby", ".php": "php", ".swift": "swift", ".sh": "shell", ".bash": "shell", ".sql": "sql",
+    ".r": "r", ".R": "r", ".jl": "julia", ".lua": "lua", ".pl": "perl", ".hs": "haskell", ".ml": "ocaml",
+    ".html": "html", ".css": "css", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
+}  # fmt: skip
+_TEXT_SUFFIXES = (".txt", ".md")
+_TABLE_SUFFIXES = (".jsonl", ".csv", ".parquet")
+ALL_SUFFIXES = _TEXT_SUFFIXES + _TABLE_SUFFIXES + tuple(CODE_EXTENSIONS)
+_LANG_CODE = re.compile(r"^([a-z]{2,3})_([A-Z][a-z]{3})(?:-[A-Za-z0-9-]+)?$")  # "acu_Latn-1": a variant
+
+
+def parse_lang_code(name: str) -> tuple[str, str] | None:
+    """``"hin_Deva"`` / ``"hin_Deva.txt"`` / ``"acu_Latn-1"`` -> ``("hin", "Deva")``; ``None`` otherwise."""
+    stem = name[: -len(".txt")] if name.endswith(".txt") else name
+    m = _LANG_CODE.match(stem)
+    return (m.group(1), m.group(2)) if m else None
+
+
+@dataclass(frozen=True)
+class CorpusPart:
+    """A group of texts sharing labels: one language file, one table group, one code language."""
+
+    source: str  # where the texts come from, as shown in reports and errors (a file or "FILE[lang=...]")
+    slice_kind: SliceKind  # which kind of slice the texts form
+    slice: str  # the slice label: "eng_Latn", "python", "hin_Deva_Latn-translit", a file stem
+    lang: str  # ISO 639 code ("eng"), a programming language for code, "und" when unknown
+    script: str | None  # ISO 15924 code ("Latn"); None = detect from the texts
+    align: str | None = None  # parallel group: texts of parts with the same align and id are the same content
+    generated: bool = False  # produced by tokenloom (e.g. ICU transliteration), not read from input
+    loader: Callable[[], tuple[list[str], list[Any]]] = field(
+        default=lambda: ([], []), repr=False, compare=False
+    )
+
+    def load(self) -> tuple[list[str], list[Any]]:
+        """(texts, ids) of this part; ids are line numbers for files, the ``id`` column for tables."""
+        return self.loader()
+
+
+@dataclass
+class Corpus:
+    """Labelled parts of an evaluation corpus, read lazily part by part (see the module docstring)."""
+
+    parts: list[CorpusPart]
+    errors: Errors = "strict"  # how undecodable bytes were / will be handled
+    stats: SourceStats = field(default_factory=SourceStats)  # replacement counts etc., updated as parts load
+
+    def __post_init__(self) -> None:
+        seen: Counter[tuple[str, str]] = Counter((p.slice_kind, p.slice) for p in self.parts)
+        dupes = [key for key, n in seen.items() if n > 1]
+        if dupes:
+            kind, name = dupes[0]
+            sources = [p.source for p in self.parts if (p.slice_kind, p.slice) == (kind, name)]
+            raise CorpusError(
+                f"slice {name!r} ({kind}) comes from more than one input: {', '.join(sources)}; "
+                "give each file its own language label or pass only one of them"
+            )
+
+    def __iter__(self) -> Iterator[CorpusPart]:
+        return iter(self.parts)
+
+    def __len__(self) -> int:
+        return len(self.parts)
+
+    @property
+    def slices(self) -> list[str]:
+        """Slice labels in order."""
+        return [p.slice for p in self.parts]
+
+    def texts(self, part: CorpusPart) -> tuple[list[str], list[Any]]:
+        """Load one part's (texts, ids)."""
+        return part.load()
+
+    @classmethod
+    def from_records(cls, records: Iterable[tuple[str, str]]) -> Corpus:
+        """An in-memory corpus from ``(source name, text)`` records, one part per source name.
+
+        A source name of the form ``<lang>_<Script>`` (optionally ``.txt``, or any path ending so) gives the
+        part its language and script; others are language ``"und"`` with the script detected.
+        """
+        groups: dict[str, list[str]] = {}
+        for source, text in records:
+            if not isinstance(text, str):
+                raise CorpusError(f"record from {source!r}: text must be a str, got {type(text).__name__}")
+            groups.setdefault(str(source), []).append(text)
+        parts = []
+        for source, texts in groups.items():
+            parsed = parse_lang_code(Path(source).name)
+            lang, script = parsed if parsed else ("und", None)
+            label = Path(source).name.removesuffix(".txt") or source
+            parts.append(
+                CorpusPart(
+                    source=source,
+                    slice_kind="language",
+                    slice=label,
+                    lang=lang,
+                    script=script,
+                    loader=_frozen(texts, list(range(1, len(texts) + 1))),
+                )
+            )
+        return cls(parts)
+
+
+def _frozen(texts: list[str], ids: list[Any]) -> Callable[[], tuple[list[str], list[Any]]]:
+    return lambda: (texts, ids)
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as f:
+        return sum(1 for _ in f)
+
+
+def _read_lines(path: Path, errors: Errors, stats: SourceStats) -> tuple[list[str], list[Any]]:
+    texts = list(iter_lines(path, errors=errors, stats=stats))
+    if not texts:
+        raise CorpusError(f"{path}: empty file (no lines); remove it or put text in it")
+    return texts, list(range(1, len(texts) + 1))
+
+
+def _decode(path: Path, data: bytes, errors: Errors, stats: SourceStats) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if errors == "strict":
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise CorpusError(
+                f"{path}: line {line} (byte offset {exc.start}): invalid UTF-8 "
+                f"(bytes {data[exc.start : exc.end].hex(' ')}: {exc.reason}); "
+                "pass errors='replace' (--errors replace) to substitute U+FFFD and count"
+            ) from None
+        text = data.decode("utf-8", errors="replace")
+        stats.replaced += text.count("\ufffd") - data.count("\ufffd".encode())
+        stats.replaced_lines += 1
+        if len(stats.replaced_where) < 10:
+            stats.replaced_where.append(str(path))
+    stats.files += 1
+    stats.bytes += len(data)
+    return text.removeprefix("\ufeff")
+
+
+def _read_table(path: Path, errors: Errors, stats: SourceStats) -> tuple[Any, int]:
+    """The table as a pandas DataFrame and the file line of its first row (for messages)."""
+    import pandas as pd
+
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        try:
+            df = pd.read_parquet(path)
+        except Exception as exc:  # pyarrow raises several types for corrupt files
+            raise CorpusError(f"{path}: cannot read as Parquet ({exc}); check the file") from None
+        return df, 0
+    data = path.read_bytes()
+    text = _decode(path, data, errors, stats)
+    if not text.strip():
+        raise CorpusError(f"{path}: empty file (no rows); remove it or put rows in it")
+    if suffix == ".jsonl":
+        rows = []
+        for number, line in enumerate(text.split("\n"), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CorpusError(
+                    f"{path}: line {number}: invalid JSON ({exc.msg} at column {exc.colno})"
+                ) from None
+            if not isinstance(row, dict):
+                raise CorpusError(
+                    f"{path}: line {number}: expected a JSON object with a 'text' key, got {row!r:.60}"
+                )
+            row["__line__"] = number
+            rows.append(row)
+        return pd.DataFrame(rows), 1
+    try:
+        df = pd.read_csv(io.StringIO(text), dtype=object, keep_default_na=False, na_values=[])
+    except Exception as exc:  # pandas.errors.ParserError and friends
+        raise CorpusError(f"{path}: cannot parse as CSV ({exc})") from None
+    return df, 2  # header is line 1
+
+
+def _table_parts(path: Path, errors: Errors, stats: SourceStats) -> list[CorpusPart]:
+    from tokenloom.text.unicode import dominant_script
+
+    df, first_line = _read_table(path, errors, stats)
+    if "text" not in df.columns:
+        cols = [c for c in df.columns if c != "__line__"]
+        raise CorpusError(f"{path}: no 'text' column (columns: {cols}); rename the text column to 'text'")
+    if len(df) == 0:
+        raise CorpusError(f"{path}: no rows; remove it or put rows in it")
+    lines = df["__line__"].tolist() if "__line__" in df.columns else [first_line + i for i in range(len(df))]
+    where = "line" if first_line else "row"
+    groups: dict[tuple[str, str, str, str], tuple[list[str], list[Any]]] = {}
+    has_id = "id" in df.columns
+    for i, row in enumerate(df.to_dict("records")):
+        text = row.get("text")
+        loc = f"{path}: {where} {lines[i] if first_line else i + 1}"
+        if not isinstance(text, str):
+            raise CorpusError(f"{loc}: 'text' must be a string, got {text!r}; fill or remove the row")
+        lang = _cell(row, "lang") or "und"
+        script = _cell(row, "script")
+        parsed = parse_lang_code(lang)
+        if parsed:
+            lang, script = parsed[0], script or parsed[1]
+        script = script or dominant_script(text)
+        label = _cell(row, "slice") or f"{lang}_{script}"
+        rid = row.get("id") if has_id else None
+        if has_id and (rid is None or (isinstance(rid, float) and rid != rid)):
+            raise CorpusError(f"{loc}: empty 'id'; give every row an id or drop the column")
+        texts, ids = groups.setdefault((lang, script, label, _kind(label)), ([], []))
+        texts.append(text)
+        ids.append(str(rid) if has_id else lines[i] if first_line else i + 1)
+    parts = []
+    for (lang, script, label, kind), (texts, ids) in groups.items():
+        parts.append(
+            CorpusPart(
+                source=f"{path}[{label}]",
+                slice_kind=kind,
+                slice=label,
+                lang=lang,
+                script=script,
+                align="table-ids" if has_id else None,
+                loader=_frozen(texts, ids),
+            )
+        )
+    return parts
+
+
+def _cell(row: dict[str, Any], key: str) -> str | None:
+    value = row.get(key)
+    if value is None or (isinstance(value, float) and value != value) or value == "":
+        return None
+    return str(value)
+
+
+def _kind(label: str) -> SliceKind:
+    low = label.lower()
+    if "translit" in low:
+        return "transliterated"
+    if "mixed" in low:
+        return "code_mixed"
+    if low == "code" or low.startswith("code-") or low.startswith("code_"):
+        return "code"
+    return "language"
+
+
+def _code_parts(files: list[Path], errors: Errors, stats: SourceStats) -> list[CorpusPart]:
+    by_lang: dict[str, list[Path]] = {}
+    for f in files:
+        by_lang.setdefault(CODE_EXTENSIONS[f.suffix], []).append(f)
+
+    def loader(paths: list[Path]) -> Callable[[], tuple[list[str], list[Any]]]:
+        def load() -> tuple[list[str], list[Any]]:
+            texts = ["\n".join(iter_lines(p, errors=errors, stats=stats)) for p in paths]
+            return texts, [str(p) for p in paths]
+
+        return load
+
+    return [
+        CorpusPart(
+            source=", ".join(str(p) for p in paths[:3])
+            + (f" (+{len(paths) - 3} more)" if len(paths) > 3 else ""),
+            slice_kind="code",
+            slice=lang,
+            lang=lang,
+            script=None,
+            loader=loader(paths),
+        )
+        for lang, paths in sorted(by_lang.items())
+    ]
+
+
+def _flores_parts(
+    folder: Path, files: list[Path], parallel: bool | None, errors: Errors, stats: SourceStats
+) -> list[CorpusPart]:
+    counts = {f: _count_lines(f) for f in files}
+    for f, n in counts.items():
+        if n == 0:
+            raise CorpusError(f"{f}: empty file (no lines); remove it or put text in it")
+    common, n_common = Counter(counts.values()).most_common(1)[0]
+    aligned = False
+    if parallel is not False and len(files) > 1:
+        if n_common == len(files):
+            aligned = True
+        elif parallel or n_common * 2 > len(files):
+            bad = next(f for f, n in counts.items() if n != common)
+            ref = next(f for f, n in counts.items() if n == common)
+            first_missing = min(counts[bad], common) + 1
+            raise CorpusError(
+                f"parallel folder {folder}: {bad.name} has {counts[bad]} lines but {ref.name} (and "
+                f"{n_common - 1} other files) have {common}; line {first_missing} has no counterpart. "
+                "In a FLORES-style folder line i of every file is the same sentence: fix or remove "
+                f"{bad.name}, or pass parallel=False to read the files independently"
+            )
+        else:
+            logger.info("%s: line counts differ across files; reading them as non-parallel", folder)
+    align = str(folder.resolve()) if aligned or (parallel is not False and len(files) == 1) else None
+
+    def loader(path: Path) -> Callable[[], tuple[list[str], list[Any]]]:
+        return lambda: _read_lines(path, errors, stats)
+
+    parts = []
+    for f in files:
+        lang, script = parse_lang_code(f.name)  # type: ignore[misc]
+        parts.append(
+            CorpusPart(
+                source=str(f), slice_kind="language", slice=f.stem, lang=lang, script=script,
+                align=align, loader=loader(f),
+            )
+        )  # fmt: skip
+    return parts
+
+
+def load_corpus(
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    errors: Errors = "strict",
+    parallel: bool | None = None,
+) -> Corpus:
+    """Find and label the parts of a corpus (files are read later, part by part; tables now).
+
+    ``inputs``: files, folders (searched recursively) and globs. ``errors``: ``"strict"`` raises on invalid
+    UTF-8, ``"replace"`` substitutes U+FFFD and counts in ``corpus.stats``. ``parallel``: ``None`` decides
+    per folder from the line counts (see the module docstring), ``True`` requires FLORES-style files of one
+    folder to be parallel, ``False`` never aligns them.
+    """
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    stats = SourceStats()
+    files = resolve_inputs(inputs, suffixes=ALL_SUFFIXES)
+    flores: dict[Path, list[Path]] = {}
+    code: list[Path] = []
+    parts: list[CorpusPart] = []
+    for f in files:
+        if f.suffix == ".txt" and parse_lang_code(f.name):
+            flores.setdefault(f.parent, []).append(f)
+        elif f.suffix in CODE_EXTENSIONS:
+            code.append(f)
+        elif f.suffix.lower() in _TABLE_SUFFIXES:
+            parts.extend(_table_parts(f, errors, stats))
+        else:
+            if f.stat().st_size == 0:
+                raise CorpusError(f"{f}: empty file (no lines); remove it or put text in it")
+            parts.append(
+                CorpusPart(
+                    source=str(f), slice_kind="language", slice=f.stem, lang="und", script=None,
+                    loader=(lambda p: lambda: _read_lines(p, errors, stats))(f),
+                )
+            )  # fmt: skip
+    for folder, group in flores.items():
+        parts.extend(_flores_parts(folder, group, parallel, errors, stats))
+    parts.extend(_code_parts(code, errors, stats))
+    if not parts:
+        raise CorpusError(f"no texts found in {inputs!r}; pass .txt, .jsonl, .csv, .parquet or source files")
+    return Corpus(parts, errors=errors, stats=stats)

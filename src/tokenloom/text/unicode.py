@@ -1,0 +1,286 @@
+"""Unicode analysis of text: scripts, ICU word segmentation, transliteration to Latin.
+
+What it does:
+
+- **Scripts**: the Unicode Script property of each character (ICU ``icu.Script``), with Common (``Zyyy``)
+  and Inherited (``Zinh``) characters resolved to their neighbours (an inherited mark takes the script of
+  the character it follows; a common character the script before it, else the one after it); the
+  dominant script of a text; the set of scripts its *letters* come from (for code-mixed detection).
+- **Words**: word-like segments by ICU word boundaries (``BreakIterator.createWordInstance``, locale from
+  the language code), keeping only segments whose rule status is a number, letter, kana or ideograph
+  (spaces, punctuation and emoji are not words). ICU segments Chinese, Japanese, Thai, Khmer, Lao and
+  Burmese with its dictionaries. ICU reports boundaries as UTF-16 offsets; they are converted to code-point
+  offsets here, so non-BMP text (emoji, supplementary-plane scripts) is counted correctly.
+  The segmenter is pluggable (:class:`Segmenter`); its ``name`` is recorded in fertility reports.
+- **Transliteration** with ICU ``Any-Latin``, then optionally ``Latin-ASCII``.
+
+What it does not do: tokenization, corpus reading, normalization policy (the tokenizer owns that).
+``icu`` is imported on first use, not at import time. This module never imports torch or pandas.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+__all__ = [
+    "IcuWordSegmenter",
+    "Segmenter",
+    "WhitespaceSegmenter",
+    "char_scripts",
+    "count_words",
+    "dominant_script",
+    "get_segmenter",
+    "letter_scripts",
+    "script_of",
+    "transliterate",
+    "utf16_to_codepoints",
+    "word_spans",
+]
+
+Span = tuple[int, int]
+
+COMMON = "Zyyy"  # ICU short name of the Common script (spaces, digits, punctuation, emoji)
+INHERITED = "Zinh"  # ICU short name of the Inherited script (combining marks)
+UNKNOWN = "Zzzz"  # unassigned code points
+_NEUTRAL = frozenset({COMMON, INHERITED, UNKNOWN})
+
+# ICU word-break rule statuses: [0, 100) none (spaces, punctuation, emoji); 100.. number, 200.. letter,
+# 300.. kana, 400.. ideograph (UBRK_WORD_* in ubrk.h). A segment is a word when its status is >= 100.
+_WORD_STATUS_MIN = 100
+
+
+def _icu() -> Any:
+    import icu  # PyICU (pyicu-wheels); imported lazily
+
+    return icu
+
+
+@functools.lru_cache(maxsize=65536)
+def _script_cp(cp: int) -> str:
+    return _icu().Script.getScript(cp).getShortName()
+
+
+def script_of(char: str) -> str:
+    """ISO 15924 code of one character's Unicode Script property, e.g. ``"Deva"``, ``"Zyyy"`` (common).
+
+    >>> script_of("क"), script_of("a"), script_of(" ")
+    ('Deva', 'Latn', 'Zyyy')
+    """
+    if len(char) != 1:
+        raise ValueError(f"script_of takes one character, got {char!r}")
+    return _script_cp(ord(char))
+
+
+def char_scripts(text: str) -> list[str]:
+    """Script of every character of ``text`` with Common / Inherited resolved to their neighbours.
+
+    Inherited marks take the resolved script of the preceding character; Common characters take the
+    nearest real script before them, else the nearest one after them; a text with no real script keeps
+    ``"Zyyy"`` (``"Zinh"`` for a lone mark).
+    """
+    raw = [_script_cp(ord(ch)) for ch in text]
+    out = list(raw)
+    last: str | None = None
+    pending: list[int] = []  # leading neutral positions waiting for the first real script
+    for i, sc in enumerate(raw):
+        if sc in _NEUTRAL:
+            if last is not None:
+                out[i] = last
+            else:
+                pending.append(i)
+        else:
+            if last is None:
+                for j in pending:
+                    out[j] = sc
+                pending.clear()
+            last = sc
+    return out
+
+
+def _letter_counts(text: str) -> Counter[str]:
+    """Letters per script, with Japanese and Korean script combinations merged into ``Jpan`` / ``Kore``."""
+    counts = Counter(_script_cp(ord(ch)) for ch in text if ch.isalpha())
+    for sc in _NEUTRAL:
+        counts.pop(sc, None)
+    for family, members in _FAMILIES:
+        present = set(counts) & members
+        if len(present) >= 2 or (family == "Jpan" and present & {"Hira", "Kana"}):
+            counts[family] = sum(counts.pop(sc) for sc in present)
+    return counts
+
+
+# Writing systems that mix scripts by design are not code-mixing: Japanese writes Han, Hiragana and
+# Katakana together (any kana makes it Japanese), Korean may write Hangul with Han.
+_FAMILIES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("Jpan", frozenset({"Hani", "Hira", "Kana"})),
+    ("Kore", frozenset({"Hang", "Hani"})),
+)
+
+
+def dominant_script(text: str, *, default: str = COMMON) -> str:
+    """The script most of the text's letters are written in; ties go to the first seen.
+
+    Japanese (kana, with or without Han) is ``"Jpan"``, Hangul with Han ``"Kore"``, Han alone ``"Hani"``.
+    A text without letters falls back to its other characters; ``default`` when none has a real script.
+    """
+    counts = _letter_counts(text)
+    if not counts:
+        counts = Counter(_script_cp(ord(ch)) for ch in text)
+        for sc in _NEUTRAL:
+            counts.pop(sc, None)
+    if not counts:
+        return default
+    return max(counts, key=counts.__getitem__)  # Counter keeps first-seen order: ties go to the first
+
+
+def letter_scripts(text: str, *, min_share: float = 0.0) -> tuple[str, ...]:
+    """Sorted scripts of the text's letters, each holding at least ``min_share`` of its letters.
+
+    Japanese (Han + Hiragana + Katakana) and Korean (Hangul + Han) combinations are reported as one
+    writing system, ``"Jpan"`` / ``"Kore"``, so that they do not count as code-mixing.
+    """
+    counts = _letter_counts(text)
+    total = sum(counts.values())
+    if not total:
+        return ()
+    return tuple(sorted(sc for sc, n in counts.items() if n / total >= min_share))
+
+
+def utf16_to_codepoints(text: str) -> list[int] | None:
+    """Map UTF-16 offsets of ``text`` to code-point offsets; ``None`` when the text is all BMP (identity).
+
+    The list has ``len(utf16) + 1`` entries; an offset inside a surrogate pair maps to the code point that
+    pair encodes.
+    """
+    if not text or max(text) <= "\uffff":
+        return None
+    table: list[int] = []
+    for i, ch in enumerate(text):
+        table.append(i)
+        if ord(ch) > 0xFFFF:
+            table.append(i)
+    table.append(len(text))
+    return table
+
+
+@runtime_checkable
+class Segmenter(Protocol):
+    """Finds the word-like segments of a text. ``name`` is recorded in reports."""
+
+    name: str
+
+    def word_spans(self, text: str, lang: str | None = None) -> list[Span]:
+        """[start, end) code-point spans of the words of ``text``, in order."""
+        ...
+
+
+class IcuWordSegmenter:
+    """ICU word boundaries, keeping number / letter / kana / ideograph segments (not spaces, punctuation).
+
+    One ``BreakIterator`` per locale and thread is cached. ``lang`` is an ISO 639 code (``"tha"``,
+    ``"th"``) or a ``<lang>_<Script>`` code; ``None`` uses the root locale. Dictionary-based segmentation
+    (Chinese, Japanese, Thai, Khmer, Lao, Burmese) is chosen by ICU from the characters themselves.
+    """
+
+    def __init__(self) -> None:
+        self.name = f"icu-{_icu().ICU_VERSION}"
+        self._local = threading.local()
+
+    def _iterator(self, lang: str | None) -> Any:
+        cache: dict[str, Any] = self._local.__dict__.setdefault("cache", {})
+        key = (lang or "").split("_")[0]
+        it = cache.get(key)
+        if it is None:
+            icu = _icu()
+            it = icu.BreakIterator.createWordInstance(icu.Locale(key) if key else icu.Locale.getRoot())
+            cache[key] = it
+        return it
+
+    def word_spans(self, text: str, lang: str | None = None) -> list[Span]:
+        if not text:
+            return []
+        it = self._iterator(lang)
+        it.setText(text)
+        spans: list[Span] = []
+        prev = 0
+        status = it.getRuleStatus
+        for boundary in it:  # UTF-16 offsets of the boundaries after position 0
+            if status() >= _WORD_STATUS_MIN:
+                spans.append((prev, boundary))
+            prev = boundary
+        table = utf16_to_codepoints(text)
+        if table is not None:
+            spans = [(table[s], table[e]) for s, e in spans]
+        return spans
+
+
+class WhitespaceSegmenter:
+    """Words = maximal runs of word characters (regex ``\\w+``): a baseline for space-delimited languages.
+
+    It does not segment Chinese, Japanese, Thai, Khmer, Lao or Burmese (a whole run is one word).
+    """
+
+    name = "whitespace"
+    _WORD = re.compile(r"\w+")
+
+    def word_spans(self, text: str, lang: str | None = None) -> list[Span]:
+        return [m.span() for m in self._WORD.finditer(text)]
+
+
+SegmenterName = Literal["icu", "whitespace"]
+
+
+@functools.cache
+def _named_segmenter(name: str) -> Segmenter:
+    if name == "icu":
+        return IcuWordSegmenter()
+    if name == "whitespace":
+        return WhitespaceSegmenter()
+    raise ValueError(f"unknown segmenter {name!r}; choose 'icu' or 'whitespace', or pass a Segmenter object")
+
+
+def get_segmenter(segmenter: SegmenterName | Segmenter = "icu") -> Segmenter:
+    """A segmenter by name (``"icu"``, ``"whitespace"``) or the given object when it is one already."""
+    if isinstance(segmenter, str):
+        return _named_segmenter(segmenter)
+    if not isinstance(segmenter, Segmenter):
+        raise TypeError(f"segmenter must be 'icu', 'whitespace' or a Segmenter object, got {segmenter!r}")
+    return segmenter
+
+
+def word_spans(
+    text: str, *, lang: str | None = None, segmenter: SegmenterName | Segmenter = "icu"
+) -> list[Span]:
+    """[start, end) code-point spans of the word-like segments of ``text``."""
+    return get_segmenter(segmenter).word_spans(text, lang)
+
+
+def count_words(text: str, *, lang: str | None = None, segmenter: SegmenterName | Segmenter = "icu") -> int:
+    """Number of word-like segments of ``text`` (see :func:`word_spans`)."""
+    return len(get_segmenter(segmenter).word_spans(text, lang))
+
+
+@functools.lru_cache(maxsize=4)
+def _transliterator(ascii_only: bool) -> Any:
+    icu = _icu()
+    return icu.Transliterator.createInstance("Any-Latin; Latin-ASCII" if ascii_only else "Any-Latin")
+
+
+_translit_lock = threading.Lock()  # an ICU Transliterator must not be used by two threads at once
+
+
+def transliterate(texts: str | Sequence[str], *, ascii: bool = False) -> Any:
+    """Transliterate to Latin with ICU ``Any-Latin`` (then ``Latin-ASCII`` when ``ascii``).
+
+    Takes one string (returns one string) or a sequence of strings (returns a list).
+    """
+    tr = _transliterator(bool(ascii))
+    with _translit_lock:
+        if isinstance(texts, str):
+            return tr.transliterate(texts)
+        return [tr.transliterate(t) for t in texts]
