@@ -1,0 +1,336 @@
+"""``Tokenizer``: one interface over a Hugging Face ``tokenizers`` pipeline or a sentencepiece model.
+
+What it does: encode / decode / batch encode / offsets / tokens / normalization / losslessness check over
+either engine; :meth:`Tokenizer.save` writes a folder (``tokenizer.json``, plus ``tokenizer.model`` for
+sentencepiece, plus ``tokenloom.json`` with the training record) atomically; :func:`load_tokenizer` reads
+our folder, any ``tokenizer.json`` or any sentencepiece ``.model``, turning every engine failure (including
+Rust panics) into :class:`~tokenloom.errors.TokenizerError`.
+
+A sentencepiece tokenizer is saved with an exported ``tokenizer.json`` too (see ``_hf_build.export_spm``);
+before writing, the export is checked id-for-id against sentencepiece on the training sample kept by the
+trainer plus built-in probe strings, and the save fails with ``TokenizerError`` on any difference.
+
+Losslessness: with normalization "none" and byte fallback, ``decode(encode(s)) == s`` for any string,
+except that the meta-symbol U+2581 ``▁`` in the input stands for a space in both engines and decodes as
+``" "``. :meth:`Tokenizer.is_lossless` tells, per text, whether the round trip is exact.
+Offsets are ``[start, end)`` in code points of the input; the byte pieces of one character all carry
+that character's span.
+
+What it does not do: train (``train.py``) or read corpora (``sources.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from tokenloom.errors import TokenizerError
+
+__all__ = ["Tokenizer", "load_tokenizer"]
+
+log = logging.getLogger(__name__)
+
+Engine = Literal["hf", "sentencepiece"]
+Offsets = list[tuple[int, int]]
+
+_BYTE_RE = re.compile(r"^<0x[0-9A-F]{2}>$")
+_HF_ALGOS = {"BPE": "bpe", "Unigram": "unigram", "WordPiece": "wordpiece"}
+PROBES: tuple[str, ...] = (
+    "",
+    " ",
+    "  two  spaces  ",
+    "tab\there\r\nCRLF\x00NUL\x7f",
+    "e\u0301 \u0301 combining",
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467 family emoji",
+    "\u13a0\u13a1 Cherokee, \ua500 Vai, \U0001e900 Adlam",
+    "<s> </s> <unk> <pad> <0x41> literal specials",
+    "mixed हिन्दी and 中文 and العربية",
+)
+
+
+def _panic_safe(what: str, func: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call an engine function; any failure (Rust panics derive from BaseException) → TokenizerError."""
+    try:
+        return func(*args, **kwargs)
+    except (KeyboardInterrupt, SystemExit, TokenizerError):
+        raise
+    except BaseException as exc:  # pyo3 PanicException is a BaseException
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TokenizerError(f"{what}: {first}") from None
+
+
+def _byte_runs_fix(ids: Sequence[int], offsets: Offsets, text: str, byte_ids: frozenset[int]) -> Offsets:
+    """Give every byte piece the span of the one character its byte belongs to (engines differ here)."""
+    out = list(offsets)
+    i = 0
+    while i < len(ids):
+        if ids[i] not in byte_ids:
+            i += 1
+            continue
+        j = i
+        while j < len(ids) and ids[j] in byte_ids:
+            j += 1
+        start = min(s for s, _ in offsets[i:j])
+        end = max(e for _, e in offsets[i:j])
+        lengths = [len(ch.encode("utf-8")) for ch in text[start:end]]
+        if sum(lengths) == j - i:
+            k = i
+            for pos, n in enumerate(lengths, start=start):
+                for _ in range(n):
+                    out[k] = (pos, pos + 1)
+                    k += 1
+        else:  # normalization changed the text: every piece of the run gets the run's span
+            out[i:j] = [(start, end)] * (j - i)
+        i = j
+    return out
+
+
+class Tokenizer:
+    """A trained or loaded tokenizer over the ``hf`` or ``sentencepiece`` engine (see module docstring).
+
+    Attributes: ``name``, ``engine``, ``algorithm`` ("bpe" | "unigram" | "wordpiece" | "unknown"),
+    ``vocab_size``, ``byte_fallback_ids`` (ids of the 256 ``<0xNN>`` pieces; empty when none), ``unk_id``,
+    ``record`` (the ``tokenloom.json`` content: config, corpus statistics; empty for foreign files).
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        engine: Engine,
+        hf: Any = None,
+        sp: Any = None,
+        sp_model: bytes | None = None,
+        record: dict[str, Any] | None = None,
+        verify_texts: Sequence[str] = (),
+    ) -> None:
+        if engine == "hf" and hf is None:
+            raise ValueError("engine 'hf' needs a tokenizers.Tokenizer")
+        if engine == "sentencepiece" and (sp is None or sp_model is None):
+            raise ValueError("engine 'sentencepiece' needs a SentencePieceProcessor and its model bytes")
+        self.name = name
+        self.engine: Engine = engine
+        self._hf = hf  # for sentencepiece: the export, built lazily by hf_export()
+        self._sp = sp
+        self._sp_model = sp_model
+        self.record: dict[str, Any] = dict(record or {})
+        self._verify_texts = list(verify_texts)
+        if engine == "sentencepiece":
+            from tokenloom.text._spm_proto import read_spec
+
+            self._spec = _panic_safe("cannot read the sentencepiece model", read_spec, sp_model)
+            self.algorithm = (
+                self._spec.model_type if self._spec.model_type in ("bpe", "unigram") else "unknown"
+            )
+            self.vocab_size = int(sp.get_piece_size())
+            self.byte_fallback_ids = frozenset(i for i in range(self.vocab_size) if sp.is_byte(i))
+            unk = int(sp.unk_id())
+            self.unk_id: int | None = unk if 0 <= unk < self.vocab_size else None
+        else:
+            model = json.loads(hf.to_str())["model"]
+            self.algorithm = _hf_algorithm(model.get("type"))
+            self.vocab_size = int(hf.get_vocab_size(with_added_tokens=True))
+            if model.get("byte_fallback"):
+                vocab = hf.get_vocab(with_added_tokens=False)
+                found = {p: i for p, i in vocab.items() if _BYTE_RE.match(p)}
+                self.byte_fallback_ids = frozenset(found.values()) if len(found) == 256 else frozenset()
+            else:
+                self.byte_fallback_ids = frozenset()
+            unk_token = model.get("unk_token")
+            if model.get("type") == "Unigram":
+                self.unk_id = model.get("unk_id")
+            else:
+                self.unk_id = hf.token_to_id(unk_token) if unk_token else None
+
+    # ---------------------------------------------------------------- encoding
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` (no BOS/EOS or other post-processing)."""
+        if self.engine == "sentencepiece":
+            return list(self._sp.encode(text))
+        return list(self._hf.encode(text, add_special_tokens=False).ids)
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text, encoded in parallel by the engine."""
+        texts = list(texts)
+        if self.engine == "sentencepiece":
+            return [list(ids) for ids in self._sp.encode(texts)] if texts else []
+        return [list(e.ids) for e in self._hf.encode_batch(texts, add_special_tokens=False)]
+
+    def encode_with_offsets(self, text: str) -> tuple[list[int], Offsets]:
+        """Ids and per-token ``[start, end)`` code-point offsets into ``text`` (see module docstring)."""
+        return self.encode_batch_with_offsets([text])[0]
+
+    def encode_batch_with_offsets(self, texts: Sequence[str]) -> list[tuple[list[int], Offsets]]:
+        """:meth:`encode_with_offsets` for many texts."""
+        texts = list(texts)
+        out: list[tuple[list[int], Offsets]] = []
+        if self.engine == "sentencepiece":
+            raw = [self._sp.encode(t, out_type="offset_mapping") for t in texts]
+            pairs = [(list(r["ids"]), [tuple(o) for o in r["offsets"]]) for r in raw]
+        else:
+            encs = self._hf.encode_batch(texts, add_special_tokens=False)
+            pairs = [(list(e.ids), [tuple(o) for o in e.offsets]) for e in encs]
+        for text, (ids, offsets) in zip(texts, pairs, strict=True):
+            if self.byte_fallback_ids:
+                offsets = _byte_runs_fix(ids, offsets, text, self.byte_fallback_ids)
+            out.append((ids, offsets))
+        return out
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of ``ids``; byte pieces are joined back into UTF-8 (invalid sequences become U+FFFD)."""
+        ids = [int(i) for i in ids]
+        bad = [i for i in ids if not 0 <= i < self.vocab_size]
+        if bad:
+            raise TokenizerError(f"token id {bad[0]} is out of range for vocabulary size {self.vocab_size}")
+        if self.engine == "sentencepiece":
+            return str(self._sp.decode(ids))
+        return str(self._hf.decode(ids))
+
+    def tokens(self, text: str) -> list[str]:
+        """The token strings (pieces) of ``text``."""
+        if self.engine == "sentencepiece":
+            return list(self._sp.encode(text, out_type=str))
+        return list(self._hf.encode(text, add_special_tokens=False).tokens)
+
+    def normalize(self, text: str) -> str:
+        """``text`` after the tokenizer's normalization (NFC/NFKC/the model's rule), spaces kept as spaces.
+
+        For a lossless tokenizer this is what ``decode(encode(text))`` returns (U+2581 becomes a space).
+        """
+        if self.engine == "sentencepiece":
+            normalized = str(self._sp.normalize(text))
+        else:
+            normalizer = self._hf.normalizer
+            normalized = normalizer.normalize_str(text) if normalizer is not None else text
+        return normalized.replace("\u2581", " ")
+
+    def is_lossless(self, text: str) -> bool:
+        """True when ``decode(encode(text)) == text`` (false e.g. for U+2581 in the input, NFKC changes)."""
+        return self.decode(self.encode(text)) == text
+
+    def __repr__(self) -> str:
+        return (
+            f"Tokenizer(name={self.name!r}, engine={self.engine!r}, algorithm={self.algorithm!r}, "
+            f"vocab_size={self.vocab_size}, byte_fallback={bool(self.byte_fallback_ids)})"
+        )
+
+    # ---------------------------------------------------------------- export and save
+    def hf_export(self) -> Any:
+        """The ``tokenizers.Tokenizer`` (for sentencepiece: the exported equivalent, built once)."""
+        if self._hf is None:
+            from tokenloom.text._hf_build import export_spm
+
+            self._hf = export_spm(self._sp, self._spec)
+        return self._hf
+
+    def verify_export(self, texts: Sequence[str] | None = None) -> int:
+        """Check that the exported ``tokenizer.json`` encodes ``texts`` (default: the training sample and
+        built-in probes) id-for-id like sentencepiece; returns the number checked, TokenizerError otherwise."""
+        if self.engine != "sentencepiece":
+            return 0
+        hf = self.hf_export()
+        texts = list(PROBES) + (self._verify_texts if texts is None else list(texts))
+        expected = self._sp.encode(texts) if texts else []
+        got = hf.encode_batch(texts, add_special_tokens=False)
+        for number, (text, want, enc) in enumerate(zip(texts, expected, got, strict=True)):
+            if list(want) != list(enc.ids):
+                raise TokenizerError(
+                    f"exported tokenizer.json differs from sentencepiece on text #{number} {text[:80]!r}: "
+                    f"sentencepiece {list(want)[:20]} vs tokenizer.json {list(enc.ids)[:20]}; the export "
+                    "cannot be trusted, so nothing was saved (report this model and text as a bug)"
+                )
+        return len(texts)
+
+    def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+        """Write the tokenizer folder atomically; refuses an existing ``path`` unless ``overwrite``."""
+        from tokenloom._atomic import atomic_dir
+
+        path = Path(path)
+        record = dict(self.record)
+        with atomic_dir(path, overwrite=overwrite) as tmp:
+            if self.engine == "sentencepiece":
+                checked = self.verify_export()
+                record["export"] = {"verified_texts": checked, "identical": True}
+                assert self._sp_model is not None
+                (tmp / "tokenizer.model").write_bytes(self._sp_model)
+            (tmp / "tokenizer.json").write_text(self.hf_export().to_str(pretty=True), encoding="utf-8")
+            record.setdefault("format", "tokenloom-tokenizer/1")
+            record["engine"] = self.engine
+            record["algorithm"] = self.algorithm
+            record["vocab_size"] = self.vocab_size
+            (tmp / "tokenloom.json").write_text(
+                json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+            )
+        return path
+
+
+def _hf_algorithm(kind: Any) -> str:
+    return _HF_ALGOS.get(str(kind), "unknown")
+
+
+def _load_hf_file(path: Path, name: str, record: dict[str, Any] | None = None) -> Tokenizer:
+    from tokenizers import Tokenizer as HFTokenizer
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TokenizerError(f"{path}: not a tokenizer.json (not valid UTF-8 JSON: {exc})") from None
+    hf = _panic_safe(f"{path}: not a valid tokenizer.json", HFTokenizer.from_str, text)
+    return Tokenizer(name=name, engine="hf", hf=hf, record=record)
+
+
+def _load_sp_file(
+    path: Path, name: str, record: dict[str, Any] | None = None, hf_json: Path | None = None
+) -> Tokenizer:
+    import sentencepiece as spm
+
+    data = path.read_bytes()
+    if not data:
+        raise TokenizerError(f"{path}: empty file, not a sentencepiece model")
+    sp = spm.SentencePieceProcessor()
+    _panic_safe(f"{path}: not a valid sentencepiece model", sp.LoadFromSerializedProto, data)
+    if sp.get_piece_size() <= 0:
+        raise TokenizerError(f"{path}: sentencepiece model without pieces")
+    hf = None
+    if hf_json is not None and hf_json.is_file():
+        hf = _load_hf_file(hf_json, name)._hf
+    return Tokenizer(name=name, engine="sentencepiece", sp=sp, sp_model=data, hf=hf, record=record)
+
+
+def load_tokenizer(path: str | os.PathLike[str]) -> Tokenizer:
+    """Load our saved folder, any HF ``tokenizer.json`` or any sentencepiece ``.model`` file."""
+    path = Path(path)
+    if not path.exists():
+        raise TokenizerError(f"tokenizer path {str(path)!r} does not exist")
+    if path.is_dir():
+        record: dict[str, Any] = {}
+        meta = path / "tokenloom.json"
+        if meta.is_file():
+            try:
+                record = json.loads(meta.read_text(encoding="utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise TokenizerError(f"{meta}: corrupt tokenloom.json ({exc})") from None
+        model, hf_json = path / "tokenizer.model", path / "tokenizer.json"
+        if record.get("engine") == "sentencepiece" or (not record and model.is_file()):
+            if not model.is_file():
+                raise TokenizerError(
+                    f"{path}: tokenloom.json says sentencepiece but tokenizer.model is missing"
+                )
+            return _load_sp_file(model, path.name, record, hf_json)
+        if hf_json.is_file():
+            return _load_hf_file(hf_json, path.name, record)
+        raise TokenizerError(
+            f"{path}: no tokenizer.json or tokenizer.model in this folder; pass a saved tokenizer folder "
+            "or a tokenizer file"
+        )
+    with path.open("rb") as f:
+        head = f.read(64).lstrip()
+    if head.startswith(b"{"):
+        return _load_hf_file(path, path.stem)
+    return _load_sp_file(path, path.stem)
