@@ -43,7 +43,7 @@ from torch.autograd.function import once_differentiable
 
 from tokenloom.encoder.attention._common import Dims, causal_tile, check_inputs, mask_tile
 
-__all__ = ["DEFAULT_BLOCK_K", "DEFAULT_BLOCK_Q", "tiled_attention"]
+__all__ = ["DEFAULT_BLOCK_K", "DEFAULT_BLOCK_Q", "tiled_attention", "tiled_backward"]
 
 DEFAULT_BLOCK_Q = 256  # query rows per tile
 DEFAULT_BLOCK_K = 512  # key columns per tile
@@ -157,50 +157,87 @@ class _TiledAttention(torch.autograd.Function):
     def backward(ctx, grad_out):  # type: ignore[override]
         q, k, v, out, lse, *rest = ctx.saved_tensors
         mask4 = rest[0] if ctx.mask_is_tensor else None
-        dims: Dims = ctx.dims
-        ct = out.dtype
-        plan = _Plan(dims, ctx.causal, ctx.block_q, ctx.block_k)
-        q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, Hkv, G, N, D]
-        k5 = k.to(ct).unsqueeze(2)  # [B, Hkv, 1, M, D]
-        v5 = v.to(ct).unsqueeze(2)  # [B, Hkv, 1, M, Dv]
-        do5 = grad_out.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, Dv] -> [B, Hkv, G, N, Dv]
-        delta = (do5 * out).sum(dim=-1, keepdim=True)  # [B, Hkv, G, N, 1]
-        dq = torch.zeros_like(q5)
-        dk = torch.zeros(dims.B, dims.Hkv, dims.M, dims.D, dtype=ct, device=q.device)
-        dv = torch.zeros(dims.B, dims.Hkv, dims.M, dims.Dv, dtype=ct, device=q.device)
-        want_dmask = mask4 is not None and mask4.is_floating_point() and ctx.needs_input_grad[3]
-        dmask = torch.zeros(mask4.shape, dtype=ct, device=q.device) if want_dmask else None
-        for i0 in plan.q_tiles():
-            i1 = min(i0 + plan.bq, dims.N)
-            qt = q5[..., i0:i1, :]  # [B, Hkv, G, bq, D]
-            dot = do5[..., i0:i1, :]  # [B, Hkv, G, bq, Dv]
-            for j0 in plan.k_tiles(i0, i1):
-                j1 = min(j0 + plan.bk, dims.M)
-                s = _scores(plan, qt, k5, mask4, i0, i1, j0, j1)  # [B, Hkv, G, bq, bk]
-                p = s.sub_(lse[..., i0:i1, :]).exp_()  # normalized weights [B, Hkv, G, bq, bk]
-                dp = dot @ v5[..., j0:j1, :].transpose(-2, -1)  # [B, Hkv, G, bq, bk]
-                if ctx.dropout_p > 0.0:
-                    keep = _keep_tile(
-                        ctx.seed, plan.tile_index(i0, j0), tuple(p.shape), ctx.dropout_p, q.device
-                    )
-                    z = keep.to(ct).div_(1.0 - ctx.dropout_p)
-                    dv[..., j0:j1, :] += ((p * z).transpose(-2, -1) @ dot).sum(dim=2)  # [B, Hkv, bk, Dv]
-                    dp.mul_(z)
-                else:
-                    dv[..., j0:j1, :] += (p.transpose(-2, -1) @ dot).sum(dim=2)  # [B, Hkv, bk, Dv]
-                ds = p.mul_(dp.sub_(delta[..., i0:i1, :]))  # [B, Hkv, G, bq, bk]
-                dq[..., i0:i1, :] += (ds @ k5[..., j0:j1, :]).mul_(dims.scale)
-                dk[..., j0:j1, :] += (ds.transpose(-2, -1) @ qt).sum(dim=2).mul_(dims.scale)
-                if dmask is not None:
-                    _add_mask_grad(dmask, ds, dims, i0, i1, j0, j1)
-        grad_mask = None if dmask is None else dmask.to(mask4.dtype)
-        return (
-            dq.flatten(1, 2).to(q.dtype),  # [B, Hkv, G, N, D] -> [B, H, N, D]
-            dk.to(k.dtype),
-            dv.to(v.dtype),
-            grad_mask,
-            *([None] * 6),
+        grads = tiled_backward(
+            grad_out,
+            q,
+            k,
+            v,
+            out,
+            lse,
+            mask4,
+            ctx.dims,
+            causal=ctx.causal,
+            dropout_p=ctx.dropout_p,
+            seed=ctx.seed,
+            block_q=ctx.block_q,
+            block_k=ctx.block_k,
+            mask_grad=ctx.needs_input_grad[3],
         )
+        return (*grads, *([None] * 6))
+
+
+def tiled_backward(
+    grad_out: Tensor,
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    out: Tensor,
+    lse: Tensor,
+    mask4: Tensor | None,
+    dims: Dims,
+    *,
+    causal: bool,
+    dropout_p: float,
+    seed: int,
+    block_q: int,
+    block_k: int,
+    mask_grad: bool,
+) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+    """Gradients ``(dq, dk, dv, dmask)`` by per-tile recomputation from the saved output and row lse.
+
+    ``out`` is ``[B, Hkv, G, N, Dv]`` and ``lse`` ``[B, Hkv, G, N, 1]`` in the compute dtype (fp32/fp64),
+    with ``lse = +inf`` on rows that saw no key. Shared with the Triton path, whose forward kernel
+    writes the same two tensors.
+    """
+    ct = out.dtype
+    plan = _Plan(dims, causal, block_q, block_k)
+    q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
+    k5 = k.to(ct).unsqueeze(2)  # [B, Hkv, M, D] -> [B, Hkv, 1, M, D]
+    v5 = v.to(ct).unsqueeze(2)  # [B, Hkv, M, Dv] -> [B, Hkv, 1, M, Dv]
+    do5 = grad_out.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, Dv] -> [B, Hkv, G, N, Dv]
+    delta = (do5 * out).sum(dim=-1, keepdim=True)  # [B, Hkv, G, N, 1]
+    dq = torch.zeros_like(q5)
+    dk = torch.zeros(dims.B, dims.Hkv, dims.M, dims.D, dtype=ct, device=q.device)
+    dv = torch.zeros(dims.B, dims.Hkv, dims.M, dims.Dv, dtype=ct, device=q.device)
+    want_dmask = mask4 is not None and mask4.is_floating_point() and mask_grad
+    dmask = torch.zeros(mask4.shape, dtype=ct, device=q.device) if want_dmask else None
+    for i0 in plan.q_tiles():
+        i1 = min(i0 + plan.bq, dims.N)
+        qt = q5[..., i0:i1, :]  # [B, Hkv, G, bq, D]
+        dot = do5[..., i0:i1, :]  # [B, Hkv, G, bq, Dv]
+        for j0 in plan.k_tiles(i0, i1):
+            j1 = min(j0 + plan.bk, dims.M)
+            s = _scores(plan, qt, k5, mask4, i0, i1, j0, j1)  # [B, Hkv, G, bq, bk]
+            p = s.sub_(lse[..., i0:i1, :]).exp_()  # normalized weights [B, Hkv, G, bq, bk]
+            dp = dot @ v5[..., j0:j1, :].transpose(-2, -1)  # [B, Hkv, G, bq, bk]
+            if dropout_p > 0.0:
+                keep = _keep_tile(seed, plan.tile_index(i0, j0), tuple(p.shape), dropout_p, q.device)
+                z = keep.to(ct).div_(1.0 - dropout_p)
+                dv[..., j0:j1, :] += ((p * z).transpose(-2, -1) @ dot).sum(dim=2)  # [B, Hkv, bk, Dv]
+                dp.mul_(z)
+            else:
+                dv[..., j0:j1, :] += (p.transpose(-2, -1) @ dot).sum(dim=2)  # [B, Hkv, bk, Dv]
+            ds = p.mul_(dp.sub_(delta[..., i0:i1, :]))  # [B, Hkv, G, bq, bk]
+            dq[..., i0:i1, :] += (ds @ k5[..., j0:j1, :]).mul_(dims.scale)
+            dk[..., j0:j1, :] += (ds.transpose(-2, -1) @ qt).sum(dim=2).mul_(dims.scale)
+            if dmask is not None:
+                _add_mask_grad(dmask, ds, dims, i0, i1, j0, j1)
+    return (
+        dq.flatten(1, 2).to(q.dtype),  # [B, Hkv, G, N, D] -> [B, H, N, D]
+        dk.to(k.dtype),
+        dv.to(v.dtype),
+        None if dmask is None else dmask.to(mask4.dtype),
+    )
 
 
 def _add_mask_grad(dmask: Tensor, ds: Tensor, dims: Dims, i0: int, i1: int, j0: int, j1: int) -> None:
