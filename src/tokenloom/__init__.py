@@ -41,6 +41,11 @@ _LAZY: dict[str, str] = {
     "format_count": "tokenloom.costs",
     # encoder: attention (attention engineer)
     "attention": "tokenloom.encoder.attention",
+    # encoder: model, front ends, timm conversion (encoder-model engineer)
+    "Encoder": "tokenloom.encoder.model",
+    "TextEmbed": "tokenloom.encoder.model",
+    "ImageEmbed": "tokenloom.encoder.model",
+    "from_timm": "tokenloom.encoder.timm_compat",
 }
 
 __all__ = ["__version__", *_LAZY]
