@@ -1,0 +1,467 @@
+"""Image datasets, a DataLoader builder, and memory-mapped reading of preprocessed shards.
+
+* :func:`list_folder` / :func:`list_file` / :func:`list_csv` / :func:`list_items` turn a source into
+  sorted ``ImageItem(path, label)`` lists: a folder with class subfolders (like torchvision's ImageFolder;
+  files directly in the root get label -1), a text file with one path per line, or a CSV ``path,label``.
+* :class:`ImageDataset` decodes and transforms items; :class:`ShardDataset` reads the uint8 shards written
+  by :func:`tokenloom.vision.preprocess.preprocess` memory-mapped and feeds them to the same transforms.
+  Both yield ``(pixels [3, S, S], label)`` or, with ``output="patches"``, ``(tokens [N, K], label)``.
+* Corrupt files: ``on_error="raise"`` raises :class:`ImageDecodeError`; ``"skip"`` returns a
+  :class:`Rejected` record instead, which :func:`build_loader`'s loader drops from the batch and keeps in
+  ``loader.rejects`` (so nothing is lost silently, even from worker processes).
+
+Augmentation seeds come from the loader's sampler as ``(index, seed)`` pairs, so results do not depend on
+the number of workers. This module does not write shards (``preprocess.py``) nor define transforms.
+
+Shape legend: ``B`` batch, ``S`` image side, ``N`` patches, ``K = 3·P·P`` values per patch.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import os
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from tokenloom.errors import ConfigError, ImageDecodeError
+
+if TYPE_CHECKING:
+    import torch
+
+    from tokenloom.vision.io import DecodeConfig
+    from tokenloom.vision.transforms import ImageTransform
+
+__all__ = [
+    "IMAGE_EXTENSIONS",
+    "ImageDataset",
+    "ImageItem",
+    "ImageLoader",
+    "Rejected",
+    "ShardDataset",
+    "build_loader",
+    "list_csv",
+    "list_file",
+    "list_folder",
+    "list_items",
+]
+
+logger = logging.getLogger(__name__)
+
+IMAGE_EXTENSIONS = frozenset(
+    {
+        ".jpg",
+        ".jpeg",
+        ".jpe",
+        ".png",
+        ".gif",
+        ".bmp",
+        ".dib",
+        ".tif",
+        ".tiff",
+        ".webp",
+        ".ppm",
+        ".pgm",
+        ".pbm",
+    }
+    | {
+        ".pnm",
+        ".ico",
+        ".jfif",
+        ".tga",
+        ".psd",
+        ".jp2",
+        ".j2k",
+        ".avif",
+        ".heic",
+        ".pcx",
+        ".sgi",
+        ".dds",
+        ".im",
+    }
+)
+OnError = Literal["skip", "raise"]
+Output = Literal["pixels", "patches"]
+
+
+class ImageItem(NamedTuple):
+    """One image to read: its path and integer label (-1: no label)."""
+
+    path: Path
+    label: int
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """An item that could not be read; ``kind`` is a short category (e.g. ``"truncated"``)."""
+
+    index: int
+    path: str
+    label: int
+    kind: str
+    reason: str
+
+
+def list_folder(
+    root: str | os.PathLike[str], *, extensions: frozenset[str] = IMAGE_EXTENSIONS
+) -> tuple[list[ImageItem], list[str], list[Path]]:
+    """Items under ``root`` (classes = sorted immediate subfolders), the class names, and ignored files.
+
+    Files are found recursively and sorted; hidden files/folders are skipped; files whose extension is
+    not in ``extensions`` are returned as the third element (for the caller to report, not lost silently).
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise ConfigError(f"image folder {str(root)!r} does not exist or is not a folder")
+    classes = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    label_of = {name: i for i, name in enumerate(classes)}
+    items: list[ImageItem] = []
+    ignored: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        rel = Path(dirpath).relative_to(root)
+        label = label_of[rel.parts[0]] if rel.parts else -1
+        for name in filenames:
+            if name.startswith("."):
+                continue
+            path = Path(dirpath) / name
+            (
+                items.append(ImageItem(path, label))
+                if path.suffix.lower() in extensions
+                else ignored.append(path)
+            )
+    items.sort(key=lambda it: str(it.path))
+    return items, classes, sorted(ignored)
+
+
+def list_file(path: str | os.PathLike[str]) -> list[ImageItem]:
+    """Items from a text file: one image path per line (relative paths are relative to the file); label -1."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the image list {str(path)!r}: {exc}") from exc
+    return [
+        ImageItem(path.parent / line.strip(), -1)
+        for line in lines
+        if line.strip() and not line.startswith("#")
+    ]
+
+
+def list_csv(
+    path: str | os.PathLike[str], *, path_column: str = "path", label_column: str = "label"
+) -> tuple[list[ImageItem], list[str]]:
+    """Items from a CSV with a header (``path,label``); relative paths are relative to the CSV.
+
+    Integer labels are kept; any other label strings become class indices in sorted order (the returned
+    class names; empty when labels are integers). A missing column or an empty path names the line.
+    """
+    path = Path(path)
+    with path.open(encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        fields = reader.fieldnames or []
+        if path_column not in fields:
+            raise ConfigError(f"{path}: no {path_column!r} column (columns: {fields}); pass path_column=...")
+        rows = list(reader)
+    raw_labels: list[str] = []
+    for line, row in enumerate(rows, start=2):
+        if not (row.get(path_column) or "").strip():
+            raise ConfigError(f"{path}: line {line}: empty {path_column!r} value")
+        raw_labels.append((row.get(label_column) or "").strip() if label_column in fields else "")
+    if all(v.lstrip("-").isdigit() for v in raw_labels if v):
+        classes: list[str] = []
+        labels = [int(v) if v else -1 for v in raw_labels]
+    else:
+        classes = sorted({v for v in raw_labels if v})
+        index = {name: i for i, name in enumerate(classes)}
+        labels = [index[v] if v else -1 for v in raw_labels]
+    items = [
+        ImageItem(path.parent / row[path_column].strip(), lab) for row, lab in zip(rows, labels, strict=True)
+    ]
+    return items, classes
+
+
+def list_items(source: str | os.PathLike[str]) -> tuple[list[ImageItem], list[str], list[Path]]:
+    """Dispatch on ``source``: a folder, a ``.csv`` (path,label) or any other file (one path per line)."""
+    source = Path(source)
+    if source.is_dir():
+        return list_folder(source)
+    if not source.is_file():
+        raise ConfigError(
+            f"image source {str(source)!r} not found: pass a folder, a .csv (path,label) or a list"
+        )
+    if source.suffix.lower() == ".csv":
+        items, classes = list_csv(source)
+        return items, classes, []
+    return list_file(source), [], []
+
+
+def _short_reason(exc: BaseException, label: str) -> str:
+    message = str(exc)
+    return message[len(label) + 2 :] if message.startswith(label + ": ") else message
+
+
+class _BaseDataset:
+    """Shared ``__getitem__`` plumbing: seeds, output format, reject handling."""
+
+    transform: ImageTransform
+    output: Output
+    patch_size: int
+    on_error: OnError
+
+    def _finish(self, image: torch.Tensor, seed: int | None) -> torch.Tensor:
+        out = self.transform(image, seed=seed)  # [3, S, S]
+        if self.output == "patches":
+            from tokenloom.vision.patches import patchify
+
+            return patchify(out, self.patch_size)  # [3, S, S] -> [N, K]
+        return out
+
+    @staticmethod
+    def _split_key(key: int | tuple[int, int]) -> tuple[int, int | None]:
+        return (key[0], key[1]) if isinstance(key, tuple) else (int(key), None)
+
+
+def _check_common(output: str, on_error: str, patch_size: int) -> None:
+    if output not in ("pixels", "patches"):
+        raise ConfigError(f"output must be 'pixels' or 'patches', got {output!r}")
+    if on_error not in ("skip", "raise"):
+        raise ConfigError(f"on_error must be 'skip' or 'raise', got {on_error!r}")
+    if patch_size < 1:
+        raise ConfigError(f"patch_size must be positive, got {patch_size}")
+
+
+class ImageDataset(_BaseDataset):
+    """Decode + transform a list of :class:`ImageItem`; map-style (``len``, ``[i]`` or ``[(i, seed)]``)."""
+
+    def __init__(
+        self,
+        items: Sequence[ImageItem | tuple[str | os.PathLike[str], int]],
+        *,
+        transform: ImageTransform | None = None,
+        output: Output = "pixels",
+        patch_size: int = 16,
+        on_error: OnError = "skip",
+        decode: DecodeConfig | None = None,
+        classes: Sequence[str] = (),
+    ) -> None:
+        from tokenloom.vision.transforms import eval_transform
+
+        _check_common(output, on_error, patch_size)
+        self.items = [ImageItem(Path(p), int(lab)) for p, lab in items]
+        self.transform = transform or eval_transform()
+        self.output = output
+        self.patch_size = patch_size
+        self.on_error = on_error
+        self.decode = decode
+        self.classes = list(classes)
+
+    @classmethod
+    def from_folder(cls, root: str | os.PathLike[str], **options: Any) -> ImageDataset:
+        """Class subfolders of ``root`` (sorted) become labels 0..K-1; see :func:`list_folder`."""
+        items, classes, ignored = list_folder(root)
+        if ignored:
+            logger.info("%s: ignoring %d files without an image extension", root, len(ignored))
+        return cls(items, classes=classes, **options)
+
+    @classmethod
+    def from_list(cls, path: str | os.PathLike[str], **options: Any) -> ImageDataset:
+        """A text file with one image path per line (labels -1)."""
+        return cls(list_file(path), **options)
+
+    @classmethod
+    def from_csv(cls, path: str | os.PathLike[str], **options: Any) -> ImageDataset:
+        """A CSV with ``path,label`` columns."""
+        items, classes = list_csv(path)
+        return cls(items, classes=classes, **options)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, key: int | tuple[int, int]) -> tuple[torch.Tensor, int] | Rejected:
+        from tokenloom.vision.io import error_kind, load_image
+
+        index, seed = self._split_key(key)
+        item = self.items[index]
+        target = self.transform.decode_size if self.transform.config.draft else None
+        try:
+            image = load_image(item.path, target_size=target, config=self.decode)  # [3, H, W] uint8
+        except ImageDecodeError as exc:
+            if self.on_error == "raise":
+                raise
+            return Rejected(
+                index, str(item.path), item.label, error_kind(exc), _short_reason(exc, str(item.path))
+            )
+        return self._finish(image, seed), item.label
+
+
+class ShardDataset(_BaseDataset):
+    """Preprocessed uint8 shards (``preprocess`` output folder), memory-mapped, through a transform.
+
+    ``transform`` defaults to :func:`~tokenloom.vision.transforms.plain_transform` (normalize only); a
+    :func:`~tokenloom.vision.transforms.train_transform` applies its augmentations to the stored images.
+    Shards are opened lazily in each process (safe with DataLoader workers).
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        transform: ImageTransform | None = None,
+        output: Output = "pixels",
+        patch_size: int = 16,
+    ) -> None:
+        from tokenloom.vision.preprocess import read_manifest
+        from tokenloom.vision.transforms import plain_transform
+
+        _check_common(output, "raise", patch_size)
+        self.root = Path(root)
+        self.rows = read_manifest(self.root)  # one dict per stored image, in shard order
+        if not self.rows:
+            raise ConfigError(
+                f"{self.root}: no preprocessed shards found; run `tokenloom images preprocess` first"
+            )
+        self.transform = transform or plain_transform()
+        self.output = output
+        self.patch_size = patch_size
+        self.on_error = "raise"
+        self._maps: dict[str, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_maps"] = {}  # memory maps are reopened in each worker
+        return state
+
+    def _shard(self, name: str) -> Any:
+        array = self._maps.get(name)
+        if array is None:
+            import numpy as np
+
+            array = np.load(self.root / "shards" / name, mmap_mode="r")  # [n, 3, S, S] uint8
+            self._maps[name] = array
+        return array
+
+    def uint8(self, index: int) -> torch.Tensor:
+        """The stored image ``[3, S, S]`` uint8 (a copy out of the memory map)."""
+        import numpy as np
+        import torch
+
+        row = self.rows[index]
+        return torch.from_numpy(np.array(self._shard(row["shard"])[row["row"]]))  # [3, S, S]
+
+    def __getitem__(self, key: int | tuple[int, int]) -> tuple[torch.Tensor, int]:
+        index, seed = self._split_key(key)
+        return self._finish(self.uint8(index), seed), int(self.rows[index]["label"])
+
+
+class _SeededSampler:
+    """Yields ``(index, seed)``: a per-epoch permutation (or order) and a per-sample augmentation seed."""
+
+    def __init__(self, n: int, *, shuffle: bool, seed: int) -> None:
+        self.n, self.shuffle, self.seed, self.epoch = n, shuffle, seed, 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        import torch
+
+        if self.shuffle:
+            g = torch.Generator().manual_seed(self.seed * 1_000_003 + self.epoch)
+            order = torch.randperm(self.n, generator=g).tolist()
+        else:
+            order = range(self.n)
+        base = (self.seed * 0x9E3779B1 + self.epoch * 0x85EBCA77) % (1 << 62)
+        for i in order:
+            yield i, (base + i * 0x27D4EB2F) % (1 << 62)
+
+
+def _collate(batch: list[Any]) -> tuple[torch.Tensor | None, torch.Tensor | None, list[Rejected]]:
+    import torch
+
+    rejects = [b for b in batch if isinstance(b, Rejected)]
+    good = [b for b in batch if not isinstance(b, Rejected)]
+    if not good:
+        return None, None, rejects
+    images = torch.stack([b[0] for b in good])  # [B, 3, S, S] or [B, N, K]
+    labels = torch.tensor([b[1] for b in good], dtype=torch.long)  # [B]
+    return images, labels, rejects
+
+
+class ImageLoader:
+    """Iterates ``(images, labels)`` batches; rejected items are dropped and kept in :attr:`rejects`."""
+
+    def __init__(self, loader: Any, sampler: _SeededSampler) -> None:
+        self.loader = loader
+        self.sampler = sampler
+        self.rejects: list[Rejected] = []
+        self.seen = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        """Select the shuffle order and augmentation seeds of ``epoch`` (also advanced by each pass)."""
+        self.sampler.epoch = epoch
+
+    def __len__(self) -> int:
+        return len(self.loader)
+
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        for images, labels, rejects in self.loader:
+            self.rejects.extend(rejects)
+            if images is None:
+                continue
+            self.seen += len(labels)
+            yield images, labels
+        self.sampler.epoch += 1
+
+    def summary(self) -> dict[str, Any]:
+        """Counts so far: ``ok``, ``rejected`` and rejects per kind."""
+        return {
+            "ok": self.seen,
+            "rejected": len(self.rejects),
+            "by_kind": dict(Counter(r.kind for r in self.rejects)),
+        }
+
+
+def build_loader(
+    dataset: ImageDataset | ShardDataset,
+    *,
+    batch_size: int = 64,
+    shuffle: bool = False,
+    num_workers: int = 0,
+    pin_memory: bool = False,
+    persistent_workers: bool = False,
+    drop_last: bool = False,
+    prefetch_factor: int | None = None,
+    seed: int = 0,
+) -> ImageLoader:
+    """A DataLoader over ``dataset`` yielding ``(images [B,3,S,S] | tokens [B,N,K], labels [B])``.
+
+    ``seed`` fixes the shuffle order and every sample's augmentation (per epoch), whatever ``num_workers``.
+    """
+    from torch.utils.data import DataLoader
+
+    if batch_size < 1:
+        raise ConfigError(f"batch_size must be positive, got {batch_size}")
+    if num_workers < 0:
+        raise ConfigError(f"num_workers must be >= 0, got {num_workers}")
+    if persistent_workers and num_workers == 0:
+        raise ConfigError("persistent_workers=True needs num_workers > 0")
+    sampler = _SeededSampler(len(dataset), shuffle=shuffle, seed=seed)
+    loader = DataLoader(
+        dataset,  # type: ignore[arg-type]
+        batch_size=batch_size,
+        sampler=sampler,  # type: ignore[arg-type]
+        num_workers=num_workers,
+        collate_fn=_collate,
+        pin_memory=pin_memory,
+        drop_last=drop_last,
+        persistent_workers=persistent_workers,
+        prefetch_factor=prefetch_factor if num_workers > 0 else None,
+    )
+    return ImageLoader(loader, sampler)

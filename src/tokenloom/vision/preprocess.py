@@ -1,0 +1,352 @@
+"""Sharded, resumable image preprocessing: decode + eval transform -> uint8 shards, manifest, rejects.
+
+Output folder (``I`` = shard index, ``K`` = number of shards, zero-padded to 5 digits)::
+
+    plan-I-of-K.json                 settings + the item list's hash (a rerun must match it to resume)
+    shards/shard-I-of-K-JJJJJ.npy    uint8 [n, 3, S, S] — the ok images of input chunk J, in input order
+    shards/shard-I-of-K-JJJJJ.jsonl  one row per input item of chunk J: ok (shard, row) or rejected (kind, reason)
+    manifest-I-of-K.csv              index, path, label, sha256 (of the source file), shape, shard, row
+    rejects-I-of-K.csv               index, path, label, kind, reason
+    summary-I-of-K.json              counts: items, ok, rejected (by kind), ignored non-image files, shards
+
+Work split: items are listed and sorted (see :func:`tokenloom.vision.data.list_items`); run ``I`` of ``K``
+takes items ``I, I+K, I+2K, ...`` and cuts them into chunks of ``shard_size`` inputs, so any scheduler can
+run the ``K`` parts anywhere, into one folder or several (merge the folders by copying).
+
+Atomicity and resume: each ``.npy`` and then its ``.jsonl`` are written under a temporary name and renamed;
+the ``.jsonl`` is the commit marker. A rerun skips every committed chunk and redoes the rest, so an
+interrupted run followed by a rerun produces byte-identical files to one uninterrupted run (nothing in
+the outputs depends on time, worker count or order of completion). Timing is printed, never stored.
+
+:func:`read_manifest` reads the committed rows back for :class:`tokenloom.vision.data.ShardDataset`.
+This module does not augment images (train transforms apply when reading shards).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import hashlib
+import io
+import json
+import logging
+import os
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tokenloom._atomic import atomic_write
+from tokenloom._progress import progress
+from tokenloom.errors import ConfigError, ImageDecodeError
+
+__all__ = ["PreprocessConfig", "PreprocessSummary", "preprocess", "read_manifest"]
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+MANIFEST_COLUMNS = ("index", "path", "label", "sha256", "shape", "shard", "row")
+REJECT_COLUMNS = ("index", "path", "label", "kind", "reason")
+
+
+@dataclass(frozen=True)
+class PreprocessConfig:
+    """Settings of one preprocessing run (all but ``workers`` must match when resuming)."""
+
+    size: int = 224  # output side S (eval transform: resize shorter side to round(S / 0.875), center crop S)
+    shard_size: int = 1000  # input items per shard (a shard stores the ok ones among them)
+    num_shards: int = 1  # K: number of independent parts the work is split into
+    shard_index: int = 0  # I: which part this run does, 0 <= I < K
+    workers: int = 0  # decoding processes; 0 decodes in this process (outputs do not depend on it)
+
+    def __post_init__(self) -> None:
+        if self.size < 1:
+            raise ConfigError(f"size must be positive, got {self.size}")
+        if self.shard_size < 1:
+            raise ConfigError(f"shard_size must be positive, got {self.shard_size}")
+        if self.num_shards < 1:
+            raise ConfigError(f"num_shards must be >= 1, got {self.num_shards}")
+        if not 0 <= self.shard_index < self.num_shards:
+            raise ConfigError(
+                f"shard_index must be in 0..{self.num_shards - 1} for num_shards={self.num_shards}, "
+                f"got {self.shard_index}"
+            )
+        if self.workers < 0:
+            raise ConfigError(f"workers must be >= 0, got {self.workers}")
+
+    @property
+    def tag(self) -> str:
+        return f"{self.shard_index:05d}-of-{self.num_shards:05d}"
+
+
+@dataclass
+class PreprocessSummary:
+    """What a run did; ``elapsed_s`` / ``images_per_s`` / ``resumed_shards`` describe this run only."""
+
+    items: int  # inputs assigned to this part
+    ok: int
+    rejected: int
+    by_kind: dict[str, int]
+    ignored: int  # files without an image extension (listed in summary-*.json)
+    shards: int
+    resumed_shards: int = 0
+    elapsed_s: float = 0.0
+    images_per_s: float = 0.0
+    out: str = ""
+    rejects: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+# --- per-item work (runs in worker processes too) -------------------------------------------------------
+
+_WORKER_TRANSFORM: Any = None
+
+
+def _init_worker(size: int) -> None:
+    global _WORKER_TRANSFORM
+    import torch
+
+    from tokenloom.vision.transforms import TransformConfig, eval_transform
+
+    torch.set_num_threads(1)
+    _WORKER_TRANSFORM = eval_transform(TransformConfig(size=size, normalize=False))
+
+
+def _process(job: tuple[int, str, int]) -> tuple[int, str, Any, str, str]:
+    """(index, path, size) -> (index, sha256, uint8 array [3,S,S] | None, kind, reason)."""
+    from tokenloom.vision.io import error_kind, load_image, read_source
+
+    index, path, _ = job
+    sha = ""
+    try:
+        data, label = read_source(path)
+        sha = hashlib.sha256(data).hexdigest()
+        image = load_image(data, target_size=_WORKER_TRANSFORM.decode_size, name=label)  # [3, H, W]
+        out = _WORKER_TRANSFORM(image)  # [3, S, S] uint8
+        return index, sha, out.numpy(), "", ""
+    except ImageDecodeError as exc:
+        message = str(exc)
+        reason = message[len(path) + 2 :] if message.startswith(path + ": ") else message
+        return index, sha, None, error_kind(exc), reason
+
+
+def _map_jobs(jobs: Sequence[tuple[int, str, int]], workers: int, size: int) -> Iterator[tuple]:
+    if workers == 0:
+        if _WORKER_TRANSFORM is None or _WORKER_TRANSFORM.config.size != size:
+            _init_worker(size)
+        yield from map(_process, jobs)
+        return
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn" if os.name != "posix" else "fork")
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(size,)) as pool:
+        yield from pool.imap(_process, jobs, chunksize=4)  # imap keeps input order
+
+
+# --- writing ------------------------------------------------------------------------------------------
+
+
+def _atomic_npy(path: Path, array: Any) -> None:
+    import numpy as np
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, array, allow_pickle=False)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _csv_text(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def _load_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def preprocess(
+    src: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    config: PreprocessConfig | None = None,
+    quiet: bool = False,
+    on_shard_done: Callable[[int], None] | None = None,
+) -> PreprocessSummary:
+    """Preprocess the images of ``src`` (folder / list / CSV) into shards under ``out``; resumable.
+
+    ``on_shard_done(j)`` is called after chunk ``j`` is committed (a hook for progress or fault injection).
+    """
+    from tokenloom.vision.data import list_items
+
+    config = config or PreprocessConfig()
+    src, out = Path(src), Path(out)
+    items, classes, ignored = list_items(src)
+    root = src if src.is_dir() else src.parent
+    mine = list(range(config.shard_index, len(items), config.num_shards))  # global indices of this part
+    chunks = [mine[j : j + config.shard_size] for j in range(0, len(mine), config.shard_size)]
+    listing = "\n".join(f"{_rel(items[i].path, root)}\t{items[i].label}" for i in range(len(items)))
+    plan = {
+        "format": FORMAT_VERSION,
+        "src": str(src.resolve()),
+        "size": config.size,
+        "shard_size": config.shard_size,
+        "num_shards": config.num_shards,
+        "shard_index": config.shard_index,
+        "items_total": len(items),
+        "items": len(mine),
+        "items_sha256": hashlib.sha256(listing.encode()).hexdigest(),
+        "classes": classes,
+    }
+    shard_dir = out / "shards"
+    shard_dir.mkdir(parents=True, exist_ok=True)
+    plan_path = out / f"plan-{config.tag}.json"
+    if plan_path.exists():
+        old = json.loads(plan_path.read_text(encoding="utf-8"))
+        if old != plan:
+            diff = sorted(k for k in plan if old.get(k) != plan[k])
+            raise ConfigError(
+                f"{out} holds a run with different settings or inputs ({', '.join(diff)} differ); "
+                "pass a new --out folder (or delete this one) to start over"
+            )
+    else:
+        atomic_write(plan_path, json.dumps(plan, indent=2, sort_keys=True) + "\n")
+    for stale in shard_dir.glob(f".shard-{config.tag}-*.tmp"):  # our own leftovers from a killed run
+        stale.unlink(missing_ok=True)
+
+    start, done_now, resumed = time.perf_counter(), 0, 0
+    todo = [j for j in range(len(chunks)) if not (shard_dir / f"shard-{config.tag}-{j:05d}.jsonl").exists()]
+    resumed = len(chunks) - len(todo)
+    jobs = [(i, str(items[i].path), config.size) for j in todo for i in chunks[j]]
+    results = progress(
+        _map_jobs(jobs, config.workers, config.size),
+        total=len(jobs),
+        desc="preprocess",
+        unit="img",
+        quiet=quiet,
+    )
+    try:
+        for j in todo:
+            done_now += _write_chunk(
+                shard_dir, f"shard-{config.tag}-{j:05d}", chunks[j], items, root, results, config
+            )
+            if on_shard_done is not None:
+                on_shard_done(j)
+    finally:
+        results.close()  # stops worker processes at once when interrupted
+    return _finish(out, config, chunks, ignored, root, start, done_now, resumed)
+
+
+def _write_chunk(
+    shard_dir: Path,
+    name: str,
+    chunk: list[int],
+    items: Sequence[Any],
+    root: Path,
+    results: Iterator[tuple],
+    config: PreprocessConfig,
+) -> int:
+    """Consume this chunk's results in order; write its .npy then its .jsonl (the commit marker)."""
+    import numpy as np
+
+    arrays, rows = [], []
+    for index in chunk:
+        got_index, sha, array, kind, reason = next(results)
+        assert got_index == index, (got_index, index)
+        item = items[index]
+        row: dict[str, Any] = {
+            "index": index,
+            "path": _rel(item.path, root),
+            "label": item.label,
+            "sha256": sha,
+        }
+        if array is None:
+            row.update(status="rejected", kind=kind, reason=reason)
+        else:
+            row.update(status="ok", shape=list(array.shape), shard=f"{name}.npy", row=len(arrays))
+            arrays.append(array)
+        rows.append(row)
+    stacked = np.stack(arrays) if arrays else np.zeros((0, 3, config.size, config.size), np.uint8)
+    _atomic_npy(shard_dir / f"{name}.npy", stacked)  # [n, 3, S, S]
+    atomic_write(shard_dir / f"{name}.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    return len(chunk)
+
+
+def _finish(
+    out: Path,
+    config: PreprocessConfig,
+    chunks: list[list[int]],
+    ignored: list[Path],
+    root: Path,
+    start: float,
+    done_now: int,
+    resumed: int,
+) -> PreprocessSummary:
+    rows: list[dict[str, Any]] = []
+    for j in range(len(chunks)):
+        rows.extend(_load_jsonl(out / "shards" / f"shard-{config.tag}-{j:05d}.jsonl"))
+    ok = [r for r in rows if r["status"] == "ok"]
+    rejects = [r for r in rows if r["status"] == "rejected"]
+    for r in ok:
+        r["shape"] = "x".join(map(str, r["shape"]))
+    atomic_write(out / f"manifest-{config.tag}.csv", _csv_text(ok, MANIFEST_COLUMNS))
+    atomic_write(out / f"rejects-{config.tag}.csv", _csv_text(rejects, REJECT_COLUMNS))
+    by_kind = dict(sorted(Counter(r["kind"] for r in rejects).items()))
+    summary = PreprocessSummary(
+        items=sum(map(len, chunks)),
+        ok=len(ok),
+        rejected=len(rejects),
+        by_kind=by_kind,
+        ignored=len(ignored),
+        shards=len(chunks),
+    )
+    stored = asdict(summary)
+    for key in ("resumed_shards", "elapsed_s", "images_per_s", "out", "rejects"):
+        stored.pop(key)  # run-specific: kept out of the file so reruns are byte-identical
+    stored["ignored_files"] = [_rel(p, root) for p in ignored]
+    atomic_write(out / f"summary-{config.tag}.json", json.dumps(stored, indent=2, sort_keys=True) + "\n")
+    elapsed = time.perf_counter() - start
+    summary.resumed_shards = resumed
+    summary.elapsed_s = elapsed
+    summary.images_per_s = done_now / elapsed if elapsed > 0 else 0.0
+    summary.out = str(out)
+    summary.rejects = rejects
+    return summary
+
+
+def read_manifest(out: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Committed ok rows of every part under ``out``, sorted by global item index (for ShardDataset)."""
+    out = Path(out)
+    plans = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(out.glob("plan-*.json"))]
+    if not plans:
+        raise ConfigError(
+            f"{out}: not a preprocessed folder (no plan-*.json); run `tokenloom images preprocess`"
+        )
+    keys = ("src", "size", "num_shards", "items_sha256")
+    if any(tuple(p[k] for k in keys) != tuple(plans[0][k] for k in keys) for p in plans):
+        raise ConfigError(
+            f"{out}: holds parts of different runs (plan-*.json disagree on {keys}); keep one run per folder"
+        )
+    rows = []
+    for part in sorted((out / "shards").glob("shard-*.jsonl")):
+        rows.extend(r for r in _load_jsonl(part) if r["status"] == "ok")
+    rows.sort(key=lambda r: r["index"])
+    return rows
