@@ -42,12 +42,13 @@ import numpy as np
 __all__ = [
     "BatchCounts",
     "TextCounts",
-    "bootstrap_indices",
     "bootstrap_ratio",
     "bootstrap_sums",
+    "bootstrap_weights",
     "continued_words",
     "count_batch",
     "count_text",
+    "percentile_interval",
     "premium_stats",
     "renyi_efficiency",
 ]
@@ -119,6 +120,8 @@ class BatchCounts:
     byte_fallback: np.ndarray
     unk: np.ndarray
     id_counts: np.ndarray  # occurrences of each token id in the batch, length >= vocab size
+    flat_ids: np.ndarray  # all token ids of the batch, concatenated
+    token_text: np.ndarray  # index of the text each entry of flat_ids belongs to
 
 
 def _flat_spans(spans: Sequence[Sequence[Span]], lengths: np.ndarray, bases: np.ndarray) -> np.ndarray:
@@ -183,33 +186,46 @@ def count_batch(
         unk = np.zeros(n, dtype=np.int64)
     id_counts = np.bincount(flat_ids, minlength=vocab_size)
     return BatchCounts(
-        tokens=tok_len, continued=continued, byte_fallback=byte_fallback, unk=unk, id_counts=id_counts
+        tokens=tok_len,
+        continued=continued,
+        byte_fallback=byte_fallback,
+        unk=unk,
+        id_counts=id_counts,
+        flat_ids=flat_ids,
+        token_text=tok_text,
     )
 
 
-_CHUNK = 1 << 22  # resampled entries gathered at once (bounds bootstrap memory to ~32 MB per column)
+_CHUNK = 1 << 22  # resample x item entries drawn at once (bounds bootstrap memory to ~32 MB)
+
+
+def _draw_weights(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+    idx = rng.integers(0, n, size=(rows, n), dtype=np.int64)  # [rows, n] resampled item indices
+    idx += np.arange(rows, dtype=np.int64)[:, None] * n  # [rows, n] flat positions in a [rows, n] table
+    return np.bincount(idx.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)  # [rows, n]
 
 
 @functools.lru_cache(maxsize=8)
-def _cached_indices(n: int, n_boot: int, seed: int) -> np.ndarray:
-    idx = np.random.default_rng([seed, n]).integers(0, n, size=(n_boot, n), dtype=np.int64)
-    idx.flags.writeable = False
-    return idx
+def _cached_weights(n: int, n_boot: int, seed: int) -> np.ndarray:
+    weights = _draw_weights(np.random.default_rng([seed, n]), n_boot, n)
+    weights.flags.writeable = False
+    return weights
 
 
-def bootstrap_indices(n: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
-    """Resampling indices (with replacement) in chunks of rows, [rows, n] each, n_boot rows in all.
+def bootstrap_weights(n: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
+    """Bootstrap resamples as multiplicity weights, [rows, n] per chunk, n_boot rows in all.
 
-    Deterministic in (n, n_boot, seed): one ``default_rng([seed, n])`` stream, drawn row-chunk by row-chunk
-    (chunks are cached for small n, where many slices of the same size share them).
+    Row r counts how often each of the n items was drawn (with replacement) in resample r, so the resampled
+    sums of a column x are ``weights @ x``. Deterministic in (n, n_boot, seed); cached for small n, where
+    many slices of the same size (parallel languages) share them: a paired bootstrap.
     """
     if n * n_boot <= _CHUNK:
-        yield _cached_indices(n, n_boot, seed)
+        yield _cached_weights(n, n_boot, seed)
         return
     rng = np.random.default_rng([seed, n])
     rows = max(1, _CHUNK // n)
     for start in range(0, n_boot, rows):
-        yield rng.integers(0, n, size=(min(rows, n_boot - start), n), dtype=np.int64)
+        yield _draw_weights(rng, min(rows, n_boot - start), n)
 
 
 def bootstrap_sums(values: np.ndarray, *, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
@@ -220,9 +236,9 @@ def bootstrap_sums(values: np.ndarray, *, n_boot: int = 1000, seed: int = 0) -> 
     n, k = values.shape
     out = np.empty((n_boot, k), dtype=np.float64)
     row = 0
-    for idx in bootstrap_indices(n, n_boot, seed):  # idx [rows, n]
-        out[row : row + len(idx)] = values[idx].sum(axis=1)  # [rows, n, k] -> [rows, k]
-        row += len(idx)
+    for weights in bootstrap_weights(n, n_boot, seed):  # [rows, n]
+        out[row : row + len(weights)] = weights @ values  # [rows, n] @ [n, k] -> [rows, k]
+        row += len(weights)
     return out
 
 
@@ -233,6 +249,12 @@ def _percentiles(values: np.ndarray, level: float) -> tuple[float, float]:
     tail = (1.0 - level) / 2.0 * 100.0
     lo, hi = np.percentile(values, [tail, 100.0 - tail])
     return float(lo), float(hi)
+
+
+def percentile_interval(samples: np.ndarray, *, level: float = 0.95) -> tuple[float, float]:
+    """(lo, hi) percentile interval of bootstrap ``samples`` at ``level``; non-finite samples are left out."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _percentiles(np.asarray(samples, dtype=np.float64), level)
 
 
 def bootstrap_ratio(

@@ -12,7 +12,7 @@ What it reads (:func:`load_corpus`):
   ``lang`` (``hin`` or ``hin_Deva``), ``script``, ``slice`` and ``id`` columns; rows sharing an ``id``
   are aligned (parallel) across languages. A ``slice`` label containing ``translit`` is a transliterated
   slice, one containing ``mixed`` a code-mixed slice, ``code`` a code slice; others name a language slice.
-- **Other text files** (``.txt``, ``.md``): one text per line, slice named after the file.
+- **Other text files** (``.txt``): one text per line, slice named after the file.
 - **Source files** (``.py``, ``.rs``, ...): one text per file, a ``code`` slice per programming language,
   the language taken from the file extension.
 
@@ -64,7 +64,7 @@ CODE_EXTENSIONS: dict[str, str] = {
     ".r": "r", ".R": "r", ".jl": "julia", ".lua": "lua", ".pl": "perl", ".hs": "haskell", ".ml": "ocaml",
     ".html": "html", ".css": "css", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
 }  # fmt: skip
-_TEXT_SUFFIXES = (".txt", ".md")
+_TEXT_SUFFIXES = (".txt",)
 _TABLE_SUFFIXES = (".jsonl", ".csv", ".parquet")
 ALL_SUFFIXES = _TEXT_SUFFIXES + _TABLE_SUFFIXES + tuple(CODE_EXTENSIONS)
 _LANG_CODE = re.compile(r"^([a-z]{2,3})_([A-Z][a-z]{3})(?:-[A-Za-z0-9-]+)?$")  # "acu_Latn-1": a variant

@@ -1,0 +1,564 @@
+"""``fertility_report``: one tidy table of tokenizer × slice metrics, and its CSV / Markdown / HTML writers.
+
+What it does: loads tokenizers (objects, our folders, any ``tokenizer.json`` or sentencepiece ``.model``)
+and a corpus (paths or a :class:`~tokenloom.text.corpus.Corpus`), then streams the corpus **part by part**
+(one language file at a time): it segments the part's words once (ICU by default), and for each tokenizer
+encodes the part with offsets, reduces the token ids to per-text counts (:func:`metrics.count_batch`) and a
+token-id histogram, and drops them before the next part. So at most one part's token ids are held per
+tokenizer: memory is flat in the number of languages. The pivot part is processed first so that every
+later part's premium can be computed on the fly from the pivot's per-sentence token counts.
+
+Intervals are percentile bootstrap intervals over texts, **stratified by part** (texts are resampled within
+each language file, keeping the corpus composition fixed), computed as resampling weights × per-text values
+(:func:`metrics.bootstrap_weights`), summed across the parts that make up a slice. Deterministic (seeded).
+
+One row per tokenizer × slice (``REPORT_COLUMNS`` are the cross-area contract; ``EXTRA_COLUMNS`` follow).
+Writers (:func:`write_report`): ``report.csv``, ``report.md``, a self-contained ``report.html`` with the charts
+embedded as base64 PNGs, and the PNGs beside it; each file written atomically.
+What it does not do: draw charts (``plots``), decide slices (``slices``), define metrics (``metrics``).
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import math
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from tokenloom._progress import progress
+from tokenloom.errors import ConfigError
+from tokenloom.fertility import metrics
+from tokenloom.fertility.slices import Membership, SliceConfig, SliceKey, memberships, translit_part
+from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
+from tokenloom.text.unicode import Segmenter, SegmenterName, get_segmenter
+
+__all__ = [
+    "EXTRA_COLUMNS",
+    "REPORT_COLUMNS",
+    "ReportConfig",
+    "fertility_by_source",
+    "fertility_report",
+    "format_table",
+    "to_markdown",
+    "write_report",
+]
+
+logger = logging.getLogger(__name__)
+
+REPORT_COLUMNS: tuple[str, ...] = (
+    "tokenizer", "slice_kind", "slice", "lang", "script", "texts", "tokens", "words", "chars", "bytes",
+    "fertility", "fertility_lo", "fertility_hi", "continued_words", "chars_per_token", "bytes_per_token",
+    "byte_fallback_rate", "unk_rate", "roundtrip_exact_rate", "normalization_changed_rate", "premium_mean",
+    "premium_median", "premium_lo", "premium_hi", "rel_kv_bytes", "rel_attention_work", "renyi_efficiency",
+    "segmenter",
+)  # fmt: skip
+EXTRA_COLUMNS: tuple[str, ...] = ("premium_pairs", "pivot", "engine", "algorithm", "vocab_size", "generated")
+_KIND_ORDER = ("all", "language", "script", "code_mixed", "transliterated", "code")
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    """Statistical and slicing knobs of a report (the pivot, translit and segmenter are arguments)."""
+
+    n_boot: int = 1000  # bootstrap resamples behind every interval
+    seed: int = 0  # bootstrap seed: the same inputs give the same report
+    level: float = 0.95  # interval coverage
+    renyi_alpha: float = 2.5  # Rényi order α (Zouhar et al. 2023 find 2.5 correlates best with BLEU)
+    batch_size: int = 2048  # texts per encode_batch_with_offsets call, within one part
+    roundtrip: bool = True  # decode every text for the round-trip exact rate (NaN when off)
+    translit_ascii: bool = False  # transliterated slices: Any-Latin, then Latin-ASCII
+    mixed_min_share: float = 0.1  # code-mixed: every script counted holds at least this share of letters
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.n_boot, int) or self.n_boot < 0:
+            raise ConfigError(
+                f"ReportConfig.n_boot must be an int >= 0 (0 = no intervals), got {self.n_boot!r}"
+            )
+        if not 0.0 < self.level < 1.0:
+            raise ConfigError(f"ReportConfig.level must be in (0, 1), e.g. 0.95, got {self.level!r}")
+        if not self.renyi_alpha > 0:
+            raise ConfigError(f"ReportConfig.renyi_alpha must be > 0, got {self.renyi_alpha!r}")
+        if not isinstance(self.batch_size, int) or self.batch_size <= 0:
+            raise ConfigError(f"ReportConfig.batch_size must be a positive int, got {self.batch_size!r}")
+        SliceConfig(mixed_min_share=self.mixed_min_share)  # validates the share
+
+
+@dataclass
+class _Acc:
+    """Running sums of one tokenizer × slice."""
+
+    texts: int = 0
+    tokens: int = 0
+    words: int = 0
+    chars: int = 0
+    bytes: int = 0
+    continued: int = 0
+    byte_fallback: int = 0
+    unk: int = 0
+    roundtrip_ok: int = 0
+    norm_changed: int = 0
+    pairs: int = 0
+    premium_sum: float = 0.0
+    premiums: list[np.ndarray] = field(default_factory=list)  # aligned per-text premiums (for the median)
+    boot: np.ndarray | None = None  # [n_boot, 4]: resampled Σtokens, Σwords, Σpremium, Σaligned
+    id_counts: np.ndarray | None = None
+    langs: Counter[str] = field(default_factory=Counter)
+    scripts: Counter[str] = field(default_factory=Counter)
+    generated: bool = False
+
+
+def _resolve_tokenizers(tokenizers: Any) -> dict[str, Any]:
+    from tokenloom.text.tokenizer import load_tokenizer
+
+    if isinstance(tokenizers, Mapping):
+        items = list(tokenizers.items())
+    elif isinstance(tokenizers, str | os.PathLike) or hasattr(tokenizers, "encode_batch_with_offsets"):
+        items = [(None, tokenizers)]
+    else:
+        items = [(None, t) for t in tokenizers]
+    if not items:
+        raise ConfigError("no tokenizers given: pass at least one tokenizer object or path")
+    out: dict[str, Any] = {}
+    for name, tok in items:
+        if isinstance(tok, str | os.PathLike):
+            tok = load_tokenizer(tok)
+        if not hasattr(tok, "encode_batch_with_offsets"):
+            raise ConfigError(f"{tok!r} is not a tokenizer: pass a tokenloom Tokenizer or a path to one")
+        label = str(name) if name is not None else str(tok.name)
+        base, k = label, 2
+        while label in out:  # two files with the same stem: keep both, numbered
+            label, k = f"{base}-{k}", k + 1
+        out[label] = tok
+    return out
+
+
+def _resolve_corpus(corpus: Any, errors: Literal["strict", "replace"]) -> Corpus:
+    if isinstance(corpus, Corpus):
+        return corpus
+    return load_corpus(corpus, errors=errors)
+
+
+def _encode(
+    tok: Any, texts: list[str], batch_size: int
+) -> tuple[list[list[int]], list[list[tuple[int, int]]]]:
+    ids: list[list[int]] = []
+    offsets: list[list[tuple[int, int]]] = []
+    for start in range(0, len(texts), batch_size):
+        for i, o in tok.encode_batch_with_offsets(texts[start : start + batch_size]):
+            ids.append(i)
+            offsets.append(o)
+    return ids, offsets
+
+
+def _decode_all(tok: Any, ids: list[list[int]]) -> list[str]:
+    batch = getattr(tok, "decode_batch", None)
+    if callable(batch):
+        return list(batch(ids))
+    return [tok.decode(i) for i in ids]
+
+
+class _Run:
+    """One report computation: accumulators, pivot token counts, and the per-part step."""
+
+    def __init__(
+        self,
+        toks: dict[str, Any],
+        *,
+        pivot: str | None,
+        segmenter: Segmenter,
+        config: ReportConfig,
+        slice_config: SliceConfig,
+    ) -> None:
+        self.toks = toks
+        self.pivot = pivot
+        self.segmenter = segmenter
+        self.config = config
+        self.slice_config = slice_config
+        self.accs: dict[tuple[str, SliceKey], _Acc] = {}
+        self.pivot_tokens: dict[tuple[str, str], dict[Any, int]] = {}  # (tokenizer, align) -> id -> tokens
+
+    def part(self, part: CorpusPart, texts: list[str], ids: list[Any]) -> None:
+        cfg = self.config
+        n = len(texts)
+        if n == 0:
+            return
+        lang = None if part.slice_kind == "code" or part.lang == "und" else part.lang
+        spans = [self.segmenter.word_spans(t, lang) for t in texts]
+        words = np.fromiter(map(len, spans), dtype=np.int64, count=n)
+        chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+        nbytes = np.fromiter((len(t.encode("utf-8")) for t in texts), dtype=np.int64, count=n)
+        mems = memberships(part, texts, config=self.slice_config)
+        masks = []
+        for m in mems:
+            mask = np.zeros(n, dtype=bool)
+            mask[m.indices if m.indices is not None else slice(None)] = True
+            masks.append(mask)
+        columns: list[np.ndarray] = []  # per-text values whose bootstrap sums feed the accumulators
+        targets: list[tuple[_Acc, int]] = []  # (accumulator, first of its 4 columns)
+        is_pivot = part.slice == self.pivot and part.slice_kind == "language" and not part.generated
+        for name, tok in self.toks.items():
+            tok_ids, offsets = _encode(tok, texts, cfg.batch_size)
+            bc = metrics.count_batch(
+                texts, tok_ids, offsets, spans, vocab_size=int(tok.vocab_size),
+                byte_fallback_ids=tok.byte_fallback_ids, unk_id=tok.unk_id,
+            )  # fmt: skip
+            if cfg.roundtrip:
+                rt = np.fromiter(
+                    (d == t for d, t in zip(_decode_all(tok, tok_ids), texts, strict=True)), bool, n
+                )
+            else:
+                rt = np.zeros(n, dtype=bool)
+            del tok_ids, offsets
+            nc = np.fromiter((tok.normalize(t) != t for t in texts), dtype=bool, count=n)
+            if is_pivot and part.align is not None:
+                self.pivot_tokens[(name, part.align)] = dict(zip(ids, bc.tokens.tolist(), strict=True))
+            pmap = self.pivot_tokens.get((name, part.align)) if part.align is not None else None
+            if pmap is not None:
+                piv = np.fromiter((pmap.get(i, 0) for i in ids), dtype=np.float64, count=n)
+                aligned = piv > 0
+                prem = np.divide(bc.tokens, piv, out=np.zeros(n), where=aligned)
+            else:
+                aligned = np.zeros(n, dtype=bool)
+                prem = np.zeros(n)
+            for m, mask in zip(mems, masks, strict=True):
+                acc = self.accs.setdefault((name, m.key), _Acc())
+                self._add(acc, m, mask, bc, words, chars, nbytes, rt, nc, prem, aligned, int(tok.vocab_size))
+                acc.generated = part.generated
+                targets.append((acc, len(columns)))
+                columns += [bc.tokens * mask, words * mask, prem * mask, (aligned & mask).astype(np.float64)]
+        if cfg.n_boot > 0 and n > 1:
+            values = np.stack(columns, axis=1).astype(np.float64)  # [n, 4 * tokenizers * memberships]
+            sums = metrics.bootstrap_sums(values, n_boot=cfg.n_boot, seed=cfg.seed)  # [n_boot, K]
+            for acc, col in targets:
+                block = sums[:, col : col + 4]  # [n_boot, 4]
+                acc.boot = block.copy() if acc.boot is None else acc.boot + block
+
+    @staticmethod
+    def _add(
+        acc: _Acc,
+        m: Membership,
+        mask: np.ndarray,
+        bc: metrics.BatchCounts,
+        words: np.ndarray,
+        chars: np.ndarray,
+        nbytes: np.ndarray,
+        rt: np.ndarray,
+        nc: np.ndarray,
+        prem: np.ndarray,
+        aligned: np.ndarray,
+        vocab: int,
+    ) -> None:
+        acc.texts += int(mask.sum())
+        acc.tokens += int(bc.tokens[mask].sum())
+        acc.words += int(words[mask].sum())
+        acc.chars += int(chars[mask].sum())
+        acc.bytes += int(nbytes[mask].sum())
+        acc.continued += int(bc.continued[mask].sum())
+        acc.byte_fallback += int(bc.byte_fallback[mask].sum())
+        acc.unk += int(bc.unk[mask].sum())
+        acc.roundtrip_ok += int(rt[mask].sum())
+        acc.norm_changed += int(nc[mask].sum())
+        sel = aligned & mask
+        acc.pairs += int(sel.sum())
+        acc.premium_sum += float(prem[sel].sum())
+        if sel.any():
+            acc.premiums.append(prem[sel])
+        if m.indices is None:
+            counts = bc.id_counts
+        else:
+            counts = np.bincount(bc.flat_ids[mask[bc.token_text]], minlength=vocab)
+        acc.id_counts = counts.copy() if acc.id_counts is None else acc.id_counts + counts
+        acc.langs.update(m.langs)
+        acc.scripts.update(m.scripts)
+
+    def rows(self) -> list[dict[str, Any]]:
+        cfg = self.config
+        order = {k: i for i, k in enumerate(_KIND_ORDER)}
+        names = list(self.toks)
+        keys = sorted(self.accs, key=lambda k: (names.index(k[0]), order.get(k[1][0], 99), k[1][1]))
+        out = []
+        for name, (kind, label) in keys:
+            acc, tok = self.accs[(name, (kind, label))], self.toks[name]
+            fert = acc.tokens / acc.words if acc.words else math.nan
+            f_lo = f_hi = p_lo = p_hi = math.nan
+            if acc.boot is not None:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    if acc.words:
+                        f_lo, f_hi = metrics.percentile_interval(
+                            acc.boot[:, 0] / acc.boot[:, 1], level=cfg.level
+                        )
+                    if acc.pairs:
+                        p_lo, p_hi = metrics.percentile_interval(
+                            acc.boot[:, 2] / acc.boot[:, 3], level=cfg.level
+                        )
+            elif acc.words:
+                f_lo = f_hi = fert
+            pmean = acc.premium_sum / acc.pairs if acc.pairs else math.nan
+            if acc.pairs and acc.boot is None:
+                p_lo = p_hi = pmean
+            pmed = float(np.median(np.concatenate(acc.premiums))) if acc.premiums else math.nan
+            out.append(
+                {
+                    "tokenizer": name,
+                    "slice_kind": kind,
+                    "slice": label,
+                    "lang": _label(acc.langs),
+                    "script": _label(acc.scripts),
+                    "texts": acc.texts,
+                    "tokens": acc.tokens,
+                    "words": acc.words,
+                    "chars": acc.chars,
+                    "bytes": acc.bytes,
+                    "fertility": fert,
+                    "fertility_lo": f_lo,
+                    "fertility_hi": f_hi,
+                    "continued_words": acc.continued / acc.words if acc.words else math.nan,
+                    "chars_per_token": acc.chars / acc.tokens if acc.tokens else math.nan,
+                    "bytes_per_token": acc.bytes / acc.tokens if acc.tokens else math.nan,
+                    "byte_fallback_rate": acc.byte_fallback / acc.tokens if acc.tokens else math.nan,
+                    "unk_rate": acc.unk / acc.tokens if acc.tokens else math.nan,
+                    "roundtrip_exact_rate": acc.roundtrip_ok / acc.texts
+                    if cfg.roundtrip and acc.texts
+                    else math.nan,
+                    "normalization_changed_rate": acc.norm_changed / acc.texts if acc.texts else math.nan,
+                    "premium_mean": pmean,
+                    "premium_median": pmed,
+                    "premium_lo": p_lo,
+                    "premium_hi": p_hi,
+                    "rel_kv_bytes": pmean,
+                    "rel_attention_work": pmean * pmean,
+                    "renyi_efficiency": metrics.renyi_efficiency(
+                        acc.id_counts if acc.id_counts is not None else np.zeros(1),
+                        vocab_size=int(tok.vocab_size),
+                        alpha=cfg.renyi_alpha,
+                    ),
+                    "segmenter": self.segmenter.name,
+                    "premium_pairs": acc.pairs,
+                    "pivot": self.pivot or "",
+                    "engine": getattr(tok, "engine", "unknown"),
+                    "algorithm": getattr(tok, "algorithm", "unknown"),
+                    "vocab_size": int(tok.vocab_size),
+                    "generated": acc.generated,
+                }
+            )
+        return out
+
+
+def _label(counts: Counter[str]) -> str:
+    keys = [k for k, v in counts.items() if v > 0]
+    return keys[0] if len(keys) == 1 else "mul" if keys else ""
+
+
+def fertility_report(
+    tokenizers: Mapping[str, Any] | Sequence[Any] | Any,
+    corpus: Any,
+    *,
+    pivot: str | None = "eng_Latn",
+    translit: bool = True,
+    segmenter: SegmenterName | Segmenter = "icu",
+    config: ReportConfig | None = None,
+    errors: Literal["strict", "replace"] = "strict",
+    quiet: bool = True,
+) -> Any:
+    """Fertility, premium and efficiency of each tokenizer on each slice of ``corpus`` (a pandas DataFrame).
+
+    ``tokenizers``: ``{name: tokenizer or path}``, or a list of tokenizers / paths (named after the
+    tokenizer). ``corpus``: a path, a list of paths (see :func:`~tokenloom.text.corpus.load_corpus`) or a
+    :class:`~tokenloom.text.corpus.Corpus`. ``pivot``: the language slice premiums are measured against
+    (``None`` for none; a pivot absent from a corpus that has parallel parts is an error).
+    ``translit``: add generated ``<lang>_<Script>_Latn-translit`` slices. ``segmenter``: ``"icu"``,
+    ``"whitespace"`` or a :class:`~tokenloom.text.unicode.Segmenter`. ``errors``: undecodable bytes in
+    corpus files, ``"strict"`` (error) or ``"replace"`` (count in ``df.attrs["replaced"]``).
+    ``df.attrs`` also records the pivot, segmenter and config.
+    """
+    import pandas as pd
+
+    config = config or ReportConfig()
+    toks = _resolve_tokenizers(tokenizers)
+    corp = _resolve_corpus(corpus, errors)
+    seg = get_segmenter(segmenter)
+    slice_config = SliceConfig(
+        translit=translit, translit_ascii=config.translit_ascii, mixed_min_share=config.mixed_min_share
+    )
+    parts = list(corp)
+    pivots = [p for p in parts if pivot is not None and p.slice == pivot and p.slice_kind == "language"]
+    if pivot is not None and not pivots and any(p.align for p in parts):
+        available = sorted(p.slice for p in parts if p.align and p.slice_kind == "language")
+        raise ConfigError(
+            f"pivot {pivot!r} is not in the parallel part of the corpus; choose one of "
+            f"{', '.join(available[:12])}{' ...' if len(available) > 12 else ''} (--pivot)"
+        )
+    run = _Run(toks, pivot=pivot, segmenter=seg, config=config, slice_config=slice_config)
+    ordered = pivots + [p for p in parts if p not in pivots]
+    for part in progress(ordered, desc="fertility", unit="part", quiet=quiet):
+        texts, ids = corp.texts(part)
+        run.part(part, texts, ids)
+        generated = translit_part(part, texts, ids, config=slice_config)
+        if generated is not None:
+            run.part(generated[0], generated[1], ids)
+        del texts, ids
+    df = pd.DataFrame(run.rows(), columns=[*REPORT_COLUMNS, *EXTRA_COLUMNS])
+    df.attrs.update(
+        pivot=pivot or "",
+        segmenter=seg.name,
+        replaced=corp.stats.replaced,
+        replaced_where=list(corp.stats.replaced_where),
+        config=config,
+    )
+    if corp.stats.replaced:
+        logger.warning(
+            "%d invalid UTF-8 sequences replaced by U+FFFD (first at %s)",
+            corp.stats.replaced,
+            corp.stats.replaced_where[:1],
+        )
+    return df
+
+
+def fertility_by_source(tokenizer: Any, records: Iterable[tuple[str, str]], *, n_boot: int = 200) -> Any:
+    """Per-script and per-language fertility of one tokenizer on ``(source name, text)`` records.
+
+    For trainers' held-out samples: a source named ``<lang>_<Script>`` (``eng_Latn.txt``, any path ending so)
+    gives a language row; every text counts toward its script row (labelled or detected) and the ``all``
+    row. Same columns as :func:`fertility_report`; no pivot, no transliteration.
+    """
+    corpus = Corpus.from_records(records)
+    df = fertility_report([tokenizer], corpus, pivot=None, translit=False, config=ReportConfig(n_boot=n_boot))
+    keep = df["slice_kind"].isin(["all", "script"]) | (
+        (df["slice_kind"] == "language") & (df["lang"] != "und")
+    )
+    return df[keep].reset_index(drop=True)
+
+
+# ---------------------------------------------------------------- writers
+
+_TABLE_COLUMNS = (
+    ("slice_kind", "kind", "{}"), ("slice", "slice", "{}"), ("texts", "texts", "{:d}"),
+    ("fertility", "fertility", "{:.3f}"), ("fertility_lo", "lo", "{:.3f}"), ("fertility_hi", "hi", "{:.3f}"),
+    ("continued_words", "cont.", "{:.1%}"), ("chars_per_token", "chars/tok", "{:.2f}"),
+    ("bytes_per_token", "bytes/tok", "{:.2f}"), ("byte_fallback_rate", "fallback", "{:.2%}"),
+    ("roundtrip_exact_rate", "roundtrip", "{:.1%}"), ("premium_mean", "premium", "{:.3f}"),
+    ("premium_median", "median", "{:.3f}"), ("premium_lo", "p_lo", "{:.3f}"), ("premium_hi", "p_hi", "{:.3f}"),
+    ("rel_attention_work", "attn work", "{:.2f}"), ("renyi_efficiency", "rényi", "{:.3f}"),
+)  # fmt: skip
+
+
+def _fmt(value: Any, spec: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    try:
+        return spec.format(value)
+    except (ValueError, TypeError):
+        return str(value)
+
+
+def to_markdown(df: Any) -> str:
+    """The report as Markdown: one table per tokenizer, the main columns, intervals beside estimates."""
+    lines = []
+    for name, group in df.groupby("tokenizer", sort=False):
+        lines += [f"### {name}", ""]
+        lines.append("| " + " | ".join(h for _, h, _ in _TABLE_COLUMNS) + " |")
+        lines.append("|" + "|".join("---" if i < 2 else "---:" for i in range(len(_TABLE_COLUMNS))) + "|")
+        for row in group.itertuples(index=False):
+            cells = [_fmt(getattr(row, col), spec) for col, _, spec in _TABLE_COLUMNS]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def format_table(df: Any, *, kinds: Sequence[str] = _KIND_ORDER, max_rows: int | None = None) -> str:
+    """A compact terminal table: one line per slice, fertility and premium per tokenizer side by side."""
+    names = list(dict.fromkeys(df["tokenizer"]))
+    sub = df[df["slice_kind"].isin(list(kinds))]
+    slices = list(dict.fromkeys(zip(sub["slice_kind"], sub["slice"], strict=True)))
+    if max_rows is not None:
+        slices = slices[:max_rows]
+    index = {(r.tokenizer, r.slice_kind, r.slice): r for r in sub.itertuples(index=False)}
+    width = max([len(s) for _, s in slices] + [5])
+    head1 = f"{'kind':<14} {'slice':<{width}} {'texts':>6}"
+    head2 = " " * len(head1)
+    for name in names:
+        cell = f" | {'fert':>6} {'[95% CI]':>15} {'prem':>6} {'c/tok':>5} {'fb%':>5}"
+        head1 += f" | {name[: len(cell) - 3]:<{len(cell) - 3}}"
+        head2 += cell
+    out = [head1, head2, "-" * len(head2)]
+    for kind, label in slices:
+        first = next(index[(n, kind, label)] for n in names if (n, kind, label) in index)
+        line = f"{kind:<14} {label:<{width}} {first.texts:>6}"
+        for name in names:
+            r = index.get((name, kind, label))
+            if r is None:
+                line += " | " + " " * 41
+                continue
+            ci = f"[{_fmt(r.fertility_lo, '{:.2f}')}, {_fmt(r.fertility_hi, '{:.2f}')}]"
+            line += (
+                f" | {_fmt(r.fertility, '{:.3f}'):>6} {ci:>15} {_fmt(r.premium_mean, '{:.2f}'):>6}"
+                f" {_fmt(r.chars_per_token, '{:.2f}'):>5} {_fmt(100 * r.byte_fallback_rate, '{:.1f}'):>5}"
+            )
+        out.append(line)
+    return "\n".join(out)
+
+
+def _html(df: Any, images: Mapping[str, bytes], title: str) -> str:
+    import base64
+
+    css = (
+        "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;font-size:13px}"
+        "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#f3f3f3}"
+        "td:nth-child(-n+2){text-align:left}img{max-width:100%;border:1px solid #eee;margin:1em 0}"
+    )
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"]
+    parts.append(f"<style>{css}</style></head><body><h1>{html.escape(title)}</h1>")
+    meta = (
+        f"pivot: <b>{html.escape(str(df.attrs.get('pivot', '')))}</b> · word segmenter: "
+        f"<b>{html.escape(str(df.attrs.get('segmenter', '')))}</b> · tokenizers: "
+        f"{html.escape(', '.join(dict.fromkeys(df['tokenizer'])))}"
+    )
+    if df.attrs.get("replaced"):
+        meta += f" · <b>{df.attrs['replaced']}</b> invalid UTF-8 sequences replaced by U+FFFD"
+    parts.append(f"<p>{meta}</p>")
+    for name, png in images.items():
+        data = base64.b64encode(png).decode("ascii")
+        parts.append(
+            f"<h2>{html.escape(name)}</h2><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>"
+        )
+    for name, group in df.groupby("tokenizer", sort=False):
+        parts.append(f"<h2>{html.escape(str(name))}</h2><table><tr>")
+        parts.append("".join(f"<th>{html.escape(h)}</th>" for _, h, _ in _TABLE_COLUMNS) + "</tr>")
+        for row in group.itertuples(index=False):
+            cells = "".join(f"<td>{html.escape(_fmt(getattr(row, c), s))}</td>" for c, _, s in _TABLE_COLUMNS)
+            parts.append(f"<tr>{cells}</tr>")
+        parts.append("</table>")
+    parts.append(
+        "<p>Full numbers: report.csv. Fertility = tokens / ICU words (Rust et al. 2021); premium = tokens / pivot tokens on the same sentence (Petrov et al. 2023); Rényi efficiency α=2.5 (Zouhar et al. 2023).</p>"
+    )
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_report(
+    df: Any, out: str | os.PathLike[str], *, title: str = "tokenloom fertility report"
+) -> dict[str, Path]:
+    """Write report.csv, report.md, report.html (charts embedded) and the chart PNGs into ``out``.
+
+    Each file is written atomically; returns ``{kind: path}``.
+    """
+    from tokenloom._atomic import atomic_write
+    from tokenloom.fertility import plots
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    written["csv"] = atomic_write(out / "report.csv", df.to_csv(index=False))
+    written["md"] = atomic_write(out / "report.md", f"# {title}\n\n" + to_markdown(df))
+    images = plots.render_all(df)
+    for name, png in images.items():
+        written[name] = atomic_write(out / f"{name}.png", png)
+    written["html"] = atomic_write(out / "report.html", _html(df, images, title))
+    return written
