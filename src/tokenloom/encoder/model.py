@@ -271,8 +271,8 @@ class ImageEmbed(nn.Module):
 class ImageClassifier(nn.Module):
     """``ImageEmbed`` + ``Encoder`` + pooling + linear ``head``: images ``[B, C, H, W]`` -> logits ``[B, K]``.
 
-    ``pool="token"`` takes the class token, ``"avg"`` averages the patch tokens; ``head`` may be
-    ``nn.Identity`` (features only).
+    ``pool="token"`` takes the class token, ``"avg"`` averages the patch tokens; ``head_norm`` (optional,
+    timm's ``fc_norm``) normalizes the pooled vector; ``head`` may be ``nn.Identity`` (features only).
     """
 
     def __init__(
@@ -282,6 +282,7 @@ class ImageClassifier(nn.Module):
         head: nn.Module,
         *,
         pool: Literal["token", "avg"] = "token",
+        head_norm: nn.Module | None = None,
     ) -> None:
         super().__init__()
         if pool not in ("token", "avg"):
@@ -289,6 +290,7 @@ class ImageClassifier(nn.Module):
         if pool == "token" and embed.cls_token is None:
             raise ConfigError("pool='token' needs an ImageEmbed with class_token=True; use pool='avg'")
         self.embed, self.encoder, self.head, self.pool = embed, encoder, head, pool
+        self.head_norm = nn.Identity() if head_norm is None else head_norm
 
     def forward_features(self, images: torch.Tensor) -> torch.Tensor:
         """``[B, C, H, W] -> [B, T + N, d]`` (after the final norm)."""
@@ -300,7 +302,7 @@ class ImageClassifier(nn.Module):
             pooled = features[:, 0]  # [B, d]
         else:
             pooled = features[:, self.embed.num_prefix_tokens :].mean(dim=1)  # [B, d]
-        return self.head(pooled)
+        return self.head(self.head_norm(pooled))
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         return self.forward_head(self.forward_features(images))

@@ -1,11 +1,13 @@
 """``from_timm``: rebuild a timm ``VisionTransformer`` as our ``ImageEmbed`` + ``Encoder`` + head, same weights.
 
-Supported: the classic ViT family (``vit_*_patch*``, DeiT without distillation) — class token, learned
-position table that includes the class token, LayerNorm, GELU MLP, pre-norm ``Block`` (or post-norm
-``ResPostBlock``), qkv bias on or off, ``global_pool`` ``"token"`` or ``"avg"`` (without ``fc_norm``).
-Anything else (register tokens, layer scale, qk-norm, ``no_embed_class``, attention pooling, patch-embed
-norm, pre-norm ``norm_pre``, ``fc_norm``, dynamic image size) raises ``ConfigError`` naming the feature,
-rather than producing a model that silently computes something else.
+Supported: the classic ViT family (``vit_*_patch*``, DeiT without distillation) — a class token whose
+row is part of the learned position table (or no class token), LayerNorm, exact-GELU MLP, pre-norm
+``Block``, qkv bias on or off, ``global_pool`` ``"token"`` or ``"avg"``
+with or without ``fc_norm``, ``dynamic_img_size`` (our ``ImageEmbed`` always resamples the position grid
+bicubically for other image sizes, as timm does). Anything else (register tokens, layer scale, qk-norm,
+``no_embed_class`` with a class token, attention pooling, patch-embed norm, ``norm_pre``, dynamic padding)
+raises ``ConfigError`` naming the feature, rather than producing a model that silently computes something
+else. Equivalence is for inference: dropout rates and stochastic depth are not carried over.
 
 The copy is exact: timm's fused ``qkv`` rows ``[q | k | v]`` have our layout, the stride-P conv
 becomes ``PatchEmbed.load_conv_weights``. This module imports timm only to recognise its classes and
@@ -42,11 +44,10 @@ def _config_from_timm(model: nn.Module) -> tuple[EncoderConfig, str]:
     if not blocks:
         raise _unsupported("zero blocks")
     kinds = {type(b) for b in blocks}
-    if kinds == {Block}:
-        placement = "pre"
-    elif kinds == {ResPostBlock}:
-        placement = "post"
-    else:
+    if ResPostBlock in kinds:
+        # x + norm(f(x)) (Swin-v2 style) is neither our pre-norm nor our post-norm norm(x + f(x))
+        raise _unsupported("res-post-norm blocks (ResPostBlock: x + norm(f(x)))")
+    if kinds != {Block}:
         raise _unsupported(f"block classes {sorted(k.__name__ for k in kinds)}")
     first = blocks[0]
     attn, mlp = first.attn, first.mlp
@@ -66,22 +67,24 @@ def _config_from_timm(model: nn.Module) -> tuple[EncoderConfig, str]:
             raise _unsupported(f"MLP activation {block.mlp.act!r} (only exact GELU is supported)")
     if getattr(model, "reg_token", None) is not None:
         raise _unsupported("register tokens")
-    if model.cls_token is None:
-        raise _unsupported("no class token")
-    if getattr(model, "no_embed_class", False):
+    if model.cls_token is not None and getattr(model, "no_embed_class", False):
         raise _unsupported("no_embed_class=True (positions without a class-token row)")
     if model.pos_embed is None:
         raise _unsupported("no position embedding")
-    if getattr(model, "dynamic_img_size", False):
-        raise _unsupported("dynamic_img_size=True")
+    if getattr(model.patch_embed, "dynamic_img_pad", False):
+        raise _unsupported("dynamic_img_pad=True")
     if getattr(model, "attn_pool", None) is not None:
         raise _unsupported("attention pooling")
-    for name in ("norm_pre", "fc_norm"):
-        if not _is_identity(getattr(model, name, None)):
-            raise _unsupported(name)
+    if not _is_identity(getattr(model, "norm_pre", None)):
+        raise _unsupported("norm_pre")
+    fc_norm = getattr(model, "fc_norm", None)
+    if not (_is_identity(fc_norm) or isinstance(fc_norm, nn.LayerNorm)):
+        raise _unsupported(f"fc_norm {type(fc_norm).__name__}")
     if not _is_identity(getattr(model.patch_embed, "norm", None)):
         raise _unsupported("a norm in the patch embedding")
-    if model.global_pool not in ("token", "avg"):
+    if model.global_pool not in ("token", "avg") or (
+        model.global_pool == "token" and model.cls_token is None
+    ):
         raise _unsupported(f"global_pool={model.global_pool!r}")
     proj_biases = {attn.proj.bias is not None, mlp.fc1.bias is not None, mlp.fc2.bias is not None}
     if len(proj_biases) != 1:
@@ -95,7 +98,7 @@ def _config_from_timm(model: nn.Module) -> tuple[EncoderConfig, str]:
         mlp_hidden=mlp.fc1.out_features,
         norm="layernorm",
         norm_eps=first.norm1.eps,
-        placement=placement,
+        placement="pre",
         final_norm=not _is_identity(model.norm),
         position="learned",
         qkv_bias=attn.qkv.bias is not None,
@@ -131,14 +134,15 @@ def from_timm(model: nn.Module) -> ImageClassifier:
         patch_size=patch,
         in_chans=conv.in_channels,
         width=config.width,
-        class_token=True,
+        class_token=model.cls_token is not None,
         position="learned",
         patch_bias=conv.bias is not None,
     )
     if embed.grid != tuple(pe.grid_size):
         raise _unsupported(f"patch grid {tuple(pe.grid_size)} different from image_size / patch_size")
     embed.patch_embed.load_conv_weights(conv.weight, conv.bias)
-    embed.cls_token.copy_(model.cls_token)
+    if embed.cls_token is not None:
+        embed.cls_token.copy_(model.cls_token)
     embed.pos.weight.copy_(model.pos_embed)
 
     encoder = Encoder(config)
@@ -167,6 +171,10 @@ def from_timm(model: nn.Module) -> ImageClassifier:
         head = nn.Identity()
     else:
         raise _unsupported(f"head {type(model.head).__name__}")
-    out = ImageClassifier(embed, encoder, head, pool=pool)
-    ref = model.cls_token
+    head_norm = None
+    if isinstance(model.fc_norm, nn.LayerNorm):
+        head_norm = nn.LayerNorm(config.width, eps=model.fc_norm.eps)
+        head_norm.load_state_dict(model.fc_norm.state_dict())
+    out = ImageClassifier(embed, encoder, head, pool=pool, head_norm=head_norm)
+    ref = model.pos_embed
     return out.to(device=ref.device, dtype=ref.dtype).train(model.training)
