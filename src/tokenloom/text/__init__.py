@@ -20,6 +20,16 @@ _LAZY: dict[str, str] = {
     "load_tokenizer": "tokenloom.text.tokenizer",
     "TrainerConfig": "tokenloom.text.train",
     "train_tokenizer": "tokenloom.text.train",
+    # corpus reading and Unicode analysis (fertility area, issue 4)
+    "load_corpus": "tokenloom.text.corpus",
+    "Corpus": "tokenloom.text.corpus",
+    "CorpusPart": "tokenloom.text.corpus",
+    "dominant_script": "tokenloom.text.unicode",
+    "char_scripts": "tokenloom.text.unicode",
+    "word_spans": "tokenloom.text.unicode",
+    "count_words": "tokenloom.text.unicode",
+    "transliterate": "tokenloom.text.unicode",
+    "get_segmenter": "tokenloom.text.unicode",
 }
 
 __all__ = list(_LAZY)

@@ -120,6 +120,7 @@ class Tokenizer:
         self._sp_model = sp_model
         self.record: dict[str, Any] = dict(record or {})
         self._verify_texts = list(verify_texts)
+        self.fertility: Any = None  # held-out fertility table (pandas DataFrame) from training, if any
         if engine == "sentencepiece":
             from tokenloom.text._spm_proto import read_spec
 
@@ -259,6 +260,8 @@ class Tokenizer:
                 assert self._sp_model is not None
                 (tmp / "tokenizer.model").write_bytes(self._sp_model)
             (tmp / "tokenizer.json").write_text(self.hf_export().to_str(pretty=True), encoding="utf-8")
+            if self.fertility is not None:
+                (tmp / "fertility.csv").write_text(self.fertility.to_csv(index=False), encoding="utf-8")
             record.setdefault("format", "tokenloom-tokenizer/1")
             record["engine"] = self.engine
             record["algorithm"] = self.algorithm

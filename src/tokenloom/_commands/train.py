@@ -1,0 +1,137 @@
+"""``tokenloom train``: train a BPE or unigram tokenizer on text files and save it, with a one-screen summary."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+NAME = "train"
+HELP = "train a BPE or unigram tokenizer (HF tokenizers or sentencepiece) with byte fallback"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "inputs", nargs="+", metavar="INPUT", help="text files, folders (searched for .txt) or globs"
+    )
+    parser.add_argument("--algorithm", choices=("bpe", "unigram"), default="bpe", help="default: bpe")
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "hf", "sentencepiece"),
+        default="auto",
+        help="auto = sentencepiece for both algorithms (fastest, see the README); default: auto",
+    )
+    parser.add_argument(
+        "--vocab-size", type=int, default=8000, metavar="N", help="total vocabulary; default 8000"
+    )
+    parser.add_argument(
+        "--no-byte-fallback",
+        dest="byte_fallback",
+        action="store_false",
+        help="no <0x00>..<0xFF> pieces (unseen characters then become <unk>)",
+    )
+    parser.add_argument(
+        "--normalization", choices=("none", "nfc", "nfkc"), default="none", help="default: none (lossless)"
+    )
+    parser.add_argument(
+        "--special-token",
+        dest="special_tokens",
+        action="append",
+        metavar="T",
+        help="a special token (repeat; default: <unk> <s> </s> <pad>)",
+    )
+    parser.add_argument(
+        "--max-bytes", type=int, default=None, metavar="N", help="train on a deterministic sample of N bytes"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="N", help="seed of sampling and training; default 0"
+    )
+    parser.add_argument(
+        "--errors",
+        choices=("strict", "replace"),
+        default="strict",
+        help="invalid UTF-8: strict stops with file/line/offset; replace substitutes U+FFFD and counts",
+    )
+    parser.add_argument(
+        "--heldout",
+        type=float,
+        default=0.01,
+        metavar="F",
+        help="fraction of lines held out and reported in fertility.csv; default 0.01 (0 disables)",
+    )
+    parser.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="output folder (must not exist)"
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tokenloom.errors import ConfigError
+    from tokenloom.text.train import TrainerConfig, train_tokenizer
+
+    if args.out.exists() and not args.overwrite:
+        raise ConfigError(f"output folder {str(args.out)!r} already exists; pass --overwrite to replace it")
+    specials = tuple(args.special_tokens) if args.special_tokens else TrainerConfig.special_tokens
+    config = TrainerConfig(
+        algorithm=args.algorithm,
+        engine=args.engine,
+        vocab_size=args.vocab_size,
+        byte_fallback=args.byte_fallback,
+        normalization=args.normalization,
+        special_tokens=specials,
+        seed=args.seed,
+        max_bytes=args.max_bytes,
+        heldout=args.heldout,
+        errors=args.errors,
+    )
+    inputs = [str(p) for p in args.inputs]
+    tok = train_tokenizer(inputs, config=config, quiet=args.quiet)
+    out = tok.save(args.out, overwrite=args.overwrite)
+    _summary(tok, out, inputs)
+    return 0
+
+
+def _sample_line(inputs: list[str]) -> str:
+    from tokenloom.text.sources import iter_lines, resolve_inputs
+
+    for path in resolve_inputs(inputs)[:5]:
+        for line in iter_lines(path, errors="replace"):
+            if line.strip():
+                return line[:70]
+    return "Hello, world!"
+
+
+def _summary(tok: object, out: Path, inputs: list[str]) -> None:
+    record = tok.record  # type: ignore[attr-defined]
+    corpus, training = record["corpus"], record["training"]
+    sample = _sample_line(inputs)
+    pieces = tok.tokens(sample)  # type: ignore[attr-defined]
+    lines = [
+        f"trained {tok.algorithm} on {tok.engine} -> {out}",  # type: ignore[attr-defined]
+        f"  vocab size     {tok.vocab_size}  (byte fallback: {'yes' if tok.byte_fallback_ids else 'no'})",  # type: ignore[attr-defined]
+        f"  corpus         {corpus['files']} files, {corpus['lines']:,} lines, {corpus['chars']:,} characters",
+        f"  bytes read     {corpus['bytes']:,}  (trained on {corpus['train_bytes']:,}; held out "
+        f"{corpus['heldout_lines']:,} lines)",
+        f"  time           {training['seconds']:.2f} s  ({training['mb_per_s']:.2f} MB/s)",
+    ]
+    if corpus["replaced"]:
+        lines.append(
+            f"  invalid UTF-8  {corpus['replaced']:,} replacements in {corpus['replaced_lines']:,} lines"
+        )
+    if corpus["split_lines"]:
+        lines.append(
+            f"  long lines     {corpus['split_lines']:,} split into {corpus['split_chunks']:,} chunks (none dropped)"
+        )
+    if "export" in record:
+        lines.append(
+            f"  export         tokenizer.json identical to tokenizer.model on {record['export']['verified_texts']} texts"
+        )
+    if (out / "fertility.csv").is_file():
+        lines.append(f"  fertility      {out / 'fertility.csv'} (held-out lines)")
+    shown = " ".join(pieces[:24]) + (" ..." if len(pieces) > 24 else "")
+    lossless = tok.is_lossless(sample)  # type: ignore[attr-defined]
+    lines += [
+        f"  sample         {sample!r}",
+        f"  -> {len(pieces)} tokens: {shown}",
+        f"  round trip     {'exact' if lossless else 'not exact (see normalize())'}",
+    ]
+    print("\n".join(lines))

@@ -1,0 +1,294 @@
+"""Tokenizer behaviour over both engines: lossless round trips, offsets, artifacts both ecosystems load.
+
+Each of the four combinations (bpe/unigram × hf/sentencepiece) is trained once per module on the embedded
+default corpus (12 languages, 9 scripts) with a small vocabulary.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tokenloom.errors import TokenizerError
+from tokenloom.text.sources import iter_lines, resolve_inputs
+from tokenloom.text.tokenizer import PROBES, Tokenizer, load_tokenizer
+from tokenloom.text.train import train_tokenizer
+
+COMBOS = [("bpe", "hf"), ("unigram", "hf"), ("bpe", "sentencepiece"), ("unigram", "sentencepiece")]
+VOCAB = 1200
+META = "\u2581"
+
+EDGE_CASES = [
+    "",
+    " ",
+    "   leading and trailing   ",
+    "repeated     spaces",
+    "tabs\tand\t\ttabs",
+    "windows\r\nline\rends\n",
+    "NUL\x00inside and \x01\x1f\x7f controls",
+    "\u0301 unpaired combining mark, e\u0301\u0302 stacked",
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466 ZWJ family, \U0001f3f3\ufe0f\u200d\U0001f308 flag",
+    "unseen scripts: \u13a3\u13b3\u13a9 \ua549\ua54c \U0001e900\U0001e922 \U00010330\U00010331",
+    "<s> </s> <unk> <pad> <0x41> <0xFF> literal special spellings",
+    "\ufeffBOM and \ufffd replacement and \U0010ffff last code point",
+]
+
+
+@pytest.fixture(scope="module")
+def corpus_lines(default_corpus: Path) -> list[str]:
+    return [line for path in resolve_inputs(default_corpus) for line in iter_lines(path)]
+
+
+@pytest.fixture(scope="module", params=COMBOS, ids=[f"{a}-{e}" for a, e in COMBOS])
+def trained(request: pytest.FixtureRequest, default_corpus: Path) -> Tokenizer:
+    algorithm, engine = request.param
+    return train_tokenizer(default_corpus, algorithm=algorithm, engine=engine, vocab_size=VOCAB, heldout=0)
+
+
+@pytest.fixture(scope="module")
+def saved(trained: Tokenizer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return trained.save(tmp_path_factory.mktemp("saved") / f"{trained.algorithm}-{trained.engine}")
+
+
+def test_layout_specials_then_bytes_as_ordinary_pieces(trained: Tokenizer) -> None:
+    assert trained.vocab_size == VOCAB
+    assert trained.unk_id == 0
+    assert trained.byte_fallback_ids == frozenset(range(4, 4 + 256))
+    hf = trained.hf_export()
+    assert [hf.id_to_token(i) for i in range(4)] == ["<unk>", "<s>", "</s>", "<pad>"]
+    assert [hf.id_to_token(4 + b) for b in (0, 0x41, 0xFF)] == ["<0x00>", "<0x41>", "<0xFF>"]
+    # ordinary vocabulary entries, not added tokens (decode would skip special added tokens)
+    assert hf.get_added_tokens_decoder() == {}
+    assert json.loads(hf.to_str())["model"]["byte_fallback"] is True
+
+
+@pytest.mark.parametrize("text", EDGE_CASES)
+def test_edge_cases_round_trip_without_unk(trained: Tokenizer, text: str) -> None:
+    ids = trained.encode(text)
+    assert trained.decode(ids) == text
+    assert trained.unk_id not in ids
+    assert trained.is_lossless(text)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    text=st.text(alphabet=st.characters(blacklist_characters=META, blacklist_categories=("Cs",)), max_size=60)
+)
+def test_round_trip_property(trained: Tokenizer, text: str) -> None:
+    ids = trained.encode(text)
+    assert trained.decode(ids) == text
+    assert trained.unk_id not in ids
+    ids2, offsets = trained.encode_with_offsets(text)
+    assert ids2 == ids
+    assert len(offsets) == len(ids)
+    assert all(0 <= s <= e <= len(text) for s, e in offsets)
+
+
+def test_meta_symbol_is_the_documented_exception(trained: Tokenizer) -> None:
+    text = f"a{META}b"
+    assert trained.decode(trained.encode(text)) == "a b"
+    assert not trained.is_lossless(text)
+    assert trained.normalize(text) == "a b"
+
+
+def test_offsets_cover_text_and_byte_pieces_share_their_character(trained: Tokenizer) -> None:
+    text = "Hi \U0001f468\u200d\U0001f469 x\u0301 \u13a3 ok"
+    ids, offsets = trained.encode_with_offsets(text)
+    tokens = trained.tokens(text)
+    for token_id, token, (start, end) in zip(ids, tokens, offsets, strict=True):
+        if token_id in trained.byte_fallback_ids:
+            assert end == start + 1, (token, start, end)  # one code point: the character the byte belongs to
+            assert int(token[3:5], 16) in text[start].encode("utf-8")
+        else:
+            assert text[start:end] == token.replace(META, " ") or (token == META and start == end)
+    # every byte piece of a character carries its span: the bytes of each span rebuild the character
+    spans: dict[tuple[int, int], bytes] = {}
+    for token_id, token, span in zip(ids, tokens, offsets, strict=True):
+        if token_id in trained.byte_fallback_ids:
+            spans[span] = spans.get(span, b"") + bytes([int(token[3:5], 16)])
+    assert spans and all(data.decode("utf-8") == text[s:e] for (s, e), data in spans.items())
+
+
+def test_batch_matches_single(trained: Tokenizer, corpus_lines: list[str]) -> None:
+    texts = corpus_lines[:40] + EDGE_CASES
+    assert trained.encode_batch(texts) == [trained.encode(t) for t in texts]
+    assert trained.encode_batch_with_offsets(texts) == [trained.encode_with_offsets(t) for t in texts]
+    assert trained.encode_batch([]) == []
+
+
+def test_merges_stay_inside_words(trained: Tokenizer, corpus_lines: list[str]) -> None:
+    for line in corpus_lines[:50]:
+        for token in trained.tokens(line):
+            assert META not in token.lstrip(META), token  # the meta-symbol only leads a piece
+
+
+def test_saved_folder_loads_in_plain_engines_and_encodes_identically(
+    trained: Tokenizer, saved: Path, corpus_lines: list[str]
+) -> None:
+    import sentencepiece as spm
+    from tokenizers import Tokenizer as HFTokenizer
+
+    texts = corpus_lines + EDGE_CASES + list(PROBES)
+    plain_hf = HFTokenizer.from_file(str(saved / "tokenizer.json"))
+    expected = [trained.encode(t) for t in texts]
+    assert [e.ids for e in plain_hf.encode_batch(texts, add_special_tokens=False)] == expected
+    assert [plain_hf.decode(ids) for ids in expected[-20:]] == [trained.decode(ids) for ids in expected[-20:]]
+    if trained.engine == "sentencepiece":
+        plain_sp = spm.SentencePieceProcessor(model_file=str(saved / "tokenizer.model"))
+        assert [plain_sp.encode(t) for t in texts] == expected
+    else:
+        assert not (saved / "tokenizer.model").exists()
+    again = load_tokenizer(saved)
+    assert (again.name, again.engine, again.algorithm) == (saved.name, trained.engine, trained.algorithm)
+    assert [again.encode(t) for t in texts] == expected
+    assert again.byte_fallback_ids == trained.byte_fallback_ids
+    record = json.loads((saved / "tokenloom.json").read_text(encoding="utf-8"))
+    assert record["engine"] == trained.engine and record["vocab_size"] == VOCAB
+    assert record["corpus"]["files"] == 12
+    if trained.engine == "sentencepiece":
+        assert record["export"]["identical"] is True and record["export"]["verified_texts"] > len(PROBES)
+
+
+def test_export_verified_on_the_whole_training_corpus(trained: Tokenizer, corpus_lines: list[str]) -> None:
+    if trained.engine != "sentencepiece":
+        assert trained.verify_export(corpus_lines) == 0  # its tokenizer.json is the model itself
+        return
+    assert trained.verify_export(corpus_lines) == len(corpus_lines) + len(PROBES)
+
+
+def test_load_single_files(saved: Path, trained: Tokenizer) -> None:
+    tok = load_tokenizer(saved / "tokenizer.json")
+    assert tok.engine == "hf" and tok.name == "tokenizer" and tok.algorithm == trained.algorithm
+    assert tok.encode(EDGE_CASES[8]) == trained.encode(EDGE_CASES[8])
+    if trained.engine == "sentencepiece":
+        tok = load_tokenizer(saved / "tokenizer.model")
+        assert tok.engine == "sentencepiece" and tok.byte_fallback_ids == trained.byte_fallback_ids
+
+
+def test_save_refuses_existing_folder(trained: Tokenizer, saved: Path) -> None:
+    from tokenloom.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="already exists"):
+        trained.save(saved)
+    assert trained.save(saved, overwrite=True) == saved
+
+
+def test_save_fails_loudly_when_export_differs(default_corpus: Path, tmp_path: Path) -> None:
+    tok = train_tokenizer(
+        default_corpus, algorithm="bpe", engine="sentencepiece", vocab_size=VOCAB, heldout=0
+    )
+    other = train_tokenizer(
+        default_corpus, algorithm="unigram", engine="sentencepiece", vocab_size=VOCAB, heldout=0
+    )
+    tok._hf = other.hf_export()  # a wrong export must be caught before anything is written
+    with pytest.raises(TokenizerError, match="differs from sentencepiece"):
+        tok.save(tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_foreign_sentencepiece_model_with_default_normalization(default_corpus: Path, tmp_path: Path) -> None:
+    import sentencepiece as spm
+
+    files = ",".join(str(p) for p in resolve_inputs(default_corpus))
+    spm.SentencePieceTrainer.train(
+        input=files,
+        model_prefix=str(tmp_path / "foreign"),
+        vocab_size=900,
+        minloglevel=2,
+        model_type="unigram",
+    )
+    raw = spm.SentencePieceProcessor(model_file=str(tmp_path / "foreign.model"))
+    tok = load_tokenizer(tmp_path / "foreign.model")
+    assert (tok.engine, tok.algorithm, tok.name, tok.byte_fallback_ids) == (
+        "sentencepiece",
+        "unigram",
+        "foreign",
+        frozenset(),
+    )
+    text = "  Ｈｅｌｌｏ   world ﬁ "
+    assert tok.encode(text) == raw.encode(text)
+    assert tok.normalize(text) == raw.normalize(text).replace(META, " ")
+    assert not tok.is_lossless(text)  # nmt_nfkc and whitespace clean-up change the text
+
+
+def test_foreign_byte_level_bpe_json(tmp_path: Path) -> None:
+    from tokenizers import Tokenizer as HFTokenizer
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    hf = HFTokenizer(models.BPE())
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf.decoder = decoders.ByteLevel()
+    hf.train_from_iterator(
+        ["hello world"] * 10,
+        trainers.BpeTrainer(
+            vocab_size=300, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        ),
+    )
+    hf.save(str(tmp_path / "gpt2ish.json"))
+    tok = load_tokenizer(tmp_path / "gpt2ish.json")
+    assert (tok.engine, tok.algorithm, tok.byte_fallback_ids, tok.unk_id) == ("hf", "bpe", frozenset(), None)
+    assert tok.decode(tok.encode("hello wörld")) == "hello wörld"
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("broken.json", b'{"model": {"type": "BPE", "vocab": 3}}'),
+        ("notjson.json", b"{ this is not json"),
+        ("latin1.json", b'{"a": "\xff"}'),
+        ("garbage.model", b"\x00\x01garbage\xff" * 20),
+        ("empty.model", b""),
+        ("text.model", b"just some text, not a protobuf\n"),
+    ],
+)
+def test_load_corrupt_files_raise_tokenizer_error(tmp_path: Path, name: str, content: bytes) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(TokenizerError) as exc:
+        load_tokenizer(path)
+    assert str(path) in str(exc.value)
+
+
+def test_load_truncated_model_and_bad_folders(saved: Path, trained: Tokenizer, tmp_path: Path) -> None:
+    if trained.engine == "sentencepiece":
+        cut = tmp_path / "cut.model"
+        cut.write_bytes((saved / "tokenizer.model").read_bytes()[:777])
+        with pytest.raises(TokenizerError, match=r"cut\.model"):
+            load_tokenizer(cut)
+    with pytest.raises(TokenizerError, match="does not exist"):
+        load_tokenizer(tmp_path / "nothing")
+    (tmp_path / "empty_dir").mkdir()
+    with pytest.raises(TokenizerError, match=r"no tokenizer\.json or tokenizer\.model"):
+        load_tokenizer(tmp_path / "empty_dir")
+
+
+def test_decode_rejects_out_of_range_ids(trained: Tokenizer) -> None:
+    with pytest.raises(TokenizerError, match=f"token id {VOCAB} is out of range"):
+        trained.decode([5, VOCAB])
+
+
+@pytest.mark.parametrize("engine", ["hf", "sentencepiece"])
+@pytest.mark.parametrize("normalization", ["nfc", "nfkc"])
+def test_normalization_is_visible(
+    default_corpus: Path, engine: str, normalization: str, tmp_path: Path
+) -> None:
+    import unicodedata
+
+    tok = train_tokenizer(
+        default_corpus,
+        engine=engine,
+        vocab_size=VOCAB,
+        normalization=normalization,
+        heldout=0,  # type: ignore[arg-type]
+    )
+    for text in ["Cafe\u0301 \u212b", "ﬁne Ｆｕｌｌ ①", "plain text"]:
+        expected = unicodedata.normalize(normalization.upper(), text)
+        assert tok.normalize(text) == expected
+        assert tok.decode(tok.encode(text)) == expected
+        assert tok.is_lossless(text) == (expected == text)
+    saved = tok.save(tmp_path / "n")  # the export (Precompiled charsmap or NFC/NFKC) verifies on the sample
+    assert load_tokenizer(saved).encode("ﬁne e\u0301") == tok.encode("ﬁne e\u0301")
