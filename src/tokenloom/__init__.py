@@ -19,6 +19,13 @@ _LAZY: dict[str, str] = {
     "CorpusError": "tokenloom.errors",
     "TokenizerError": "tokenloom.errors",
     "ImageDecodeError": "tokenloom.errors",
+    # fertility and multilingual slice reports (fertility engineer)
+    "fertility_report": "tokenloom.fertility.report",
+    "fertility_by_source": "tokenloom.fertility.report",
+    "write_report": "tokenloom.fertility.report",
+    "ReportConfig": "tokenloom.fertility.report",
+    "load_corpus": "tokenloom.text.corpus",
+    "Corpus": "tokenloom.text.corpus",
     # encoder configuration
     "EncoderConfig": "tokenloom.encoder.config",
     # cost model (costs engineer): pure formulas, no torch

@@ -1,0 +1,62 @@
+"""``tokenloom fertility``: fertility / premium report of tokenizers over a corpus, per slice."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+NAME = "fertility"
+HELP = "compare tokenizers across languages, scripts, code-mixed, transliterated and code slices"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tokenizer",
+        action="append",
+        required=True,
+        metavar="PATH",
+        help="a saved tokenloom tokenizer folder, a tokenizer.json or a sentencepiece .model (repeatable)",
+    )
+    parser.add_argument(
+        "--corpus",
+        action="append",
+        required=True,
+        metavar="PATH",
+        help="a FLORES-style folder (<lang>_<Script>.txt), .jsonl/.csv/.parquet, source files, globs (repeatable)",
+    )
+    parser.add_argument("--pivot", default="eng_Latn", help="language slice premiums are measured against")
+    parser.add_argument(
+        "--no-translit",
+        action="store_true",
+        help="do not add ICU-transliterated <lang>_<Script>_Latn-translit slices",
+    )
+    parser.add_argument("--segmenter", choices=("icu", "whitespace"), default="icu", help="word segmenter")
+    parser.add_argument(
+        "--errors",
+        choices=("strict", "replace"),
+        default="strict",
+        help="invalid UTF-8 in corpus files: stop with an error (strict) or replace by U+FFFD and count",
+    )
+    parser.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="folder for report.csv/.md/.html and PNGs"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from tokenloom.fertility.report import fertility_report, format_table, write_report
+
+    df = fertility_report(
+        args.tokenizer,
+        args.corpus,
+        pivot=args.pivot,
+        translit=not args.no_translit,
+        segmenter=args.segmenter,
+        errors=args.errors,
+        quiet=args.quiet,
+    )
+    print(format_table(df))
+    written = write_report(df, args.out)
+    if df.attrs.get("replaced"):
+        print(f"note: {df.attrs['replaced']} invalid UTF-8 sequences were replaced by U+FFFD")
+    print(f"wrote {', '.join(p.name for p in written.values())} to {args.out}")
+    return 0
