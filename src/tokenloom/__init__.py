@@ -19,6 +19,11 @@ _LAZY: dict[str, str] = {
     "CorpusError": "tokenloom.errors",
     "TokenizerError": "tokenloom.errors",
     "ImageDecodeError": "tokenloom.errors",
+    # tokenizer trainers and the Tokenizer (tokenizer engineer)
+    "train_tokenizer": "tokenloom.text.train",
+    "TrainerConfig": "tokenloom.text.train",
+    "Tokenizer": "tokenloom.text.tokenizer",
+    "load_tokenizer": "tokenloom.text.tokenizer",
     # fertility and multilingual slice reports (fertility engineer)
     "fertility_report": "tokenloom.fertility.report",
     "fertility_by_source": "tokenloom.fertility.report",
