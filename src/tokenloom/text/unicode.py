@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -220,16 +221,26 @@ class IcuWordSegmenter:
 
 
 class WhitespaceSegmenter:
-    """Words = maximal runs of word characters (regex ``\\w+``): a baseline for space-delimited languages.
+    """Words = whitespace-separated runs, trimmed of punctuation and symbols at both ends, that hold a letter
+    or a digit: a baseline for space-delimited languages.
 
     It does not segment Chinese, Japanese, Thai, Khmer, Lao or Burmese (a whole run is one word).
     """
 
     name = "whitespace"
-    _WORD = re.compile(r"\w+")
+    _RUN = re.compile(r"\S+")
 
     def word_spans(self, text: str, lang: str | None = None) -> list[Span]:
-        return [m.span() for m in self._WORD.finditer(text)]
+        spans = []
+        for m in self._RUN.finditer(text):
+            s, e = m.span()
+            while s < e and unicodedata.category(text[s])[0] in "PSZC":
+                s += 1
+            while e > s and unicodedata.category(text[e - 1])[0] in "PSZC":
+                e -= 1
+            if any(unicodedata.category(ch)[0] in "LN" for ch in text[s:e]):
+                spans.append((s, e))
+        return spans
 
 
 SegmenterName = Literal["icu", "whitespace"]

@@ -1,0 +1,113 @@
+"""tokenloom.text.unicode: scripts, ICU word segmentation (with UTF-16 → code points), transliteration."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenloom.text import unicode as U
+
+
+def words(text: str, lang: str | None = None, segmenter: str = "icu") -> list[str]:
+    return [text[s:e] for s, e in U.word_spans(text, lang=lang, segmenter=segmenter)]
+
+
+def test_script_of_characters() -> None:
+    assert U.script_of("a") == "Latn"
+    assert U.script_of("क") == "Deva"
+    assert U.script_of("ж") == "Cyrl"
+    assert U.script_of("中") == "Hani"
+    assert U.script_of(" ") == "Zyyy"
+    assert U.script_of("\u0301") == "Zinh"  # combining acute accent
+    assert U.script_of("\U00010400") == "Dsrt"  # Deseret, a supplementary-plane script
+    with pytest.raises(ValueError, match="one character"):
+        U.script_of("ab")
+
+
+def test_common_and_inherited_resolve_to_neighbours() -> None:
+    # leading common chars take the first real script; later ones the script before them
+    assert U.char_scripts("1 ab, вг") == ["Latn", "Latn", "Latn", "Latn", "Latn", "Latn", "Cyrl", "Cyrl"]
+    # a combining mark after a Cyrillic letter is Cyrillic
+    assert U.char_scripts("и\u0306") == ["Cyrl", "Cyrl"]
+    assert U.char_scripts("!?") == ["Zyyy", "Zyyy"]
+    assert U.char_scripts("") == []
+
+
+def test_dominant_script_and_writing_system_families() -> None:
+    assert U.dominant_script("Hello, мир мир") == "Cyrl"  # 6 Cyrillic letters vs 5 Latin
+    assert U.dominant_script("日本語のテキストです") == "Jpan"  # Han + kana = Japanese
+    assert U.dominant_script("한국어 漢字") == "Kore"
+    assert U.dominant_script("中文") == "Hani"
+    assert U.dominant_script("123 !") == "Zyyy"
+    assert U.dominant_script("") == "Zyyy"
+
+
+def test_letter_scripts_for_code_mixing() -> None:
+    assert U.letter_scripts("I said नमस्ते to him") == ("Deva", "Latn")
+    assert U.letter_scripts("日本語のテキストです") == ("Jpan",)  # not code-mixed
+    # a short Latin acronym in a long Devanagari sentence is below a 10% share
+    text = "नासा ने कहा कि यह मिशन बहुत सफल रहा है NASA"
+    assert U.letter_scripts(text) == ("Deva", "Latn")
+    assert U.letter_scripts(text, min_share=0.2) == ("Deva",)
+
+
+def test_icu_segments_thai_with_its_dictionary() -> None:
+    # "I love the Thai language very much": ฉัน | รัก | ภาษา | ไทย | มาก
+    assert words("ฉันรักภาษาไทยมาก", "tha") == ["ฉัน", "รัก", "ภาษา", "ไทย", "มาก"]
+
+
+def test_icu_segments_chinese_and_drops_punctuation() -> None:
+    # "I love Beijing Tiananmen.": 我 | 爱 | 北京 | 天安门, the full stop is not a word
+    assert words("我爱北京天安门。", "zho") == ["我", "爱", "北京", "天安门"]
+    assert U.word_spans("我爱北京天安门。", lang="zho") == [(0, 1), (1, 2), (2, 4), (4, 7)]
+
+
+def test_icu_counts_only_word_like_segments() -> None:
+    assert words("Hello, world! 3.14 apples — don't", "eng") == ["Hello", "world", "3.14", "apples", "don't"]
+    assert U.count_words("  ...  !!  ") == 0
+    assert U.count_words("") == 0
+
+
+def test_non_bmp_offsets_are_code_points() -> None:
+    text = "😀 𐐀𐐁𐐂 abc 😀😀 x"  # emoji (not words) and Deseret letters, each two UTF-16 units
+    spans = U.word_spans(text)
+    assert [text[s:e] for s, e in spans] == ["𐐀𐐁𐐂", "abc", "x"]
+    assert spans == [(2, 5), (6, 9), (13, 14)]
+    assert U.utf16_to_codepoints("abc") is None
+    assert U.utf16_to_codepoints("a😀b") == [0, 1, 1, 2, 3]
+
+
+def test_whitespace_segmenter_and_segmenter_choice() -> None:
+    assert words("Hello, world!", segmenter="whitespace") == ["Hello", "world"]
+    assert words("ฉันรักภาษาไทยมาก", segmenter="whitespace") == ["ฉันรักภาษาไทยมาก"]  # no dictionary
+    assert U.get_segmenter("icu").name.startswith("icu-")
+    assert U.get_segmenter("whitespace").name == "whitespace"
+    custom = U.WhitespaceSegmenter()
+    assert U.get_segmenter(custom) is custom
+    with pytest.raises(ValueError, match="unknown segmenter 'spacy'"):
+        U.get_segmenter("spacy")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Segmenter"):
+        U.get_segmenter(42)  # type: ignore[arg-type]
+
+
+def test_transliteration_any_latin_then_ascii() -> None:
+    assert U.transliterate("नमस्ते दुनिया") == "namastē duniyā"
+    assert U.transliterate("नमस्ते दुनिया", ascii=True) == "namaste duniya"
+    assert U.transliterate(["Привет", "мир"], ascii=True) == ["Privet", "mir"]
+    assert U.transliterate("already latin") == "already latin"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=60))
+def test_word_spans_are_ordered_disjoint_and_wordlike(text: str) -> None:
+    spans = U.word_spans(text)
+    prev_end = 0
+    for s, e in spans:
+        assert prev_end <= s < e <= len(text)
+        prev_end = e
+        piece = text[s:e]
+        # a word-like segment holds a letter, a digit or an ideograph/kana
+        assert any(unicodedata.category(ch)[0] in "LN" for ch in piece), piece
