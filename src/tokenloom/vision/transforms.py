@@ -174,6 +174,7 @@ class ImageTransform:
             steps.append(v2.CenterCrop(config.size))
             self.decode_size = config.eval_resize
         else:  # "none": images are already S x S (preprocessed shards); only the final normalize
+            steps.append(v2.Identity())
             self.decode_size = None
         self.geometry = v2.Compose(steps)
 
