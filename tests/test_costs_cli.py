@@ -259,3 +259,35 @@ def test_languages_cli_table_csv_and_chart(capsys: pytest.CaptureFixture[str], t
     assert "tokenizer bpe-8k" not in only and "same content as 4,096 zho_Hans tokens" in only
     err = _out(capsys, [*argv[:3], "--tokenizer", "nope"], status=2)
     assert "tokenizer 'nope' is not in" in err and "['bpe-8k', 'uni-8k']" in err
+
+
+def test_languages_from_a_real_fertility_report(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, default_corpus: Path
+) -> None:
+    """End to end: train a tokenizer, make a fertility report (contract 3), read it back through the CLI."""
+    from tokenloom.fertility.report import fertility_report
+    from tokenloom.text.train import train_tokenizer
+
+    tok = train_tokenizer(default_corpus, vocab_size=1000, heldout=0.0)
+    report = fertility_report({"tiny": tok}, default_corpus, pivot="eng_Latn", translit=False)
+    path = tmp_path / "report.csv"
+    report.to_csv(path, index=False)
+    csv = tmp_path / "costs.csv"
+    out = _out(
+        capsys,
+        ["costs", "languages", str(path), "--model-preset", "vit-s16", "--context", "2k", "--csv", str(csv)],
+    )
+    assert "tokenizer tiny" in out
+    frame = pd.read_csv(csv).set_index("lang")
+    theirs = report[report["slice_kind"] == "language"].set_index("slice")
+    assert set(frame.index) == set(theirs.index) == {p.stem for p in default_corpus.glob("*.txt")}
+    # the fertility side's relative costs agree with the cost model's: attention ≈ p², KV ∝ p
+    joined = frame.join(theirs[["rel_attention_work", "rel_kv_bytes", "premium_mean"]])
+    assert joined["premium"].to_numpy() == pytest.approx(joined["premium_mean"].to_numpy())
+    assert joined["attention_flops_ratio"].to_numpy() == pytest.approx(
+        joined["rel_attention_work"].to_numpy()
+    )
+    assert joined["kv_cache_ratio"].to_numpy() == pytest.approx(
+        joined["rel_kv_bytes"].to_numpy(), abs=1 / 2048
+    )
+    assert (joined["seq_len"] == (joined["premium"] * 2048).round()).all()

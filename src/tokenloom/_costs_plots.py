@@ -31,9 +31,9 @@ def _figure(ncols: int, width: float, height: float):
     return plt, *plt.subplots(1, ncols, figsize=(width, height))
 
 
-def _save(plt, fig, path: str | os.PathLike[str]) -> Path:
+def _save(plt, fig, path: str | os.PathLike[str], *, bottom: float = 0.0) -> Path:
     buffer = io.BytesIO()
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     fig.savefig(buffer, format="png", dpi=120)
     plt.close(fig)
     return atomic_write(path, buffer.getvalue())
@@ -60,21 +60,33 @@ def plot_sweep(rows: Sequence[SweepRow], path: str | os.PathLike[str], *, title:
 
 
 def plot_languages(frame: pd.DataFrame, path: str | os.PathLike[str], *, title: str = "") -> Path:
-    """Bar chart per language: token premium, KV-cache ratio (∝ p) and attention-FLOPs ratio (≈ p²)."""
+    """Bars per language, one panel per tokenizer: KV-cache ratio (∝ p), encoder FLOPs, attention FLOPs (≈ p²).
+
+    The x axis is logarithmic when a ratio exceeds 10 (an English-only tokenizer on other scripts).
+    """
     data = frame.dropna(subset=["premium"])
-    label = data["lang"] if data["tokenizer"].nunique() == 1 else data["tokenizer"] + " " + data["lang"]
-    height = max(3.0, 0.28 * len(data) + 1.2)
-    plt, fig, ax = _figure(1, 9, height)
-    y = range(len(data))
-    ax.barh([i + 0.27 for i in y], data["attention_flops_ratio"], height=0.27, label="attention FLOPs (≈ p²)")
-    ax.barh(list(y), data["encoder_flops_ratio"], height=0.27, label="encoder FLOPs")
-    ax.barh([i - 0.27 for i in y], data["kv_cache_ratio"], height=0.27, label="KV cache (∝ p)")
-    ax.axvline(1.0, color="k", lw=0.8)
-    ax.set_yticks(list(y), list(label), fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlabel("cost relative to the pivot for the same content")
-    ax.legend(fontsize=8, loc="lower right")
-    ax.grid(True, axis="x", alpha=0.3)
+    tokenizers = sorted(data["tokenizer"].unique())
+    rows = max(len(data[data["tokenizer"] == t]) for t in tokenizers) if tokenizers else 1
+    plt, fig, axes = _figure(len(tokenizers) or 1, 4.8 * max(1, len(tokenizers)), max(3.0, 0.3 * rows + 1.4))
+    axes = [axes] if not hasattr(axes, "__len__") else list(axes)
+    log = bool(len(data)) and float(data["attention_flops_ratio"].max()) > 10
+    bars = (("kv_cache_ratio", "KV cache (∝ p)"), ("encoder_flops_ratio", "encoder FLOPs"),
+            ("attention_flops_ratio", "attention FLOPs (≈ p²)"))  # fmt: skip
+    for ax, tok in zip(axes, tokenizers, strict=False):
+        sub = data[data["tokenizer"] == tok]
+        y = list(range(len(sub)))
+        for k, (column, label) in enumerate(bars):
+            ax.barh([i + (k - 1) * 0.27 for i in y], sub[column], height=0.27, label=label)
+        ax.axvline(1.0, color="k", lw=0.8)
+        ax.set_yticks(y, list(sub["lang"]), fontsize=7)
+        ax.invert_yaxis()
+        if log:
+            ax.set_xscale("log")
+        ax.set_xlabel("cost ÷ pivot's, same content")
+        ax.set_title(str(tok), fontsize=9)
+        ax.grid(True, axis="x", which="both", alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
     if title:
-        ax.set_title(title, fontsize=9)
-    return _save(plt, fig, path)
+        fig.suptitle(title, fontsize=10)
+    return _save(plt, fig, path, bottom=min(0.12, 0.4 / fig.get_figheight()))

@@ -90,9 +90,20 @@ def _add_model(p: argparse.ArgumentParser, preset_flag: str) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # --quiet / --verbose also after the sub-command; SUPPRESS keeps `tokenloom costs -q kv ...` working too
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars"
+    )
+    common.add_argument(
+        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging"
+    )
     sub = parser.add_subparsers(dest="costs_command", metavar="WHAT", required=True)
 
-    p = sub.add_parser("kv", help="KV-cache bytes: 2·L·B·N·Hkv·D·s")
+    def add(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help, parents=[common])
+
+    p = add("kv", "KV-cache bytes: 2·L·B·N·Hkv·D·s")
     p.add_argument("--layers", type=_positive, required=True, help="layers L")
     p.add_argument("--batch", type=_positive, default=1, help="batch B (default 1)")
     p.add_argument("--seq-len", type=parse_length, required=True, help="cached positions N (4k = 4096)")
@@ -101,7 +112,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_dtype(p, "bf16")
     _add_units(p)
 
-    p = sub.add_parser("attention", help="score-matrix memory (B·H·N·M·s) and FLOPs (4·B·H·N·M·D)")
+    p = add("attention", "score-matrix memory (B·H·N·M·s) and FLOPs (4·B·H·N·M·D)")
     p.add_argument("--heads", type=_positive, required=True, help="query heads H")
     p.add_argument("--seq-len", type=parse_length, required=True, help="queries N (4k = 4096)")
     p.add_argument("--kv-len", type=parse_length, help="keys M (default N)")
@@ -111,12 +122,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_dtype(p, "bf16")
     _add_units(p)
 
-    p = sub.add_parser("weights", help="weight bytes: params·s (e.g. --params 70e9 --dtype bf16)")
+    p = add("weights", "weight bytes: params·s (e.g. --params 70e9 --dtype bf16)")
     p.add_argument("--params", type=_params, required=True, help="parameter count, e.g. 70e9")
     _add_dtype(p, "bf16")
     p.add_argument("--bytes", action="store_true", help="print exact bytes instead of human units")
 
-    p = sub.add_parser("encoder", help="per-component table: params, FLOPs, activation/score memory, N vs N²")
+    p = add("encoder", "per-component table: params, FLOPs, activation/score memory, N vs N²")
     _add_model(p, "--preset")
     p.add_argument("--seq-len", type=parse_length, help="tokens N (default: the ViT tokens of --image-size)")
     p.add_argument("--image-size", type=_positive, default=224, help="image side for N (default 224)")
@@ -125,7 +136,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_dtype(p, "fp32")
     _add_units(p)
 
-    p = sub.add_parser("sweep", help="totals across sequence lengths; optional PNG chart")
+    p = add("sweep", "totals across sequence lengths; optional PNG chart")
     _add_model(p, "--preset")
     p.add_argument(
         "--seq-len", type=parse_lengths, default=parse_lengths("1k,2k,4k,8k,16k,32k"),
@@ -135,9 +146,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_dtype(p, "bf16")
     _add_units(p)
 
-    p = sub.add_parser(
-        "languages", help="per-language sequence length, attention FLOPs, KV cache from a report"
-    )
+    p = add("languages", "per-language sequence length, attention FLOPs, KV cache from a fertility report")
     p.add_argument("report", help="fertility report CSV (tokenloom fertility)")
     p.add_argument("--pivot", default="eng_Latn", help="pivot language slice (default eng_Latn)")
     p.add_argument(
