@@ -149,6 +149,25 @@ def test_sweep_table_and_chart(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.png"]  # atomic: no temp left
 
 
+def test_sweep_over_image_and_patch_sizes(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _out(capsys, ["costs", "sweep", "--image-sizes", "224,448", "--patch-sizes", "16,8"])
+    rows = {cells[0]: cells for cells in (re.split(r"\s{2,}", line.strip()) for line in out.splitlines())}
+    assert "image/patch → N" in rows
+    assert [k for k in rows if "px/" in k] == [
+        "224px/16 → 197",
+        "224px/8 → 785",
+        "448px/16 → 785",
+        "448px/8 → 3,137",
+    ]
+    assert rows["224px/8 → 785"][1:] == rows["448px/16 → 785"][1:]  # same N, same costs
+    no_cls = _out(capsys, ["costs", "sweep", "--patch-sizes", "14", "--pad", "--no-class-token"])
+    assert "224px/14 → 256" in no_cls  # 224/14 = 16 exactly; no class token
+    err = _out(capsys, ["costs", "encoder", "--image-size", "230"], status=2)
+    assert "230x230 is not a multiple of patch_size=16" in err and "--pad" in err
+    padded = _out(capsys, ["costs", "encoder", "--image-size", "230", "--pad"])
+    assert "sequence N=226 (230×230 image, patch 16 + class token)" in padded  # ceil(230/16)² + 1 = 15² + 1
+
+
 def test_sweep_rows_attention_share_grows() -> None:
     rows = _costs_tables.sweep_rows(EncoderConfig(), [256, 1024, 4096, 16384])
     shares = [r.attention_share for r in rows]

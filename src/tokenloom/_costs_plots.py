@@ -42,6 +42,7 @@ def _save(plt, fig, path: str | os.PathLike[str], *, bottom: float = 0.0) -> Pat
 def plot_sweep(rows: Sequence[SweepRow], path: str | os.PathLike[str], *, title: str = "") -> Path:
     """Log-log chart of each cost term against N: FLOPs (∝ N and ∝ N²) left, memory (∝ N², ∝ N) right."""
     plt, fig, (ax_f, ax_m) = _figure(2, 11, 4.2)
+    rows = sorted(rows, key=lambda r: r.seq_len)  # lines over N, whatever order the table used
     n = [r.seq_len for r in rows]
     ax_f.plot(n, [r.linear_flops for r in rows], "o-", label="projections + MLP (∝ N)")
     ax_f.plot(n, [r.attention_flops for r in rows], "s-", label="QKᵀ + PV (∝ N²)")

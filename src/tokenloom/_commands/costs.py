@@ -55,6 +55,15 @@ def _params(text: str) -> int:
     return int(value)
 
 
+def _positives(text: str) -> list[int]:
+    return [_positive(part) for part in text.split(",") if part.strip()] or [_positive(text)]
+
+
+def _add_vit(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-class-token", action="store_true", help="ViT tokens without the class token")
+    p.add_argument("--pad", action="store_true", help="pad images up to a multiple of the patch size")
+
+
 def _add_dtype(p: argparse.ArgumentParser, default: str) -> None:
     p.add_argument(
         "--dtype",
@@ -132,7 +141,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--seq-len", type=parse_length, help="tokens N (default: the ViT tokens of --image-size)")
     p.add_argument("--image-size", type=_positive, default=224, help="image side for N (default 224)")
     p.add_argument("--patch-size", type=_positive, default=16, help="patch side for N (default 16)")
-    p.add_argument("--no-class-token", action="store_true", help="N without the class token")
+    _add_vit(p)
     _add_dtype(p, "fp32")
     _add_units(p)
 
@@ -142,6 +151,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--seq-len", type=parse_lengths, default=parse_lengths("1k,2k,4k,8k,16k,32k"),
         help="comma-separated lengths (default 1k,2k,4k,8k,16k,32k)",
     )  # fmt: skip
+    p.add_argument("--image-sizes", type=_positives, help="sweep ViT image sides instead, e.g. 224,384,512")
+    p.add_argument("--patch-sizes", type=_positives, help="sweep ViT patch sides instead, e.g. 32,16,14,8")
+    _add_vit(p)
     p.add_argument("--png", help="also write a chart of how each term grows to this PNG file")
     _add_dtype(p, "bf16")
     _add_units(p)
@@ -268,7 +280,7 @@ def _run_encoder(args: argparse.Namespace) -> int:
     if args.seq_len is not None:
         n, why = args.seq_len, ""
     else:
-        n = vit_tokens(args.image_size, args.patch_size, class_token=not args.no_class_token)
+        n = vit_tokens(args.image_size, args.patch_size, class_token=not args.no_class_token, pad=args.pad)
         cls = "" if args.no_class_token else " + class token"
         why = f" ({args.image_size}×{args.image_size} image, patch {args.patch_size}{cls})"
     b, L = args.batch, cfg.depth
@@ -310,13 +322,30 @@ def _run_sweep(args: argparse.Namespace) -> int:
     from tokenloom.costs import format_count
 
     cfg, name = _config(args)
-    rows = sweep_rows(cfg, args.seq_len, batch=args.batch, dtype=args.dtype)
+    lengths, labels = args.seq_len, [f"{n:,}" for n in args.seq_len]
+    vit = bool(args.image_sizes or args.patch_sizes)
+    if vit:  # N = ViT tokens of each image side × patch side
+        from tokenloom.costs import vit_tokens
+
+        combos = [(s, p) for s in args.image_sizes or [224] for p in args.patch_sizes or [16]]
+        cls = not args.no_class_token
+        lengths = [vit_tokens(s, p, class_token=cls, pad=args.pad) for s, p in combos]
+        labels = [f"{s}px/{p} → {n:,}" for (s, p), n in zip(combos, lengths, strict=True)]
+    rows = sweep_rows(cfg, lengths, batch=args.batch, dtype=args.dtype)
     print(_describe(cfg, name))
     print(f"batch B={args.batch}, memory at {args.dtype}; FLOPs forward, all {cfg.depth} layers")
-    header = ["N", "FLOPs ∝N", "FLOPs ∝N²", "N² share", "total FLOPs", "scores/layer ∝N²", "KV cache ∝N"]
+    header = [
+        "image/patch → N" if vit else "N",
+        "FLOPs ∝N",
+        "FLOPs ∝N²",
+        "N² share",
+        "total FLOPs",
+        "scores/layer ∝N²",
+        "KV cache ∝N",
+    ]
     table = [
         [
-            f"{r.seq_len:,}",
+            label,
             format_count(r.linear_flops),
             format_count(r.attention_flops),
             f"{r.attention_share:.1%}",
@@ -324,7 +353,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
             _mem(r.score_bytes, args),
             _mem(r.kv_cache_bytes, args),
         ]
-        for r in rows
+        for label, r in zip(labels, rows, strict=True)
     ]
     print(format_table(header, table))
     if args.png:
