@@ -16,7 +16,7 @@ from tokenloom import cli
 from tokenloom.errors import ConfigError, ImageDecodeError
 from tokenloom.vision.data import ImageDataset, ShardDataset, build_loader, list_csv, list_folder
 from tokenloom.vision.io import load_image
-from tokenloom.vision.preprocess import PreprocessConfig, preprocess, read_manifest
+from tokenloom.vision.shards import PreprocessConfig, preprocess_images, read_manifest
 from tokenloom.vision.transforms import TransformConfig, eval_transform, plain_transform, train_transform
 
 SIZE = 32  # small outputs keep the tests fast
@@ -131,7 +131,7 @@ def _files(root: Path) -> dict[str, bytes]:
 
 def test_preprocess_writes_shards_manifest_and_rejects(tree: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    summary = preprocess(tree, out, config=PreprocessConfig(size=SIZE, shard_size=4), quiet=True)
+    summary = preprocess_images(tree, out, config=PreprocessConfig(size=SIZE, shard_size=4), quiet=True)
     assert (summary.items, summary.ok, summary.rejected, summary.ignored, summary.shards) == (
         10,
         GOOD,
@@ -166,7 +166,7 @@ class _Boom(RuntimeError):
 def test_resume_after_interruption_gives_identical_output(tree: Path, tmp_path: Path) -> None:
     config = PreprocessConfig(size=SIZE, shard_size=3)  # 10 items -> 4 shards
     clean = tmp_path / "clean"
-    preprocess(tree, clean, config=config, quiet=True)
+    preprocess_images(tree, clean, config=config, quiet=True)
 
     def fault(j: int) -> None:
         if j == 1:
@@ -174,34 +174,34 @@ def test_resume_after_interruption_gives_identical_output(tree: Path, tmp_path: 
 
     out = tmp_path / "resumed"
     with pytest.raises(_Boom):
-        preprocess(tree, out, config=config, quiet=True, on_shard_done=fault)
+        preprocess_images(tree, out, config=config, quiet=True, on_shard_done=fault)
     committed = sorted(p.name for p in (out / "shards").glob("*.jsonl"))
     assert committed == ["shard-00000-of-00001-00000.jsonl", "shard-00000-of-00001-00001.jsonl"]
     assert not (out / "manifest-00000-of-00001.csv").exists()
     # a half-written shard from a killed process is left behind: it must not matter
     (out / "shards" / ".shard-00000-of-00001-00002.npy.abc.tmp").write_bytes(b"partial")
     (out / "shards" / "shard-00000-of-00001-00002.npy").write_bytes(b"half a shard without its .jsonl")
-    summary = preprocess(tree, out, config=config, quiet=True)
+    summary = preprocess_images(tree, out, config=config, quiet=True)
     assert summary.resumed_shards == 2
     assert _files(out) == _files(clean)
 
 
 def test_resume_refuses_different_settings(tree: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    preprocess(tree, out, config=PreprocessConfig(size=SIZE, shard_size=4), quiet=True)
+    preprocess_images(tree, out, config=PreprocessConfig(size=SIZE, shard_size=4), quiet=True)
     with pytest.raises(ConfigError, match=r"different settings.*shard_size"):
-        preprocess(tree, out, config=PreprocessConfig(size=SIZE, shard_size=5), quiet=True)
+        preprocess_images(tree, out, config=PreprocessConfig(size=SIZE, shard_size=5), quiet=True)
     _image(50).save(tree / "cats" / "new.png")
     with pytest.raises(ConfigError, match="items"):
-        preprocess(tree, out, config=PreprocessConfig(size=SIZE, shard_size=4), quiet=True)
+        preprocess_images(tree, out, config=PreprocessConfig(size=SIZE, shard_size=4), quiet=True)
 
 
 def test_split_parts_and_workers_reproduce_the_single_run(tree: Path, tmp_path: Path) -> None:
     single = tmp_path / "single"
-    preprocess(tree, single, config=PreprocessConfig(size=SIZE, shard_size=2), quiet=True)
+    preprocess_images(tree, single, config=PreprocessConfig(size=SIZE, shard_size=2), quiet=True)
     split = tmp_path / "split"
     totals = [
-        preprocess(
+        preprocess_images(
             tree,
             split,
             config=PreprocessConfig(size=SIZE, shard_size=2, num_shards=3, shard_index=i),
@@ -216,13 +216,13 @@ def test_split_parts_and_workers_reproduce_the_single_run(tree: Path, tmp_path: 
         assert a.rows[i]["path"] == b.rows[i]["path"]
         assert torch.equal(a.uint8(i), b.uint8(i))
     parallel = tmp_path / "parallel"
-    preprocess(tree, parallel, config=PreprocessConfig(size=SIZE, shard_size=2, workers=2), quiet=True)
+    preprocess_images(tree, parallel, config=PreprocessConfig(size=SIZE, shard_size=2, workers=2), quiet=True)
     assert _files(parallel) == _files(single)
 
 
 def test_shard_dataset_is_memory_mapped_and_feeds_the_transforms(tree: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    preprocess(tree, out, config=PreprocessConfig(size=SIZE, shard_size=4), quiet=True)
+    preprocess_images(tree, out, config=PreprocessConfig(size=SIZE, shard_size=4), quiet=True)
     ds = ShardDataset(out)
     image, label = ds[0]
     raw = ds.uint8(0)

@@ -58,6 +58,20 @@ _LAZY: dict[str, str] = {
     "TextEmbed": "tokenloom.encoder.model",
     "ImageEmbed": "tokenloom.encoder.model",
     "from_timm": "tokenloom.encoder.timm_compat",
+    # images: decode, transforms, patches, datasets, sharded preprocessing (image engineer)
+    "load_image": "tokenloom.vision.io",
+    "DecodeConfig": "tokenloom.vision.io",
+    "TransformConfig": "tokenloom.vision.transforms",
+    "eval_transform": "tokenloom.vision.transforms",
+    "train_transform": "tokenloom.vision.transforms",
+    "patchify": "tokenloom.vision.patches",
+    "unpatchify": "tokenloom.vision.patches",
+    "PatchEmbed": "tokenloom.vision.patches",
+    "ImageDataset": "tokenloom.vision.data",
+    "ShardDataset": "tokenloom.vision.data",
+    "build_loader": "tokenloom.vision.data",
+    "PreprocessConfig": "tokenloom.vision.shards",
+    "preprocess_images": "tokenloom.vision.shards",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
             "[--num-shards K --shard-index I] [--workers N]"
         )
         return 2
-    from tokenloom.vision.preprocess import PreprocessConfig, preprocess
+    from tokenloom.vision.shards import PreprocessConfig, preprocess_images
 
     config = PreprocessConfig(
         size=args.size,
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         shard_index=args.shard_index,
         workers=args.workers,
     )
-    summary = preprocess(args.src, args.out, config=config, quiet=args.quiet)
+    summary = preprocess_images(args.src, args.out, config=config, quiet=args.quiet)
     kinds = ", ".join(f"{k} {v}" for k, v in summary.by_kind.items()) or "none"
     print(f"preprocessed {summary.items} images from {args.src} into {args.out} (part {config.tag})")
     print(

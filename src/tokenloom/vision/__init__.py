@@ -3,10 +3,12 @@
 Names are imported lazily (torch, torchvision and PIL load on first use):
 
 * ``io``: :func:`load_image`, :class:`DecodeConfig`
-* ``transforms``: :class:`TransformConfig`, :func:`eval_transform`, :func:`train_transform`
+* ``transforms``: :class:`TransformConfig`, :func:`eval_transform`, :func:`train_transform`,
+  :func:`plain_transform`
 * ``patches``: :func:`patchify`, :func:`unpatchify`, :class:`PatchEmbed`
 * ``data``: :class:`ImageDataset` (``from_folder`` / ``from_list`` / ``from_csv``), :class:`ShardDataset`,
-  :func:`build_loader`, :func:`preprocess`
+  :func:`build_loader`
+* ``shards``: :func:`preprocess_images`, :class:`PreprocessConfig`, :func:`read_manifest`
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ _LAZY: dict[str, str] = {
     "TransformConfig": "tokenloom.vision.transforms",
     "eval_transform": "tokenloom.vision.transforms",
     "train_transform": "tokenloom.vision.transforms",
+    "plain_transform": "tokenloom.vision.transforms",
     "patchify": "tokenloom.vision.patches",
     "unpatchify": "tokenloom.vision.patches",
     "PatchEmbed": "tokenloom.vision.patches",
     "ImageDataset": "tokenloom.vision.data",
     "ShardDataset": "tokenloom.vision.data",
     "build_loader": "tokenloom.vision.data",
-    "preprocess": "tokenloom.vision.data",
+    "PreprocessConfig": "tokenloom.vision.shards",
+    "preprocess_images": "tokenloom.vision.shards",
+    "read_manifest": "tokenloom.vision.shards",
 }
 
 __all__ = sorted(_LAZY)

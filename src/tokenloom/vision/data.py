@@ -4,14 +4,14 @@
   sorted ``ImageItem(path, label)`` lists: a folder with class subfolders (like torchvision's ImageFolder;
   files directly in the root get label -1), a text file with one path per line, or a CSV ``path,label``.
 * :class:`ImageDataset` decodes and transforms items; :class:`ShardDataset` reads the uint8 shards written
-  by :func:`tokenloom.vision.preprocess.preprocess` memory-mapped and feeds them to the same transforms.
+  by :func:`tokenloom.vision.shards.preprocess_images` memory-mapped and feeds them to the same transforms.
   Both yield ``(pixels [3, S, S], label)`` or, with ``output="patches"``, ``(tokens [N, K], label)``.
 * Corrupt files: ``on_error="raise"`` raises :class:`ImageDecodeError`; ``"skip"`` returns a
   :class:`Rejected` record instead, which :func:`build_loader`'s loader drops from the batch and keeps in
   ``loader.rejects`` (so nothing is lost silently, even from worker processes).
 
 Augmentation seeds come from the loader's sampler as ``(index, seed)`` pairs, so results do not depend on
-the number of workers. This module does not write shards (``preprocess.py``) nor define transforms.
+the number of workers. This module does not write shards (``shards.py``) nor define transforms.
 
 Shape legend: ``B`` batch, ``S`` image side, ``N`` patches, ``K = 3·P·P`` values per patch.
 """
@@ -299,7 +299,7 @@ class ImageDataset(_BaseDataset):
 
 
 class ShardDataset(_BaseDataset):
-    """Preprocessed uint8 shards (``preprocess`` output folder), memory-mapped, through a transform.
+    """Preprocessed uint8 shards (``preprocess_images`` output folder), memory-mapped, through a transform.
 
     ``transform`` defaults to :func:`~tokenloom.vision.transforms.plain_transform` (normalize only); a
     :func:`~tokenloom.vision.transforms.train_transform` applies its augmentations to the stored images.
@@ -314,7 +314,7 @@ class ShardDataset(_BaseDataset):
         output: Output = "pixels",
         patch_size: int = 16,
     ) -> None:
-        from tokenloom.vision.preprocess import read_manifest
+        from tokenloom.vision.shards import read_manifest
         from tokenloom.vision.transforms import plain_transform
 
         _check_common(output, "raise", patch_size)

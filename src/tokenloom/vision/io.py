@@ -212,6 +212,8 @@ def _open(data: bytes, label: str, config: DecodeConfig) -> Image.Image:
             f"{label}: not a recognised image format or a corrupt header (first bytes: {head})",
         ) from None
     except (OSError, ValueError, SyntaxError, EOFError) as exc:
+        if isinstance(exc, EOFError) or "truncated" in str(exc).lower():
+            raise _error("truncated", f"{label}: truncated file, cut off inside the header ({exc})") from exc
         raise _error(
             "corrupt_header", f"{label}: corrupt image header ({type(exc).__name__}: {exc})"
         ) from exc

@@ -43,7 +43,7 @@ from tokenloom._atomic import atomic_write
 from tokenloom._progress import progress
 from tokenloom.errors import ConfigError, ImageDecodeError
 
-__all__ = ["PreprocessConfig", "PreprocessSummary", "preprocess", "read_manifest"]
+__all__ = ["PreprocessConfig", "PreprocessSummary", "preprocess_images", "read_manifest"]
 
 logger = logging.getLogger(__name__)
 
@@ -183,7 +183,7 @@ def _load_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def preprocess(
+def preprocess_images(
     src: str | os.PathLike[str],
     out: str | os.PathLike[str],
     *,
