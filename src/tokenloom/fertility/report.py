@@ -233,7 +233,7 @@ class _Run:
                 acc.generated = part.generated
                 targets.append((acc, len(columns)))
                 columns += [bc.tokens * mask, words * mask, prem * mask, (aligned & mask).astype(np.float64)]
-        if cfg.n_boot > 0 and n > 1:
+        if cfg.n_boot > 0:  # a one-text part adds a constant: every resample draws that text
             values = np.stack(columns, axis=1).astype(np.float64)  # [n, 4 * tokenizers * memberships]
             sums = metrics.bootstrap_sums(values, n_boot=cfg.n_boot, seed=cfg.seed)  # [n_boot, K]
             for acc, col in targets:
@@ -298,11 +298,7 @@ class _Run:
                         p_lo, p_hi = metrics.percentile_interval(
                             acc.boot[:, 2] / acc.boot[:, 3], level=cfg.level
                         )
-            elif acc.words:
-                f_lo = f_hi = fert
             pmean = acc.premium_sum / acc.pairs if acc.pairs else math.nan
-            if acc.pairs and acc.boot is None:
-                p_lo = p_hi = pmean
             pmed = float(np.median(np.concatenate(acc.premiums))) if acc.premiums else math.nan
             out.append(
                 {
