@@ -276,3 +276,24 @@ def test_block_gradients_match_torch_layer() -> None:
     layer(x2).pow(2).sum().backward()
     assert torch.allclose(x1.grad, x2.grad, atol=1e-5)
     assert torch.allclose(block.attn.qkv.weight.grad, layer.self_attn.in_proj_weight.grad, atol=1e-5)
+
+
+def test_rope_attention_equals_manual_rotation_and_reference_softmax() -> None:
+    from tokenloom.encoder.positions import apply_rope_reference, rope_inv_freq
+
+    torch.manual_seed(3)
+    d, h, hkv, dh, n = 32, 4, 2, 8, 6
+    attn = SelfAttention(EncoderConfig(width=d, heads=h, kv_heads=hkv, position="rope", causal=True)).eval()
+    x = torch.randn(2, n, d)
+    q, k, v = attn.qkv(x).split((h * dh, hkv * dh, hkv * dh), dim=-1)
+    q = q.view(2, n, h, dh).transpose(1, 2)  # [B, H, N, D]
+    k = k.view(2, n, hkv, dh).transpose(1, 2).repeat_interleave(h // hkv, dim=1)  # [B, H, N, D]
+    v = v.view(2, n, hkv, dh).transpose(1, 2).repeat_interleave(h // hkv, dim=1)
+    angles = torch.arange(n, dtype=torch.float64)[:, None] * rope_inv_freq(dh).double()[None, :]  # [N, D/2]
+    q, k = apply_rope_reference(q, angles), apply_rope_reference(k, angles)
+    scores = q @ k.transpose(-1, -2) / dh**0.5  # [B, H, N, N]
+    scores = scores.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))
+    out = (scores.softmax(-1) @ v).transpose(1, 2).reshape(2, n, h * dh)  # [B, N, H*D]
+    expected = attn.proj(out)
+    with torch.no_grad():
+        assert torch.allclose(attn(x), expected, atol=1e-5), (attn(x) - expected).abs().max()

@@ -28,6 +28,7 @@ from tokenloom.encoder.config import EncoderConfig
 from tokenloom.encoder.layers import Block, LayerKV, make_norm
 from tokenloom.encoder.positions import LearnedGridPositions, LearnedPositions, sinusoidal_1d, sinusoidal_2d
 from tokenloom.errors import ConfigError
+from tokenloom.vision.patches import PatchEmbed, grid_size
 
 __all__ = ["Embedded", "Encoder", "ImageClassifier", "ImageEmbed", "KVCache", "TextEmbed", "init_weights"]
 
@@ -172,6 +173,8 @@ class TextEmbed(nn.Module):
             )
         if pad_id is not None and not 0 <= pad_id < vocab_size:
             raise ConfigError(f"pad_id={pad_id} is outside the vocabulary [0, {vocab_size})")
+        if position == "sinusoidal" and width % 2:
+            raise ConfigError(f"sinusoidal positions need an even width, got {width}")
         self.vocab_size, self.width, self.max_len = vocab_size, width, max_len
         self.position = _abs_position(position)
         self.pad_id = pad_id
@@ -234,8 +237,8 @@ class ImageEmbed(nn.Module):
         patch_bias: bool = True,
     ) -> None:
         super().__init__()
-        from tokenloom.vision.patches import PatchEmbed, grid_size
-
+        if position == "sinusoidal" and width % 4:
+            raise ConfigError(f"2-D sinusoidal positions need width divisible by 4, got {width}")
         size = (image_size, image_size) if isinstance(image_size, int) else tuple(image_size)
         self.grid = grid_size(size, patch_size)  # (gh, gw)
         self.patch_size, self.width = patch_size, width
@@ -254,8 +257,6 @@ class ImageEmbed(nn.Module):
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         if images.dim() != 4:
             raise ValueError(f"ImageEmbed expects images [B, C, H, W], got shape {tuple(images.shape)}")
-        from tokenloom.vision.patches import grid_size
-
         grid = grid_size(tuple(images.shape[-2:]), self.patch_size)  # (gh, gw); ValueError if not divisible
         x = self.patch_embed(images)  # [B, N, d]
         if self.cls_token is not None:
