@@ -86,6 +86,8 @@ def test_int4_rounds_up_to_whole_bytes_and_numbers_are_accepted() -> None:
     assert costs.weight_bytes(3, "int4") == 2  # 1.5 bytes of values need 2 bytes
     assert costs.weight_bytes(1000, "0.5") == costs.weight_bytes(1000, 0.5) == 500
     assert costs.score_bytes(1, 1, 3, 3, 2.5) == 23  # ceil(22.5)
+    assert costs.tensor_bytes(0, "fp32") == 0 and costs.tensor_bytes(7, "int4") == 4
+    assert costs.tensor_bytes(2**60 + 1, "int4") == 2**59 + 1  # exact beyond float precision
 
 
 @pytest.mark.parametrize("bad", ["bf17", "float", "", "-2", "0", "nan", True, None])

@@ -254,6 +254,11 @@ def test_bad_reports_name_the_file(tmp_path: Path) -> None:
         _costs_tables.load_fertility_report(bad)
     with pytest.raises(CorpusError, match=r"missing\.csv' does not exist"):
         _costs_tables.load_fertility_report(tmp_path / "missing.csv")
+    with pytest.raises(CorpusError, match="cannot read fertility report"):
+        _costs_tables.load_fertility_report(tmp_path)  # a folder
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(CorpusError, match=r"empty\.csv' is not a readable CSV"):
+        _costs_tables.load_fertility_report(tmp_path / "empty.csv")
 
 
 def test_languages_cli_table_csv_and_chart(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def encoder_cost_rows(
     hd, f, L = config.resolved_head_dim, config.resolved_mlp_hidden, config.depth
     flops = costs.encoder_flops(config, b, n)
     params = costs.encoder_param_breakdown(config)
-    act = lambda elements: math.ceil(elements * costs.bytes_per_element(dtype))  # noqa: E731
+    act = lambda elements: costs.tensor_bytes(elements, dtype)  # noqa: E731
     score = costs.score_bytes(b, h, n, n, dtype)
     hidden, hidden_shape = (f, "B·N·f") if config.mlp == "gelu" else (2 * f, "B·N·2f")
     rows = [
@@ -177,6 +177,8 @@ def load_fertility_report(path: str | os.PathLike[str]) -> pd.DataFrame:
         raise CorpusError(
             f"fertility report {str(path)!r} does not exist; write one with `tokenloom fertility`"
         ) from None
+    except OSError as exc:
+        raise CorpusError(f"cannot read fertility report {str(path)!r}: {exc.strerror or exc}") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise CorpusError(f"fertility report {str(path)!r} is not a readable CSV: {exc}") from None
     missing = [c for c in _REPORT_COLUMNS if c not in frame.columns]

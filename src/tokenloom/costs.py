@@ -45,6 +45,7 @@ __all__ = [
     "mlp_flops",
     "projection_flops",
     "score_bytes",
+    "tensor_bytes",
     "vit_patch_dim",
     "vit_tokens",
     "weight_bytes",
@@ -109,9 +110,9 @@ def _count(name: str, value: object, *, zero_ok: bool = False) -> int:
     return value
 
 
-def _bytes(elements: int, dtype: str | float) -> int:
-    """Exact bytes of ``elements`` values: ``ceil(elements × s)`` without float rounding."""
-    return math.ceil(elements * Fraction(bytes_per_element(dtype)))
+def tensor_bytes(elements: int, dtype: str | float) -> int:
+    """Bytes of ``elements`` values: ``ceil(elements × s)``, exact (no float rounding; int4 packs 2 per byte)."""
+    return math.ceil(_count("elements", elements, zero_ok=True) * Fraction(bytes_per_element(dtype)))
 
 
 # --------------------------------------------------------------------------- memory
@@ -129,7 +130,7 @@ def score_bytes(batch: int, heads: int, q_len: int, kv_len: int, bytes_per_eleme
     elements = (
         _count("batch", batch) * _count("heads", heads) * _count("q_len", q_len) * _count("kv_len", kv_len)
     )
-    return _bytes(elements, bytes_per_element)
+    return tensor_bytes(elements, bytes_per_element)
 
 
 def kv_cache_bytes(
@@ -137,8 +138,8 @@ def kv_cache_bytes(
 ) -> int:
     """Bytes of a key/value cache: ``2·L·B·N·Hkv·D·s`` (the 2 is one K and one V per position).
 
-    Source: Pope et al. 2022 ("Efficiently Scaling Transformer Inference", §3.1) and Kwon et al. 2023
-    (vLLM / PagedAttention, §2.2); grouped-query attention (Ainslie et al. 2023) caches ``Hkv < H`` heads.
+    Source: Pope et al. 2022 ("Efficiently Scaling Transformer Inference", KV-cache memory) and Kwon et al.
+    2023 (vLLM / PagedAttention); grouped-query attention (Ainslie et al. 2023) caches ``Hkv < H`` heads.
     Assumptions: dense cache of all N positions of every layer, no paging overhead or fragmentation.
     Worked example: L=32, B=1, N=4096, Hkv=8, D=128, 2 bytes → 512 MiB; Hkv=32 → 2 GiB; N and B doubled → ×4.
     """
@@ -150,7 +151,7 @@ def kv_cache_bytes(
         * _count("kv_heads", kv_heads)
         * _count("head_dim", head_dim)
     )
-    return _bytes(elements, bytes_per_element)
+    return tensor_bytes(elements, bytes_per_element)
 
 
 def weight_bytes(params: int, bytes_per_element: str | float) -> int:
@@ -161,7 +162,7 @@ def weight_bytes(params: int, bytes_per_element: str | float) -> int:
     """
     if isinstance(params, float) and params.is_integer():
         params = int(params)  # 70e9 is a float literal
-    return _bytes(_count("params", params), bytes_per_element)
+    return tensor_bytes(_count("params", params), bytes_per_element)
 
 
 # --------------------------------------------------------------------------- FLOPs
@@ -183,10 +184,10 @@ def attention_flops(
     """FLOPs of the two attention products ``S = QKᵀ`` and ``O = PV``: ``4·B·H·N·M·D``.
 
     Each product is ``2·N·M·D`` per head (one multiply-add = 2 FLOPs); the count is the same for GQA/MQA
-    (sharing K/V heads saves memory, not arithmetic). Source: Dao et al. 2022 (FlashAttention, §4 counts
+    (sharing K/V heads saves memory, not arithmetic). Source: Dao 2023 (FlashAttention-2, §4.1 counts
     ``4·N²·D`` per head forward); Kaplan et al. 2020, Table 1 (``2·n_layer·n_ctx·d_attn`` per token).
     Causal self-attention computes only the allowed query/key pairs, ``N·M − N²/2`` of them with the queries
-    aligned to the last N keys: half the work when ``N == M`` (as Dao et al. count it; the exact diagonal
+    aligned to the last N keys: half the work when ``N == M`` (as Dao 2023 counts it; the exact diagonal
     adds ``N/2`` pairs). Softmax, scaling and masking are not counted. Forward only.
     """
     b, h = _count("batch", batch), _count("heads", heads)
@@ -280,7 +281,7 @@ def encoder_flops(
     Per layer: projections (:func:`projection_flops`), attention (:func:`attention_flops`, self-attention,
     ``M = N``) and MLP (:func:`mlp_flops`); total = L × per layer; ``.training`` ≈ 3 × forward.
     For multi-head attention with f = 4d this is ``24·B·N·d² + 4·B·N²·d`` per layer (Narayanan et al. 2021,
-    §5.1, Megatron-LM) and ``linear ≈ 2·params·tokens`` (Kaplan et al. 2020). Front ends (token or patch
+    Megatron-LM FLOP count) and ``linear ≈ 2·params·tokens`` (Kaplan et al. 2020). Front ends (token or patch
     embedding), heads, norms, softmax and biases are not counted. ``causal`` defaults to ``config.causal``.
     """
     b, n = _count("batch", batch), _count("seq_len", seq_len)
