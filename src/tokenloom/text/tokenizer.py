@@ -269,6 +269,7 @@ class Tokenizer:
             (tmp / "tokenloom.json").write_text(
                 json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
             )
+        self.record = record
         return path
 
 
