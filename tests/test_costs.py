@@ -283,3 +283,19 @@ def test_kv_cache_bytes_match_built_cache() -> None:
         model.decode_step(torch.randn(2, 96), cache)
     assert cache.nbytes == costs.encoder_kv_cache_bytes(cfg, 2, 12, "fp32")
     assert cache.nbytes == costs.kv_cache_bytes(3, 2, 12, 2, 16, 4)
+
+
+@settings(max_examples=10, deadline=None)
+@given(cfg=configs, n=st.integers(1, 12))
+def test_params_and_flops_match_built_encoder_property(cfg: EncoderConfig, n: int) -> None:
+    """Any small config (MHA/GQA/MQA, gelu/swiglu, layernorm/rmsnorm, biases or not): formula == built model."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from tokenloom.encoder.model import Encoder
+
+    model = Encoder(dataclasses.replace(cfg, attn_impl="reference")).eval()
+    assert costs.encoder_params(cfg) == sum(p.numel() for p in model.parameters())
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(torch.randn(1, n, cfg.width))
+    assert costs.encoder_flops(cfg, 1, n).total == counter.get_total_flops()
