@@ -99,6 +99,8 @@ def memberships(
     if part.slice_kind == "code_mixed":
         return out
     mixed: dict[str, list[int]] = {}
+    if len(letter_scripts("".join(set().union(*texts)))) < 2:
+        return out  # the whole part's letters come from one writing system: no text is code-mixed
     for i, text in enumerate(texts):
         found = letter_scripts(text, min_share=config.mixed_min_share)
         if len(found) >= 2:

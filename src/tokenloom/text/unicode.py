@@ -103,11 +103,28 @@ def char_scripts(text: str) -> list[str]:
     return out
 
 
+_LETTER_SCRIPT: dict[str, str | None] = {}  # character -> script of a letter; None for non-letters / neutral
+
+
+def _letter_script(ch: str) -> str | None:
+    sc = _script_cp(ord(ch)) if ch.isalpha() else None
+    sc = None if sc in _NEUTRAL else sc
+    if len(_LETTER_SCRIPT) < 1 << 20:
+        _LETTER_SCRIPT[ch] = sc
+    return sc
+
+
 def _letter_counts(text: str) -> Counter[str]:
-    """Letters per script, with Japanese and Korean script combinations merged into ``Jpan`` / ``Kore``."""
-    counts = Counter(_script_cp(ord(ch)) for ch in text if ch.isalpha())
-    for sc in _NEUTRAL:
-        counts.pop(sc, None)
+    """Letters per script, with Japanese and Korean script combinations merged into ``Jpan`` / ``Kore``.
+
+    Counts distinct characters first (``Counter`` runs in C), then looks each one up once.
+    """
+    counts: Counter[str] = Counter()
+    table = _LETTER_SCRIPT
+    for ch, k in Counter(text).items():
+        sc = table[ch] if ch in table else _letter_script(ch)
+        if sc is not None:
+            counts[sc] += k
     for family, members in _FAMILIES:
         present = set(counts) & members
         if len(present) >= 2 or (family == "Jpan" and present & {"Hira", "Kana"}):
