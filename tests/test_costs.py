@@ -181,6 +181,22 @@ def test_scaling_invariants(b: int, h: int, n: int, m: int, d: int, s: str) -> N
         assert causal == (full // 2 if n == m else causal)
 
 
+def test_projection_and_mlp_flops() -> None:
+    import torch
+    from torch import nn
+    from torch.utils.flop_counter import FlopCounterMode
+
+    cfg = EncoderConfig(width=96, depth=2, heads=6, kv_heads=2, mlp="swiglu")
+    fl = costs.encoder_flops(cfg, 2, 10)
+    assert costs.projection_flops(2, 10, 96, 6, 16, kv_heads=2) == fl.qkv + fl.out
+    assert costs.projection_flops(1, 1, 96, 6, 16) == 2 * 4 * 96 * 96  # MHA: four d×d matrices
+    assert costs.mlp_flops(2, 10, 96, cfg.resolved_mlp_hidden, "swiglu") == fl.mlp
+    mlp = nn.Sequential(nn.Linear(96, 384), nn.GELU(), nn.Linear(384, 96))
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        mlp(torch.randn(3, 7, 96))
+    assert costs.mlp_flops(3, 7, 96, 384, "gelu") == counter.get_total_flops() == 2 * 21 * 2 * 96 * 384
+
+
 def test_gqa_saves_kv_memory_not_attention_flops() -> None:
     mha = EncoderConfig(width=1024, depth=4, heads=16)
     gqa = dataclasses.replace(mha, kv_heads=4)

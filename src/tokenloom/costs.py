@@ -185,7 +185,7 @@ def attention_flops(
 
     Each product is ``2·N·M·D`` per head (one multiply-add = 2 FLOPs); the count is the same for GQA/MQA
     (sharing K/V heads saves memory, not arithmetic). Source: Dao 2023 (FlashAttention-2, §4.1 counts
-    ``4·N²·D`` per head forward); Kaplan et al. 2020, Table 1 (``2·n_layer·n_ctx·d_attn`` per token).
+    ``4·N²·D`` per head forward, and halves it for causal attention).
     Causal self-attention computes only the allowed query/key pairs, ``N·M − N²/2`` of them with the queries
     aligned to the last N keys: half the work when ``N == M`` (as Dao 2023 counts it; the exact diagonal
     adds ``N/2`` pairs). Softmax, scaling and masking are not counted. Forward only.
