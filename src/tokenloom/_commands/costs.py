@@ -96,6 +96,7 @@ def _add_model(p: argparse.ArgumentParser, preset_flag: str) -> None:
     g.add_argument("--no-bias", action="store_true", help="no biases in projections and MLP")
     g.add_argument("--causal", action="store_true", help="causal self-attention (half the N² work)")
     p.add_argument("--batch", type=_positive, default=1, help="batch size B (default 1)")
+    p.set_defaults(preset_flag=preset_flag)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -210,7 +211,7 @@ def _config(args: argparse.Namespace) -> tuple[Any, str]:
         shape = [k for k in ("width", "depth", "heads") if k not in overrides]
         if shape:
             flags = ", ".join("--" + k for k in shape)
-            raise ConfigError(f"give {flags} too (or --preset NAME to start from a preset's shape)")
+            raise ConfigError(f"give {flags} too (or {args.preset_flag} NAME to start from a preset's shape)")
         return EncoderConfig(**overrides), "custom"
     name = args.preset or "vit-b16"
     return EncoderConfig.preset(name, **overrides), name + (" (modified)" if overrides else "")
