@@ -1,0 +1,192 @@
+"""Benchmark: the full fertility report against the raw engines' batch encoding of the same texts.
+
+Run under the shared lock (ratios only mean something when the benchmark ran alone)::
+
+    flock /tmp/tokenloom-bench.lock /work/venv/bin/python scripts/bench_fertility.py \
+        --tokenizer /tmp/tok-bpe --tokenizer /tmp/tok-unigram
+
+Without ``--tokenizer`` it first trains two 8k tokenizers (BPE on the HF engine, unigram on sentencepiece)
+on 3 MB of the FLORES-200 ``dev`` split into a temporary folder (not timed).
+
+1. **Speed**, in this process: the raw engines' batch encoding (``tokenizers.Tokenizer.encode_batch`` /
+   ``SentencePieceProcessor.encode(list)``, loaded straight from the tokenizer files, one call per language
+   file) of every text of the parallel corpus, then ``fertility_report`` on the same corpus with both
+   tokenizers — without and with the generated transliterated slices. The report's token counts are checked
+   against the raw engines' (an oracle) before any time is printed.
+2. **Memory**, in fresh child processes: peak RSS of a full report on the first 10 / 50 / all languages
+   (eng_Latn always included), next to the RSS after imports and tokenizer loading. Flat peaks show that
+   the report holds one language's token ids at a time, not the corpus's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+DEFAULT_SHARED = Path(os.environ.get("TOKENLOOM_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def _languages(corpus: Path, count: int | None) -> list[Path]:
+    files = sorted(corpus.glob("*_*.txt"))
+    if count is None or count >= len(files):
+        return files
+    pivot = [f for f in files if f.stem == "eng_Latn"]
+    return pivot + [f for f in files if f.stem != "eng_Latn"][: count - len(pivot)]
+
+
+def _raw_encoder(path: Path) -> tuple[str, Callable[[list[str]], list[list[int]]]]:
+    folder = path if path.is_dir() else path.parent
+    model = path if path.suffix == ".model" else folder / "tokenizer.model"
+    if model.is_file() and (path.is_dir() or path.suffix == ".model"):
+        import sentencepiece as spm
+
+        sp = spm.SentencePieceProcessor(model_file=str(model))
+        return "sentencepiece", lambda texts: sp.encode(texts)
+    from tokenizers import Tokenizer
+
+    hf = Tokenizer.from_file(str(path / "tokenizer.json" if path.is_dir() else path))
+    return "tokenizers", lambda texts: [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+
+
+def _train_default(out: Path, shared: Path) -> list[Path]:
+    from tokenloom import train_tokenizer
+
+    dev = shared / "corpora" / "flores200" / "dev"
+    paths = []
+    for algorithm, engine in (("bpe", "hf"), ("unigram", "sentencepiece")):
+        tok = train_tokenizer(dev, algorithm=algorithm, engine=engine, vocab_size=8000, max_bytes=3_000_000)
+        paths.append(tok.save(out / f"{algorithm}-8k"))
+    return paths
+
+
+def _child(args: argparse.Namespace) -> int:
+    from tokenloom.fertility.report import fertility_report
+    from tokenloom.text.tokenizer import load_tokenizer
+
+    toks = {Path(p).name: load_tokenizer(p) for p in args.tokenizer}
+    files = _languages(args.corpus, args.child)
+    import pandas  # noqa: F401 - imported before the baseline so that it is not counted as report memory
+
+    base = _rss_mb()
+    start = time.perf_counter()
+    df = fertility_report(toks, files)
+    seconds = time.perf_counter() - start
+    print(
+        json.dumps(
+            {
+                "languages": len(files),
+                "rows": len(df),
+                "base_mb": base,
+                "peak_mb": _rss_mb(),
+                "seconds": seconds,
+            }
+        )
+    )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--tokenizer", action="append", type=Path, help="tokenizer folder / file (repeat; default: train two)"
+    )
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_SHARED / "corpora" / "flores200" / "devtest")
+    parser.add_argument(
+        "--memory", default="10,50,99", help="language counts for the memory runs ('' = skip)"
+    )
+    parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child is not None:
+        return _child(args)
+    tmp = None
+    if not args.tokenizer:
+        tmp = tempfile.TemporaryDirectory(prefix="bench-fertility-")
+        print("training two 8k tokenizers on 3 MB of FLORES dev (not timed) ...", flush=True)
+        args.tokenizer = _train_default(Path(tmp.name), DEFAULT_SHARED)
+
+    from tokenloom.fertility.report import fertility_report
+    from tokenloom.text.tokenizer import load_tokenizer
+
+    files = _languages(args.corpus, None)
+    texts = {f.stem: f.read_text(encoding="utf-8").splitlines() for f in files}
+    n_texts = sum(map(len, texts.values()))
+    n_chars = sum(len(t) for ts in texts.values() for t in ts)
+    names = [Path(p).name for p in args.tokenizer]
+    print(f"corpus: {args.corpus} ({len(files)} languages, {n_texts:,} texts, {n_chars:,} characters)")
+    print(f"tokenizers: {', '.join(names)}\n")
+
+    raw_tokens: dict[str, dict[str, int]] = {}
+    raw_seconds = 0.0
+    for name, path in zip(names, args.tokenizer, strict=True):
+        engine, encode = _raw_encoder(Path(path))
+        print(f"raw engine of {name}: {engine}")
+        raw_tokens[name] = {}
+        for lang, ts in texts.items():
+            start = time.perf_counter()
+            ids = encode(ts)
+            raw_seconds += time.perf_counter() - start
+            raw_tokens[name][lang] = sum(map(len, ids))
+            del ids
+    del texts
+    toks = {name: load_tokenizer(path) for name, path in zip(names, args.tokenizer, strict=True)}
+    timings = {}
+    for label, translit in (
+        ("report, no transliteration", False),
+        ("report, full (with transliterated slices)", True),
+    ):
+        start = time.perf_counter()
+        df = fertility_report(toks, args.corpus, translit=translit)
+        timings[label] = time.perf_counter() - start
+        for name in names:  # oracle: the report counted exactly the raw engines' tokens
+            got = (
+                df[(df.tokenizer == name) & (df.slice_kind == "language")]
+                .set_index("slice")["tokens"]
+                .to_dict()
+            )
+            assert got == raw_tokens[name], f"{name}: report token counts differ from the raw engine"
+    print("| run (2 tokenizers, whole corpus) | seconds | ratio vs raw |")
+    print("|---|---:|---:|")
+    print(f"| raw engines' batch encoding | {raw_seconds:.2f} | 1.00 |")
+    for label, seconds in timings.items():
+        print(f"| {label} | {seconds:.2f} | {seconds / raw_seconds:.2f} |")
+    print("\n(report token counts == raw engine token counts for every tokenizer and language: checked)")
+
+    counts = [int(c) for c in args.memory.split(",") if c.strip()]
+    if counts:
+        print(
+            "\n| languages | texts | rows | RSS after imports+load (MiB) | peak RSS (MiB) | report seconds |"
+        )
+        print("|---:|---:|---:|---:|---:|---:|")
+        for count in counts:
+            cmd = [sys.executable, __file__, "--child", str(count), "--corpus", str(args.corpus)]
+            for p in args.tokenizer:
+                cmd += ["--tokenizer", str(p)]
+            out = (
+                subprocess.run(cmd, capture_output=True, text=True, check=True)
+                .stdout.strip()
+                .splitlines()[-1]
+            )
+            r = json.loads(out)
+            print(
+                f"| {r['languages']} | {r['languages'] * 1012:,} | {r['rows']} | {r['base_mb']:.0f} | "
+                f"{r['peak_mb']:.0f} | {r['seconds']:.1f} |"
+            )
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
