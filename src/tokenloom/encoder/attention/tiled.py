@@ -93,20 +93,45 @@ class _Plan:
 
 
 def _scores(
-    plan: _Plan, qt: Tensor, k5: Tensor, mask4: Tensor | None, i0: int, i1: int, j0: int, j1: int
+    plan: _Plan,
+    q3: Tensor,
+    k3: Tensor,
+    mask4: Tensor | None,
+    i0: int,
+    i1: int,
+    j0: int,
+    j1: int,
+    buffer: Tensor | None = None,
 ) -> Tensor:
-    """Masked, scaled score tile ``[B, Hkv, G, bq, bk]``."""
-    kt = k5[..., j0:j1, :]  # [B, Hkv, 1, bk, D]
-    s = (qt @ kt.transpose(-2, -1)).mul_(plan.dims.scale)  # [B, Hkv, G, bq, bk]
+    """Masked score tile ``[B*Hkv, G*bq, bk]`` from the pre-scaled query tile ``q3 [B*Hkv, G*bq, D]``.
+
+    Grouped heads are folded into the rows: the G query heads of one key/value head form one matrix
+    product against that head's keys. ``buffer`` (flat, large enough) receives the tile, so a loop
+    reuses one allocation instead of paging in a fresh one per tile.
+    """
+    d = plan.dims
+    shape = (d.B * d.Hkv, q3.shape[1], j1 - j0)
+    kt = k3[:, j0:j1, :].transpose(1, 2)  # [B*Hkv, bk, D] -> [B*Hkv, D, bk]
+    if buffer is None:
+        s = torch.bmm(q3, kt)  # [B*Hkv, G*bq, bk]
+    else:
+        s = torch.bmm(q3, kt, out=buffer[: shape[0] * shape[1] * shape[2]].view(shape))
+    s5 = s.view(d.B, d.Hkv, d.G, i1 - i0, j1 - j0)  # [B*Hkv, G*bq, bk] -> [B, Hkv, G, bq, bk]
     if mask4 is not None:
-        mt = _mask5(mask_tile(mask4, i0, i1, j0, j1), plan.dims)  # [B|1, Hkv|1, G|1, bq|1, bk|1]
+        mt = _mask5(mask_tile(mask4, i0, i1, j0, j1), d)  # [B|1, Hkv|1, G|1, bq|1, bk|1]
         if mt.dtype == torch.bool:
-            s.masked_fill_(~mt, float("-inf"))
+            s5.masked_fill_(~mt, float("-inf"))
         else:
-            s = s + mt.to(s.dtype)  # out of place: the mask tile broadcasts
+            s5.add_(mt.to(s.dtype))
     if plan.needs_causal(i0, j1):
-        s.masked_fill_(~causal_tile(i0, i1, j0, j1, plan.offset, s.device), float("-inf"))
+        s5.masked_fill_(~causal_tile(i0, i1, j0, j1, plan.offset, s.device), float("-inf"))
     return s
+
+
+def _fold(x5: Tensor, i0: int, i1: int) -> Tensor:
+    """Rows ``i0:i1`` of ``[B, Hkv, G, N, X]`` as ``[B*Hkv, G*(i1-i0), X]`` (a copy only when G > 1)."""
+    B, Hkv, G, _, X = x5.shape
+    return x5[..., i0:i1, :].reshape(B * Hkv, G * (i1 - i0), X)  # [B, Hkv, G, bq, X] -> [B*Hkv, G*bq, X]
 
 
 class _TiledAttention(torch.autograd.Function):
@@ -116,36 +141,42 @@ class _TiledAttention(torch.autograd.Function):
     ):
         ct = torch.promote_types(q.dtype, torch.float32)
         plan = _Plan(dims, causal, block_q, block_k)
-        q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
-        k5 = k.to(ct).unsqueeze(2)  # [B, Hkv, M, D] -> [B, Hkv, 1, M, D]
-        v5 = v.to(ct).unsqueeze(2)  # [B, Hkv, M, Dv] -> [B, Hkv, 1, M, Dv]
+        BK = dims.B * dims.Hkv
+        q5 = (q.to(ct) * dims.scale).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
+        k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]
+        v3 = v.to(ct).reshape(BK, dims.M, dims.Dv)  # [B, Hkv, M, Dv] -> [B*Hkv, M, Dv]
         out = torch.empty(dims.B, dims.Hkv, dims.G, dims.N, dims.Dv, dtype=ct, device=q.device)
         lse = torch.empty(dims.B, dims.Hkv, dims.G, dims.N, 1, dtype=ct, device=q.device)
+        buffer = torch.empty(
+            BK * dims.G * min(block_q, dims.N) * min(block_k, dims.M), dtype=ct, device=q.device
+        )
         for i0 in plan.q_tiles():
             i1 = min(i0 + block_q, dims.N)
-            qt = q5[..., i0:i1, :]  # [B, Hkv, G, bq, D]
-            row_max = torch.full((*qt.shape[:-1], 1), float("-inf"), dtype=ct, device=q.device)
-            row_sum = torch.zeros_like(row_max)  # [B, Hkv, G, bq, 1]
-            acc = torch.zeros(*qt.shape[:-1], dims.Dv, dtype=ct, device=q.device)  # [B, Hkv, G, bq, Dv]
+            q3 = _fold(q5, i0, i1)  # [B*Hkv, G*bq, D]
+            row_max = torch.full((BK, q3.shape[1], 1), float("-inf"), dtype=ct, device=q.device)
+            row_sum = torch.zeros_like(row_max)  # [B*Hkv, G*bq, 1]
+            acc = torch.zeros(BK, q3.shape[1], dims.Dv, dtype=ct, device=q.device)  # [B*Hkv, G*bq, Dv]
             for j0 in plan.k_tiles(i0, i1):
                 j1 = min(j0 + block_k, dims.M)
-                s = _scores(plan, qt, k5, mask4, i0, i1, j0, j1)  # [B, Hkv, G, bq, bk]
+                s = _scores(plan, q3, k3, mask4, i0, i1, j0, j1, buffer)  # [B*Hkv, G*bq, bk]
                 new_max = torch.maximum(row_max, s.amax(dim=-1, keepdim=True))
                 # a row with no visible key yet has max -inf: shift by 0 so exp(-inf) = 0, never NaN
                 safe_max = torch.where(torch.isneginf(new_max), 0.0, new_max)
-                alpha = torch.exp(row_max - safe_max)  # [B, Hkv, G, bq, 1]
-                p = s.sub_(safe_max).exp_()  # [B, Hkv, G, bq, bk]
+                alpha = torch.exp(row_max - safe_max)  # [B*Hkv, G*bq, 1]
+                p = s.sub_(safe_max).exp_()  # [B*Hkv, G*bq, bk]
                 row_sum.mul_(alpha).add_(p.sum(dim=-1, keepdim=True))
                 if dropout_p > 0.0:
                     keep = _keep_tile(seed, plan.tile_index(i0, j0), tuple(p.shape), dropout_p, q.device)
                     p = p.mul_(keep).div_(1.0 - dropout_p)
-                acc.mul_(alpha).add_(p @ v5[..., j0:j1, :])  # [B, Hkv, G, bq, Dv]
+                acc.mul_(alpha).baddbmm_(p, v3[:, j0:j1, :])  # += p v_t  [B*Hkv, G*bq, Dv]
                 row_max = new_max
             alive = row_sum > 0
-            out[..., i0:i1, :] = acc / torch.where(alive, row_sum, 1.0)
+            tile_out = acc.div_(torch.where(alive, row_sum, 1.0))  # [B*Hkv, G*bq, Dv]
+            out[..., i0:i1, :] = tile_out.view(dims.B, dims.Hkv, dims.G, i1 - i0, dims.Dv)
             safe_max = torch.where(torch.isneginf(row_max), 0.0, row_max)
             # lse = +inf marks rows with no visible key: backward's exp(s - lse) is then exactly 0
-            lse[..., i0:i1, :] = torch.where(alive, safe_max + torch.log(row_sum), float("inf"))
+            tile_lse = torch.where(alive, safe_max + torch.log(row_sum), float("inf"))  # [B*Hkv, G*bq, 1]
+            lse[..., i0:i1, :] = tile_lse.view(dims.B, dims.Hkv, dims.G, i1 - i0, 1)
         ctx.dims, ctx.causal, ctx.dropout_p, ctx.seed = dims, causal, dropout_p, seed
         ctx.block_q, ctx.block_k = block_q, block_k
         ctx.mask_is_tensor = mask4 is not None
@@ -197,45 +228,53 @@ def tiled_backward(
 
     ``out`` is ``[B, Hkv, G, N, Dv]`` and ``lse`` ``[B, Hkv, G, N, 1]`` in the compute dtype (fp32/fp64),
     with ``lse = +inf`` on rows that saw no key. Shared with the Triton path, whose forward kernel
-    writes the same two tensors.
+    writes the same two tensors. Scores use the pre-scaled q (``s = (q·scale) kᵀ``), hence
+    ``dq = ds k · scale`` and ``dk = dsᵀ (q·scale)``; grouped heads are folded into rows, so the
+    products over rows already sum dk and dv over the G query heads sharing a key/value head.
     """
     ct = out.dtype
     plan = _Plan(dims, causal, block_q, block_k)
-    q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
-    k5 = k.to(ct).unsqueeze(2)  # [B, Hkv, M, D] -> [B, Hkv, 1, M, D]
-    v5 = v.to(ct).unsqueeze(2)  # [B, Hkv, M, Dv] -> [B, Hkv, 1, M, Dv]
+    BK = dims.B * dims.Hkv
+    q5 = (q.to(ct) * dims.scale).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
+    k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]
+    v3 = v.to(ct).reshape(BK, dims.M, dims.Dv)  # [B, Hkv, M, Dv] -> [B*Hkv, M, Dv]
     do5 = grad_out.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, Dv] -> [B, Hkv, G, N, Dv]
     delta = (do5 * out).sum(dim=-1, keepdim=True)  # [B, Hkv, G, N, 1]
-    dq = torch.zeros_like(q5)
-    dk = torch.zeros(dims.B, dims.Hkv, dims.M, dims.D, dtype=ct, device=q.device)
-    dv = torch.zeros(dims.B, dims.Hkv, dims.M, dims.Dv, dtype=ct, device=q.device)
+    dq = torch.zeros_like(q5)  # [B, Hkv, G, N, D]
+    dk = torch.zeros(BK, dims.M, dims.D, dtype=ct, device=q.device)
+    dv = torch.zeros(BK, dims.M, dims.Dv, dtype=ct, device=q.device)
     want_dmask = mask4 is not None and mask4.is_floating_point() and mask_grad
     dmask = torch.zeros(mask4.shape, dtype=ct, device=q.device) if want_dmask else None
     for i0 in plan.q_tiles():
         i1 = min(i0 + plan.bq, dims.N)
-        qt = q5[..., i0:i1, :]  # [B, Hkv, G, bq, D]
-        dot = do5[..., i0:i1, :]  # [B, Hkv, G, bq, Dv]
+        q3 = _fold(q5, i0, i1)  # [B*Hkv, G*bq, D]
+        do3 = _fold(do5, i0, i1)  # [B*Hkv, G*bq, Dv]
+        lse3, delta3 = _fold(lse, i0, i1), _fold(delta, i0, i1)  # [B*Hkv, G*bq, 1]
+        dq3 = torch.zeros_like(q3)
         for j0 in plan.k_tiles(i0, i1):
             j1 = min(j0 + plan.bk, dims.M)
-            s = _scores(plan, qt, k5, mask4, i0, i1, j0, j1)  # [B, Hkv, G, bq, bk]
-            p = s.sub_(lse[..., i0:i1, :]).exp_()  # normalized weights [B, Hkv, G, bq, bk]
-            dp = dot @ v5[..., j0:j1, :].transpose(-2, -1)  # [B, Hkv, G, bq, bk]
+            s = _scores(plan, q3, k3, mask4, i0, i1, j0, j1)  # [B*Hkv, G*bq, bk]
+            p = s.sub_(lse3).exp_()  # normalized weights [B*Hkv, G*bq, bk]
+            dp = torch.bmm(do3, v3[:, j0:j1, :].transpose(1, 2))  # [B*Hkv, G*bq, bk]
             if dropout_p > 0.0:
                 keep = _keep_tile(seed, plan.tile_index(i0, j0), tuple(p.shape), dropout_p, q.device)
                 z = keep.to(ct).div_(1.0 - dropout_p)
-                dv[..., j0:j1, :] += ((p * z).transpose(-2, -1) @ dot).sum(dim=2)  # [B, Hkv, bk, Dv]
+                dv[:, j0:j1, :].baddbmm_((p * z).transpose(1, 2), do3)  # [B*Hkv, bk, Dv]
                 dp.mul_(z)
             else:
-                dv[..., j0:j1, :] += (p.transpose(-2, -1) @ dot).sum(dim=2)  # [B, Hkv, bk, Dv]
-            ds = p.mul_(dp.sub_(delta[..., i0:i1, :]))  # [B, Hkv, G, bq, bk]
-            dq[..., i0:i1, :] += (ds @ k5[..., j0:j1, :]).mul_(dims.scale)
-            dk[..., j0:j1, :] += (ds.transpose(-2, -1) @ qt).sum(dim=2).mul_(dims.scale)
+                dv[:, j0:j1, :].baddbmm_(p.transpose(1, 2), do3)  # [B*Hkv, bk, Dv]
+            ds = p.mul_(dp.sub_(delta3))  # [B*Hkv, G*bq, bk]
+            dq3.baddbmm_(ds, k3[:, j0:j1, :])  # [B*Hkv, G*bq, D]
+            dk[:, j0:j1, :].baddbmm_(ds.transpose(1, 2), q3)  # [B*Hkv, bk, D]
             if dmask is not None:
-                _add_mask_grad(dmask, ds, dims, i0, i1, j0, j1)
+                _add_mask_grad(
+                    dmask, ds.view(dims.B, dims.Hkv, dims.G, i1 - i0, j1 - j0), dims, i0, i1, j0, j1
+                )
+        dq[..., i0:i1, :] = dq3.view(dims.B, dims.Hkv, dims.G, i1 - i0, dims.D)
     return (
-        dq.flatten(1, 2).to(q.dtype),  # [B, Hkv, G, N, D] -> [B, H, N, D]
-        dk.to(k.dtype),
-        dv.to(v.dtype),
+        (dq * dims.scale).flatten(1, 2).to(q.dtype),  # [B, Hkv, G, N, D] -> [B, H, N, D]
+        dk.view(dims.B, dims.Hkv, dims.M, dims.D).to(k.dtype),  # [B*Hkv, M, D] -> [B, Hkv, M, D]
+        dv.view(dims.B, dims.Hkv, dims.M, dims.Dv).to(v.dtype),  # [B*Hkv, M, Dv] -> [B, Hkv, M, Dv]
         None if dmask is None else dmask.to(mask4.dtype),
     )
 
