@@ -82,7 +82,8 @@ class TrainerConfig:
     max_line_bytes: int = 16384  # longer lines are split into chunks (sentencepiece max_sentence_length)
     character_coverage: float = 0.9995  # sentencepiece: share of characters that must be pieces (rest: bytes)
     max_piece_length: int = 16  # longest piece in characters
-    threads: int = 0  # engine threads; 0 = all CPUs
+    threads: int = 0  # engine threads; 0 = all CPUs (sentencepiece unigram results depend on it: fix it
+    #                   for artifacts that are byte-identical across machines)
     verify_sample: int = 2000  # training lines kept to verify the sentencepiece → tokenizer.json export
 
     def __post_init__(self) -> None:
@@ -424,7 +425,11 @@ def train_tokenizer(
     tok.record = {
         "format": "tokenloom-tokenizer/1",
         "config": {**dataclasses.asdict(cfg), "special_tokens": list(cfg.special_tokens)},
-        "resolved": {"engine": engine_name, "special_tokens": list(cfg.resolved_special_tokens)},
+        "resolved": {
+            "engine": engine_name,
+            "special_tokens": list(cfg.resolved_special_tokens),
+            "threads": cfg.resolved_threads,
+        },
         "corpus": stream.summary(),
         "versions": _versions(),
         # volatile: the only part of the saved folder that differs between identical runs
