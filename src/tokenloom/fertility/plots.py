@@ -58,7 +58,7 @@ def _bars(
         ax.barh(ys, xs, height=bar, label=name)
     ax.set_yticks(range(n))
     ax.set_yticklabels([sl for _, sl in labels], fontsize=7)
-    ax.invert_yaxis()
+    ax.set_ylim(n - 0.5, -0.5)  # first label on top, no empty margin
     prev = None
     for i, (sc, _) in enumerate(labels):  # script group separators
         if prev is not None and sc != prev:
