@@ -108,7 +108,8 @@ class _Acc:
     premium_sum: float = 0.0
     premiums: list[np.ndarray] = field(default_factory=list)  # aligned per-text premiums (for the median)
     boot: np.ndarray | None = None  # [n_boot, 4]: resampled Σtokens, Σwords, Σpremium, Σaligned
-    id_counts: np.ndarray | None = None
+    id_counts: np.ndarray | None = None  # token-id histogram (multi-part slices; dropped once final)
+    renyi: float | None = None  # Rényi efficiency, set when the slice is complete
     langs: Counter[str] = field(default_factory=Counter)
     scripts: Counter[str] = field(default_factory=Counter)
     generated: bool = False
@@ -239,6 +240,15 @@ class _Run:
             for acc, col in targets:
                 block = sums[:, col : col + 4]  # [n_boot, 4]
                 acc.boot = block.copy() if acc.boot is None else acc.boot + block
+        own = (part.slice_kind, part.slice)  # no other part adds to this slice (Corpus refuses duplicates)
+        for name, tok in self.toks.items():
+            acc = self.accs[(name, own)]
+            acc.renyi = self._renyi(acc, tok)
+            acc.id_counts = None  # a vocabulary-sized array per language would grow with the corpus
+
+    def _renyi(self, acc: _Acc, tok: Any) -> float:
+        counts = acc.id_counts if acc.id_counts is not None else np.zeros(1)
+        return metrics.renyi_efficiency(counts, vocab_size=int(tok.vocab_size), alpha=self.config.renyi_alpha)
 
     @staticmethod
     def _add(
@@ -330,11 +340,7 @@ class _Run:
                     "premium_hi": p_hi,
                     "rel_kv_bytes": pmean,
                     "rel_attention_work": pmean * pmean,
-                    "renyi_efficiency": metrics.renyi_efficiency(
-                        acc.id_counts if acc.id_counts is not None else np.zeros(1),
-                        vocab_size=int(tok.vocab_size),
-                        alpha=cfg.renyi_alpha,
-                    ),
+                    "renyi_efficiency": acc.renyi if acc.renyi is not None else self._renyi(acc, tok),
                     "segmenter": self.segmenter.name,
                     "premium_pairs": acc.pairs,
                     "pivot": self.pivot or "",
