@@ -1,9 +1,10 @@
 """Benchmark: images/s of tokenloom's ViT-B/16 (``from_timm``) against timm's ViT-B/16 with the same weights.
 
 Both models run in one process on the CPU under ``torch.inference_mode`` with fp32 inputs of shape
-``[batch, 3, 224, 224]``. After warm-up, timed repeats alternate between the two models (ours, timm, ours,
-timm, ...) so that a slow moment of a shared machine hits both; the table reports the median and best
-images/s of each and their ratio (target: ours/timm >= 0.95). Run it alone, under the shared lock:
+``[batch, 3, 224, 224]``. After warm-up, each timed repeat runs the two models back to back (who goes
+first alternates) so that a slow moment of a shared machine hits both; the table reports the median and
+best images/s of each, their ratios, and the median of the per-repeat ratios (the verdict; target:
+ours/timm >= 0.95). Run it alone, under the shared lock:
 
     flock /tmp/tokenloom-bench.lock /work/venv/bin/python scripts/bench_encoder.py
 """
@@ -49,8 +50,9 @@ def main() -> None:
             ours(images)
             theirs(images)
         times: dict[str, list[float]] = {"tokenloom": [], "timm": []}
-        for _ in range(args.repeats):
-            for name, model in (("tokenloom", ours), ("timm", theirs)):
+        for i in range(args.repeats):
+            pair = [("tokenloom", ours), ("timm", theirs)]
+            for name, model in pair if i % 2 == 0 else pair[::-1]:  # alternate who goes first
                 start = time.perf_counter()
                 model(images)
                 times[name].append(time.perf_counter() - start)
@@ -75,9 +77,18 @@ def main() -> None:
     ratio_med = median["tokenloom"] / median["timm"]
     ratio_best = best["tokenloom"] / best["timm"]
     print(f"| {'ratio':<10} | {ratio_med:>16.3f}x | {ratio_best:>14.3f}x | {'':>17} |")
+    # each repeat times the two models back to back, so a slow spell of a shared machine mostly hits both:
+    # the median of the per-repeat ratios is the least noisy estimate
+    pair_ratios = sorted(
+        t_timm / t_ours for t_ours, t_timm in zip(times["tokenloom"], times["timm"], strict=True)
+    )
+    pair_med = statistics.median(pair_ratios)
     print()
-    verdict = "meets" if ratio_med >= 0.95 else "MISSES"
-    print(f"ours / timm (median) = {ratio_med:.3f} -> {verdict} the >= 0.95x target")
+    print(
+        f"per-repeat ratios ours/timm: min {pair_ratios[0]:.3f}, median {pair_med:.3f}, max {pair_ratios[-1]:.3f}"
+    )
+    verdict = "meets" if pair_med >= 0.95 else "MISSES"
+    print(f"ours / timm (median of per-repeat ratios) = {pair_med:.3f} -> {verdict} the >= 0.95x target")
 
 
 if __name__ == "__main__":
