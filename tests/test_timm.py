@@ -140,5 +140,10 @@ def test_unsupported_timm_features_raise_naming_the_feature(kwargs: dict[str, ob
 
 
 def test_from_timm_rejects_other_models() -> None:
+    from timm.models.deit import VisionTransformerDistilled
+
     with pytest.raises(TypeError, match="VisionTransformer"):
         from_timm(nn.Linear(3, 3))
+    distilled = VisionTransformerDistilled(img_size=32, patch_size=8, embed_dim=32, depth=1, num_heads=4)
+    with pytest.raises(ConfigError, match="VisionTransformerDistilled"):
+        from_timm(distilled)

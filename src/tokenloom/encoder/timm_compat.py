@@ -67,6 +67,8 @@ def _config_from_timm(model: nn.Module) -> tuple[EncoderConfig, str]:
             raise _unsupported(f"MLP activation {block.mlp.act!r} (only exact GELU is supported)")
     if getattr(model, "reg_token", None) is not None:
         raise _unsupported("register tokens")
+    if model.num_prefix_tokens != (0 if model.cls_token is None else 1):
+        raise _unsupported(f"{model.num_prefix_tokens} prefix tokens (e.g. a distillation token)")
     if model.cls_token is not None and getattr(model, "no_embed_class", False):
         raise _unsupported("no_embed_class=True (positions without a class-token row)")
     if model.pos_embed is None:
@@ -121,6 +123,9 @@ def from_timm(model: nn.Module) -> ImageClassifier:
         raise ConfigError("from_timm needs timm installed: pip install timm") from exc
     if not isinstance(model, VisionTransformer):
         raise TypeError(f"from_timm expects a timm VisionTransformer, got {type(model).__name__}")
+    if type(model) is not VisionTransformer:
+        # subclasses (e.g. DeiT's VisionTransformerDistilled) change the forward pass
+        raise _unsupported(f"the VisionTransformer subclass {type(model).__name__}")
     config, pool = _config_from_timm(model)
     pe = model.patch_embed
     conv = pe.proj
