@@ -192,15 +192,21 @@ def test_auto_and_last_impl(monkeypatch: pytest.MonkeyPatch) -> None:
     import tokenloom.encoder.attention as att
 
     q = k = v = torch.randn(1, 2, 8, 4)
-    attention(q, k, v)
+    attention(q, k, v, masks.causal(8, 8))
     assert last_impl() == "sdpa"
-    assert last_sdpa_kernel() in {"flash", "math", "efficient", "cudnn", "default"}
+    assert last_sdpa_kernel() == "flash"  # CPU flash takes masks: no reason to leave SDPA
+    torch.manual_seed(0)
+    attention(q, k, v, dropout_p=0.1)
+    assert (last_impl(), last_sdpa_kernel()) == ("sdpa", "math")  # small scores: math fallback is fine
     monkeypatch.setattr(att, "AUTO_TILED_BYTES", 16)  # pretend the scores would not fit
     out = attention(q, k, v, masks.causal(8, 8))
+    assert last_impl() == "sdpa", "a fused kernel never materializes scores, whatever their size"
+    wide_v = torch.randn(1, 2, 8, 6)  # Dv != D: CPU flash refuses, only math would take it
+    out = attention(q, k, wide_v, masks.causal(8, 8))
     assert last_impl() == "tiled"
-    assert_close(out, reference_attention(q, k, v, causal=True), atol=1e-6, what="auto->tiled")
-    attention(q, k, v)  # no mask: SDPA's fused kernel never materializes scores
-    assert last_impl() == "sdpa"
+    assert_close(out, reference_attention(q, k, wide_v, causal=True), atol=1e-6, what="auto->tiled")
+    attention(q, k, v, dropout_p=0.1)
+    assert last_impl() == "tiled"
 
 
 def test_bad_inputs_are_named() -> None:

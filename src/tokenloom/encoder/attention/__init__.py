@@ -20,9 +20,11 @@ Paths (``impl``):
   which SDPA backend ran (``last_sdpa_kernel()``).
 - ``"triton"``: a FlashAttention-style Triton forward kernel (CUDA, or CPU under ``TRITON_INTERPRET=1``);
   its backward recomputes through the tiled path.
-- ``"auto"``: ``"sdpa"`` — fused, memory-efficient kernels on CPU and CUDA for every dtype, mask kind and
-  dropout — except where SDPA would fall back to materializing scores that do not fit: a CPU call whose
-  score matrix would exceed ``AUTO_TILED_BYTES`` while carrying a mask or dropout goes to ``"tiled"``.
+- ``"auto"``: ``"sdpa"`` when one of SDPA's fused kernels (flash / efficient / cudnn; on CPU, flash —
+  which takes bool and float masks, GQA, fp32/fp64/bf16/fp16) accepts the inputs. When only SDPA's math
+  fallback would (e.g. dropout on CPU, or a value width ≠ key width), that fallback materializes the
+  scores: it is used while they fit in ``AUTO_TILED_BYTES`` (B·H·N·M·4 bytes), and ``"tiled"`` above.
+  ``"triton"`` is never chosen automatically: on CUDA, SDPA's kernels are faster and have a fused backward.
 
 ``last_impl()`` names the path the latest call (in this thread) took.
 
@@ -57,8 +59,8 @@ logger = logging.getLogger(__name__)
 Impl = Literal["auto", "reference", "sdpa", "tiled", "triton"]
 IMPLS: tuple[str, ...] = ("auto", "reference", "sdpa", "tiled", "triton")
 
-# "auto" on CPU: above this many bytes of (fp32) scores, a masked / dropout call goes to "tiled", since
-# SDPA's CPU kernels then may fall back to the math path that materializes the scores.
+# "auto": when no fused SDPA kernel accepts the inputs and the scores would exceed this many bytes
+# (B*H*N*M*4), use "tiled" instead of SDPA's score-materializing math path.
 AUTO_TILED_BYTES = 1 << 30
 
 _state = threading.local()
@@ -77,15 +79,6 @@ def last_sdpa_kernel() -> str | None:
     return sdpa.last_kernel()
 
 
-def _choose(q: Tensor, k: Tensor, mask: Tensor | None, causal: bool, dropout_p: float) -> str:
-    if q.device.type == "cpu" and (mask is not None or dropout_p > 0.0):
-        B, H, N, _ = q.shape
-        M = k.shape[2]
-        if B * H * N * M * 4 > AUTO_TILED_BYTES:
-            return "tiled"
-    return "sdpa"
-
-
 def attention(
     q: Tensor,
     k: Tensor,
@@ -101,7 +94,7 @@ def attention(
     if impl not in IMPLS:
         raise ValueError(f"impl must be one of {', '.join(IMPLS)}; got {impl!r}")
     dims, _ = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
-    chosen = _choose(q, k, mask, causal, dropout_p) if impl == "auto" else impl
+    chosen = "sdpa" if impl == "auto" else impl
     if dims.N == 0 or dims.M == 0:
         _state.impl = chosen
         # no queries or no keys: every row is fully masked -> zeros; "+ 0 * sums" keeps the graph
@@ -114,6 +107,18 @@ def attention(
         from tokenloom.encoder.attention.tiled import tiled_attention
 
         out = tiled_attention(q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p)
+    elif chosen == "sdpa" and impl == "auto":
+        from tokenloom.encoder.attention.sdpa import NoFusedKernel, sdpa_attention
+        from tokenloom.encoder.attention.tiled import tiled_attention
+
+        small = dims.B * dims.H * dims.N * dims.M * 4 <= AUTO_TILED_BYTES
+        try:
+            out = sdpa_attention(
+                q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p, allow_math=small
+            )
+        except NoFusedKernel:  # only the math path would take it, and its scores are too big
+            chosen = "tiled"
+            out = tiled_attention(q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p)
     elif chosen == "sdpa":
         from tokenloom.encoder.attention.sdpa import sdpa_attention
 

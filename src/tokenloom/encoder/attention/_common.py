@@ -147,8 +147,11 @@ def allowed_bool(mask4: Tensor | None, causal: bool, dims: Dims, device: torch.d
 
 def dead_rows(mask4: Tensor | None, causal: bool, dims: Dims, device: torch.device) -> Tensor | None:
     """``[B|1, H|1, N, 1]`` bool, True for query rows where every key is masked; None if there are none."""
+    if mask4 is None:  # causal alone: only the first N - M queries (when N > M) see no key
+        if not causal or dims.N <= dims.M:
+            return None
+        return (torch.arange(dims.N, device=device) < dims.N - dims.M).view(1, 1, dims.N, 1)  # [1, 1, N, 1]
     allowed = allowed_bool(mask4, causal, dims, device)
-    if allowed is None:
-        return None
+    assert allowed is not None
     dead = ~allowed.any(dim=-1, keepdim=True)  # [B|1, H|1, N|1, 1]
     return dead if bool(dead.any()) else None

@@ -36,7 +36,7 @@ from torch import Tensor
 
 from tokenloom.encoder.attention._common import causal_tile, check_inputs, dead_rows
 
-__all__ = ["last_kernel", "sdpa_attention"]
+__all__ = ["NoFusedKernel", "last_kernel", "sdpa_attention"]
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +90,7 @@ def sdpa_attention(
     causal: bool = False,
     scale: float | None = None,
     dropout_p: float = 0.0,
+    allow_math: bool = True,  # False: raise NoFusedKernel instead of running the score-materializing math path
 ) -> Tensor:
     """Attention through torch SDPA with tokenloom's conventions → ``[B, H, N, Dv]``."""
     dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
@@ -103,14 +104,22 @@ def sdpa_attention(
     kwargs = {"attn_mask": attn_mask, "dropout_p": dropout_p, "is_causal": is_causal, "scale": dims.scale}
     if dims.G > 1:
         kwargs["enable_gqa"] = True
-    out = _run(q, k, v, kwargs)  # [B, H, N, Dv]
+    out = _run(q, k, v, kwargs, allow_math=allow_math)  # [B, H, N, Dv]
     if dead is not None:
         out = out.masked_fill(dead, 0.0)
     return out
 
 
-def _run(q: Tensor, k: Tensor, v: Tensor, kwargs: dict[str, object]) -> Tensor:
+class NoFusedKernel(RuntimeError):
+    """Raised with ``allow_math=False`` when only SDPA's math path (full score matrix) accepts the inputs."""
+
+
+def _run(q: Tensor, k: Tensor, v: Tensor, kwargs: dict[str, object], *, allow_math: bool) -> Tensor:
     backends = _backends(q.device)
+    if not allow_math:
+        if not backends:
+            raise NoFusedKernel("cannot probe SDPA backends with this torch")
+        backends = [(name, backend) for name, backend in backends if name != "math"]
     if backends:
         from torch.nn.attention import sdpa_kernel
 
@@ -126,6 +135,8 @@ def _run(q: Tensor, k: Tensor, v: Tensor, kwargs: dict[str, object]) -> Tensor:
                 continue
             _state.kernel = name
             return out
+        if not allow_math:
+            raise NoFusedKernel("; ".join(errors))
         logger.debug("no single SDPA backend accepted the inputs (%s); using torch's default", errors)
     _state.kernel = "default"
     return F.scaled_dot_product_attention(q, k, v, **kwargs)

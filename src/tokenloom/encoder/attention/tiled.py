@@ -142,7 +142,7 @@ class _TiledAttention(torch.autograd.Function):
         ct = torch.promote_types(q.dtype, torch.float32)
         plan = _Plan(dims, causal, block_q, block_k)
         BK = dims.B * dims.Hkv
-        q5 = (q.to(ct) * dims.scale).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
+        q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
         k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]
         v3 = v.to(ct).reshape(BK, dims.M, dims.Dv)  # [B, Hkv, M, Dv] -> [B*Hkv, M, Dv]
         out = torch.empty(dims.B, dims.Hkv, dims.G, dims.N, dims.Dv, dtype=ct, device=q.device)
@@ -152,7 +152,7 @@ class _TiledAttention(torch.autograd.Function):
         )
         for i0 in plan.q_tiles():
             i1 = min(i0 + block_q, dims.N)
-            q3 = _fold(q5, i0, i1)  # [B*Hkv, G*bq, D]
+            q3 = _fold(q5, i0, i1) * dims.scale  # pre-scaled query tile [B*Hkv, G*bq, D]
             row_max = torch.full((BK, q3.shape[1], 1), float("-inf"), dtype=ct, device=q.device)
             row_sum = torch.zeros_like(row_max)  # [B*Hkv, G*bq, 1]
             acc = torch.zeros(BK, q3.shape[1], dims.Dv, dtype=ct, device=q.device)  # [B*Hkv, G*bq, Dv]
@@ -235,7 +235,7 @@ def tiled_backward(
     ct = out.dtype
     plan = _Plan(dims, causal, block_q, block_k)
     BK = dims.B * dims.Hkv
-    q5 = (q.to(ct) * dims.scale).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
+    q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
     k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]
     v3 = v.to(ct).reshape(BK, dims.M, dims.Dv)  # [B, Hkv, M, Dv] -> [B*Hkv, M, Dv]
     do5 = grad_out.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, Dv] -> [B, Hkv, G, N, Dv]
@@ -247,7 +247,7 @@ def tiled_backward(
     dmask = torch.zeros(mask4.shape, dtype=ct, device=q.device) if want_dmask else None
     for i0 in plan.q_tiles():
         i1 = min(i0 + plan.bq, dims.N)
-        q3 = _fold(q5, i0, i1)  # [B*Hkv, G*bq, D]
+        q3 = _fold(q5, i0, i1) * dims.scale  # pre-scaled query tile [B*Hkv, G*bq, D]
         do3 = _fold(do5, i0, i1)  # [B*Hkv, G*bq, Dv]
         lse3, delta3 = _fold(lse, i0, i1), _fold(delta, i0, i1)  # [B*Hkv, G*bq, 1]
         dq3 = torch.zeros_like(q3)
