@@ -26,8 +26,10 @@ Dropout (``dropout_p > 0``): each tile's keep-mask is drawn from its own generat
 makes calls reproducible); backward regenerates the identical masks. The row sum l is taken before
 dropout, as in ``reference`` (dropout acts on the normalized weights).
 
-Grouped-query k/v are never repeated: q is viewed as ``[B, Hkv, G, N, D]`` and broadcast against
-``[B, Hkv, 1, M, D]``. Computation is in fp32 (fp64 stays fp64); the output has q's dtype.
+Grouped-query k/v are never repeated: the G query heads sharing a key/value head are folded into the
+rows of one matrix product (``[B*Hkv, G*bq, D] @ [B*Hkv, D, bk]``), which also makes the products bigger.
+Every tile is a plain ``bmm`` into one reused score buffer (a fresh multi-MiB allocation per tile would
+page in new memory each time). Computation is in fp32 (fp64 stays fp64); the output has q's dtype.
 
 This module does not choose tile sizes adaptively and does not fuse kernels (see ``triton_kernel``).
 
@@ -245,6 +247,7 @@ def tiled_backward(
     dv = torch.zeros(BK, dims.M, dims.Dv, dtype=ct, device=q.device)
     want_dmask = mask4 is not None and mask4.is_floating_point() and mask_grad
     dmask = torch.zeros(mask4.shape, dtype=ct, device=q.device) if want_dmask else None
+    buffer = torch.empty(BK * dims.G * min(block_q, dims.N) * min(block_k, dims.M), dtype=ct, device=q.device)
     for i0 in plan.q_tiles():
         i1 = min(i0 + plan.bq, dims.N)
         q3 = _fold(q5, i0, i1) * dims.scale  # pre-scaled query tile [B*Hkv, G*bq, D]
@@ -253,7 +256,7 @@ def tiled_backward(
         dq3 = torch.zeros_like(q3)
         for j0 in plan.k_tiles(i0, i1):
             j1 = min(j0 + plan.bk, dims.M)
-            s = _scores(plan, q3, k3, mask4, i0, i1, j0, j1)  # [B*Hkv, G*bq, bk]
+            s = _scores(plan, q3, k3, mask4, i0, i1, j0, j1, buffer)  # [B*Hkv, G*bq, bk]
             p = s.sub_(lse3).exp_()  # normalized weights [B*Hkv, G*bq, bk]
             dp = torch.bmm(do3, v3[:, j0:j1, :].transpose(1, 2))  # [B*Hkv, G*bq, bk]
             if dropout_p > 0.0:
