@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from test_attention import Case, _check_against_reference, assert_close, cases
 from tokenloom.encoder import masks
-from tokenloom.encoder.attention import attention, last_impl, reference_attention
+from tokenloom.encoder.attention import attention, last_impl, last_sdpa_kernel, reference_attention
 
 CHILD = os.environ.get("TOKENLOOM_TRITON_CHILD") == "1"
 HAS_TRITON = importlib.util.find_spec("triton") is not None
@@ -129,6 +129,7 @@ def test_triton_cuda_equals_reference(dtype: torch.dtype) -> None:
         expected = reference_attention(q, k, v, **kwargs)
         assert_close(out.float(), expected.float(), atol=atol, what=f"triton cuda {dtype} {sorted(kwargs)}")
     sdpa = attention(q, k, v, mask, impl="sdpa")
+    assert last_sdpa_kernel() in {"flash", "efficient", "cudnn", "math"}, last_sdpa_kernel()
     assert_close(
         sdpa.float(), reference_attention(q, k, v, mask).float(), atol=atol, what=f"sdpa cuda {dtype}"
     )
