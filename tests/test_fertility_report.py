@@ -238,7 +238,10 @@ class _Spy:
 def test_streams_one_part_at_a_time(default_corpus: Path, trained: dict[str, Path]) -> None:
     spy = _Spy(load_tokenizer(trained["bpe"]))
     fertility_report(
-        {"spy": spy}, default_corpus, translit=False, config=ReportConfig(n_boot=10, batch_size=5)
+        {"spy": spy},
+        default_corpus,
+        translit=False,
+        config=ReportConfig(n_boot=10, batch_size=5, encode_path="reference"),  # through the spied contract
     )
     owner = {}
     for path in sorted(default_corpus.glob("*.txt")):

@@ -47,10 +47,13 @@ __all__ = [
     "bootstrap_weights",
     "continued_words",
     "count_batch",
+    "count_flat",
     "count_text",
+    "flat_spans",
     "percentile_interval",
     "premium_stats",
     "renyi_efficiency",
+    "text_bases",
 ]
 
 Span = tuple[int, int]
@@ -124,7 +127,7 @@ class BatchCounts:
     token_text: np.ndarray  # index of the text each entry of flat_ids belongs to
 
 
-def _flat_spans(spans: Sequence[Sequence[Span]], lengths: np.ndarray, bases: np.ndarray) -> np.ndarray:
+def flat_spans(spans: Sequence[Sequence[Span]], lengths: np.ndarray, bases: np.ndarray) -> np.ndarray:
     """Concatenate per-text spans into global coordinates: [total, 2] (start, end) + base of each text."""
     total = int(lengths.sum())
     flat = np.fromiter(chain.from_iterable(chain.from_iterable(spans)), dtype=np.int64, count=2 * total)
@@ -159,15 +162,38 @@ def count_batch(
         j = int(np.flatnonzero(tok_len != off_len)[0])
         raise ValueError(f"text {j}: {tok_len[j]} ids but {off_len[j]} offsets")
     word_len = np.fromiter(map(len, word_spans), dtype=np.int64, count=n)
-    chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
-    bases = np.zeros(n, dtype=np.int64)
-    if n > 1:
+    bases = text_bases(texts)
+    flat_ids = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(tok_len.sum()))
+    return count_flat(
+        tok_len, flat_ids, flat_spans(offsets, tok_len, bases), word_len, flat_spans(word_spans, word_len, bases),
+        vocab_size=vocab_size, byte_fallback_ids=byte_fallback_ids, unk_id=unk_id,
+    )  # fmt: skip
+
+
+def text_bases(texts: Sequence[str]) -> np.ndarray:
+    """[n] start of each text when the texts are laid end to end with one position between them."""
+    chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    bases = np.zeros(len(texts), dtype=np.int64)
+    if len(texts) > 1:
         bases[1:] = np.cumsum(chars + 1)[:-1]
-    total = int(tok_len.sum())
-    flat_ids = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=total)
-    tok_text = np.repeat(np.arange(n), tok_len)  # [total] text index of each token
-    tok = _flat_spans(offsets, tok_len, bases)  # [total, 2]
-    words = _flat_spans(word_spans, word_len, bases)  # [W, 2]
+    return bases
+
+
+def count_flat(
+    tok_len: np.ndarray,
+    flat_ids: np.ndarray,
+    tok: np.ndarray,
+    word_len: np.ndarray,
+    words: np.ndarray,
+    *,
+    vocab_size: int,
+    byte_fallback_ids: Collection[int] = frozenset(),
+    unk_id: int | None = None,
+) -> BatchCounts:
+    """:func:`count_batch` on flat arrays: tokens per text [n], ids [T], token spans [T, 2] and word spans
+    [W, 2] in the end-to-end coordinates of :func:`text_bases`, words per text [n]."""
+    n = len(tok_len)
+    tok_text = np.repeat(np.arange(n), tok_len)  # [T] text index of each token
     starts = np.sort(tok[:, 0], kind="stable")  # timsort: linear on the (almost) sorted offsets
     ends = np.sort(tok[:, 1], kind="stable")
     overlap = np.searchsorted(starts, words[:, 1], side="left") - np.searchsorted(

@@ -35,6 +35,7 @@ import numpy as np
 from tokenloom._progress import progress
 from tokenloom.errors import ConfigError
 from tokenloom.fertility import metrics
+from tokenloom.fertility.encoding import EncodePath, encode_part, engine_of
 from tokenloom.fertility.slices import Membership, SliceConfig, SliceKey, memberships, translit_part
 from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
 from tokenloom.text.unicode import Segmenter, SegmenterName, get_segmenter
@@ -73,6 +74,9 @@ class ReportConfig:
     renyi_alpha: float = 2.5  # Rényi order α (Zouhar et al. 2023 find 2.5 correlates best with BLEU)
     batch_size: int = 2048  # texts per encode_batch_with_offsets call, within one part
     roundtrip: bool = True  # decode every text for the round-trip exact rate (NaN when off)
+    encode_path: EncodePath = (
+        "auto"  # "auto": engine batch API where available, else "reference" (encoding.py)
+    )
     translit_ascii: bool = False  # transliterated slices: Any-Latin, then Latin-ASCII
     mixed_min_share: float = 0.1  # code-mixed: every script counted holds at least this share of letters
 
@@ -88,6 +92,10 @@ class ReportConfig:
         if not isinstance(self.batch_size, int) or self.batch_size <= 0:
             raise ConfigError(f"ReportConfig.batch_size must be a positive int, got {self.batch_size!r}")
         SliceConfig(mixed_min_share=self.mixed_min_share)  # validates the share
+        if self.encode_path not in ("auto", "engine", "reference"):
+            raise ConfigError(
+                f"ReportConfig.encode_path must be 'auto', 'engine' or 'reference', got {self.encode_path!r}"
+            )
 
 
 @dataclass
@@ -146,25 +154,6 @@ def _resolve_corpus(corpus: Any, errors: Literal["strict", "replace"]) -> Corpus
     return load_corpus(corpus, errors=errors)
 
 
-def _encode(
-    tok: Any, texts: list[str], batch_size: int
-) -> tuple[list[list[int]], list[list[tuple[int, int]]]]:
-    ids: list[list[int]] = []
-    offsets: list[list[tuple[int, int]]] = []
-    for start in range(0, len(texts), batch_size):
-        for i, o in tok.encode_batch_with_offsets(texts[start : start + batch_size]):
-            ids.append(i)
-            offsets.append(o)
-    return ids, offsets
-
-
-def _decode_all(tok: Any, ids: list[list[int]]) -> list[str]:
-    batch = getattr(tok, "decode_batch", None)
-    if callable(batch):
-        return list(batch(ids))
-    return [tok.decode(i) for i in ids]
-
-
 class _Run:
     """One report computation: accumulators, pivot token counts, and the per-part step."""
 
@@ -183,6 +172,13 @@ class _Run:
         self.config = config
         self.slice_config = slice_config
         self.accs: dict[tuple[str, SliceKey], _Acc] = {}
+        # the engine batch path of each tokenizer (None: reference path), built once
+        self.engines = {
+            n: (engine_of(t) if config.encode_path != "reference" else None) for n, t in toks.items()
+        }
+        if config.encode_path == "engine" and any(e is None for e in self.engines.values()):
+            missing = [n for n, e in self.engines.items() if e is None]
+            raise ConfigError(f"tokenizer(s) {missing} have no engine batch path; use encode_path='auto'")
         self.pivot_tokens: dict[tuple[str, str], dict[Any, int]] = {}  # (tokenizer, align) -> id -> tokens
 
     def part(self, part: CorpusPart, texts: list[str], ids: list[Any]) -> None:
@@ -193,6 +189,9 @@ class _Run:
         lang = None if part.slice_kind == "code" or part.lang == "und" else part.lang
         spans = [self.segmenter.word_spans(t, lang) for t in texts]
         words = np.fromiter(map(len, spans), dtype=np.int64, count=n)
+        bases = metrics.text_bases(texts)
+        flat_words = metrics.flat_spans(spans, words, bases)  # [W, 2] end-to-end word spans
+        del spans
         chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
         nbytes = np.fromiter((len(t.encode("utf-8")) for t in texts), dtype=np.int64, count=n)
         mems = memberships(part, texts, config=self.slice_config)
@@ -205,18 +204,21 @@ class _Run:
         targets: list[tuple[_Acc, int]] = []  # (accumulator, first of its 4 columns)
         is_pivot = part.slice == self.pivot and part.slice_kind == "language" and not part.generated
         for name, tok in self.toks.items():
-            tok_ids, offsets = _encode(tok, texts, cfg.batch_size)
-            bc = metrics.count_batch(
-                texts, tok_ids, offsets, spans, vocab_size=int(tok.vocab_size),
+            enc = encode_part(
+                tok, texts, bases, path=cfg.encode_path, decode=cfg.roundtrip, batch_size=cfg.batch_size,
+                engine=self.engines.get(name),
+            )  # fmt: skip
+            bc = metrics.count_flat(
+                enc.lengths, enc.ids, enc.offsets, words, flat_words, vocab_size=int(tok.vocab_size),
                 byte_fallback_ids=tok.byte_fallback_ids, unk_id=tok.unk_id,
             )  # fmt: skip
-            if cfg.roundtrip:
+            if enc.decoded is not None:
                 rt = np.fromiter(
-                    (d == t for d, t in zip(_decode_all(tok, tok_ids), texts, strict=True)), bool, n
+                    (d == t for d, t in zip(enc.decoded, texts, strict=True)), dtype=bool, count=n
                 )
             else:
                 rt = np.zeros(n, dtype=bool)
-            del tok_ids, offsets
+            del enc
             nc = np.fromiter((tok.normalize(t) != t for t in texts), dtype=bool, count=n)
             if is_pivot and part.align is not None:
                 self.pivot_tokens[(name, part.align)] = dict(zip(ids, bc.tokens.tolist(), strict=True))

@@ -1,0 +1,158 @@
+"""Encode one part of a corpus for a report: token ids, code-point offsets and decodings as flat arrays.
+
+Two paths, chosen by an explicit argument, with the same output (``tests/test_fertility_encoding.py``
+compares them on real text):
+
+- ``"reference"``: the Tokenizer contract — ``Tokenizer.encode_batch_with_offsets`` and ``Tokenizer.decode``
+  per text. Always available.
+- ``"engine"``: the engine's own batch API through ``Tokenizer.hf_export()`` (for an ``hf`` tokenizer, its
+  ``tokenizers.Tokenizer`` itself; for a sentencepiece tokenizer saved by tokenloom, the exported
+  ``tokenizer.json`` that ``save`` verified id-for-id against sentencepiece): ``encode_batch`` and
+  ``decode_batch`` run in Rust on all cores. Byte-fallback pieces are then given the span of the one
+  character their byte belongs to, as the contract says, by :func:`split_byte_runs` (vectorized).
+  ``"auto"`` takes it when available (an ``hf`` tokenizer, or a sentencepiece tokenizer whose record says
+  its export was verified) and the reference path otherwise.
+
+Offsets are returned in the end-to-end coordinates of :func:`tokenloom.fertility.metrics.text_bases`
+(text j starts at ``bases[j]``), ready for :func:`tokenloom.fertility.metrics.count_flat`.
+What it does not do: count or aggregate anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any, Literal
+
+import numpy as np
+
+__all__ = ["EncodePath", "EncodedBatch", "encode_part", "engine_of", "split_byte_runs"]
+
+EncodePath = Literal["auto", "engine", "reference"]
+
+
+@dataclass(frozen=True)
+class EncodedBatch:
+    """One part under one tokenizer (T tokens in all, n texts)."""
+
+    lengths: np.ndarray  # [n] tokens per text
+    ids: np.ndarray  # [T] token ids, texts one after another
+    offsets: np.ndarray  # [T, 2] [start, end) code points, end-to-end coordinates (text j from bases[j])
+    decoded: list[str] | None  # decode(ids) per text; None when not asked for
+    path: str  # "engine" or "reference"
+
+
+def engine_of(tok: Any) -> Any | None:
+    """The ``tokenizers.Tokenizer`` the engine path uses for ``tok``, or ``None`` when it has none."""
+    engine = getattr(tok, "engine", None)
+    verified = bool(getattr(tok, "record", {}).get("export", {}).get("identical"))
+    if engine != "hf" and not (engine == "sentencepiece" and verified):
+        return None
+    export = getattr(tok, "hf_export", None)
+    if export is None:
+        return None
+    try:
+        return export()
+    except Exception:  # an export that cannot be built: the reference path still works
+        return None
+
+
+def _utf8_prefix(texts: Sequence[str]) -> np.ndarray:
+    """[C + 1] UTF-8 bytes before each end-to-end position (texts joined by one separator character)."""
+    cps = np.frombuffer("\n".join(texts).encode("utf-32-le"), dtype=np.uint32)  # [C] code points
+    width = 1 + (cps >= 0x80) + (cps >= 0x800) + (cps >= 0x10000)  # [C] UTF-8 bytes per code point
+    return np.concatenate([[0], np.cumsum(width, dtype=np.int64)])
+
+
+def split_byte_runs(
+    texts: Sequence[str], ids: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, byte_ids: Collection[int]
+) -> np.ndarray:
+    """Give every byte-fallback piece the span of the one character its byte belongs to.
+
+    A run is a maximal sequence of byte pieces within one text; it covers ``[start, end)`` (the union of its
+    spans). When the run has as many pieces as ``text[start:end]`` has UTF-8 bytes, piece k gets the
+    character holding byte k; otherwise (normalization changed the text) every piece keeps the run's span.
+    The same rule as ``Tokenizer.encode_batch_with_offsets``; ``offsets`` [T, 2] are end-to-end.
+    """
+    out = offsets.copy()
+    if not byte_ids or ids.size == 0:
+        return out
+    is_byte = np.isin(ids, np.fromiter(byte_ids, dtype=np.int64))  # [T]
+    if not is_byte.any():
+        return out
+    tok_text = np.repeat(np.arange(len(lengths)), lengths)  # [T]
+    prev_byte = np.concatenate([[False], is_byte[:-1] & (tok_text[1:] == tok_text[:-1])])  # [T]
+    where = np.flatnonzero(is_byte)  # [B] positions of byte pieces
+    first = is_byte[where] & ~prev_byte[where]  # [B] first piece of its run
+    run = np.cumsum(first) - 1  # [B] run index of each byte piece
+    heads = np.flatnonzero(first)  # [R] index into `where` of each run's first piece
+    start = np.minimum.reduceat(offsets[where, 0], heads)  # [R]
+    end = np.maximum.reduceat(offsets[where, 1], heads)  # [R]
+    count = np.diff(np.append(heads, len(where)))  # [R] pieces per run
+    prefix = _utf8_prefix(texts)
+    ok = (prefix[end] - prefix[start]) == count  # [R]
+    k = np.arange(len(where)) - heads[run]  # [B] index of each piece within its run
+    byte_pos = prefix[start[run]] + k  # [B] UTF-8 position of the piece's byte
+    char = np.searchsorted(prefix, byte_pos, side="right") - 1  # [B] character holding that byte
+    good = ok[run]
+    out[where[good], 0] = char[good]
+    out[where[good], 1] = char[good] + 1
+    out[where[~good], 0] = start[run][~good]
+    out[where[~good], 1] = end[run][~good]
+    return out
+
+
+def _flatten(
+    lists: Sequence[Sequence[int]], spans: Sequence[Sequence[tuple[int, int]]], bases: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n = len(lists)
+    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=n)
+    total = int(lengths.sum())
+    ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=total)
+    offsets = np.fromiter(chain.from_iterable(chain.from_iterable(spans)), dtype=np.int64, count=2 * total)
+    offsets = offsets.reshape(total, 2)  # [T, 2]
+    offsets += np.repeat(bases, lengths)[:, None]  # [T, 1] broadcast: local -> end-to-end coordinates
+    return lengths, ids, offsets
+
+
+def encode_part(
+    tok: Any,
+    texts: Sequence[str],
+    bases: np.ndarray,
+    *,
+    path: EncodePath = "auto",
+    decode: bool = True,
+    batch_size: int = 2048,
+    engine: Any | None = None,
+) -> EncodedBatch:
+    """Encode ``texts`` with ``tok`` (and decode them back when ``decode``) on the chosen path.
+
+    ``engine``: the result of :func:`engine_of` when the caller has it already (saves building it again).
+    """
+    if path not in ("auto", "engine", "reference"):
+        raise ValueError(f"path must be 'auto', 'engine' or 'reference', got {path!r}")
+    hf = None if path == "reference" else engine if engine is not None else engine_of(tok)
+    if path == "engine" and hf is None:
+        raise ValueError(f"{tok!r} has no engine batch path; use path='reference' or 'auto'")
+    ids_lists: list[Any] = []
+    spans: list[Any] = []
+    for start in range(0, len(texts), batch_size):
+        chunk = list(texts[start : start + batch_size])
+        if hf is not None:
+            for enc in hf.encode_batch(chunk, add_special_tokens=False):
+                ids_lists.append(enc.ids)
+                spans.append(enc.offsets)
+        else:
+            for i, o in tok.encode_batch_with_offsets(chunk):
+                ids_lists.append(i)
+                spans.append(o)
+    lengths, ids, offsets = _flatten(ids_lists, spans, bases)
+    if hf is not None:
+        offsets = split_byte_runs(texts, ids, offsets, lengths, tok.byte_fallback_ids)
+    decoded = None
+    if decode and hf is not None:
+        decoded = list(hf.decode_batch(ids_lists))  # skips special tokens, as Tokenizer.decode does
+    elif decode:
+        decoded = [tok.decode(i) for i in ids_lists]
+    return EncodedBatch(lengths, ids, offsets, decoded, "engine" if hf is not None else "reference")

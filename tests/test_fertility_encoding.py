@@ -1,0 +1,103 @@
+"""tokenloom.fertility.encoding: the engine batch path equals the Tokenizer-contract reference path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tokenloom
+from tokenloom.fertility import metrics
+from tokenloom.fertility.encoding import encode_part, engine_of, split_byte_runs
+from tokenloom.fertility.report import ReportConfig, fertility_report
+from tokenloom.text.tokenizer import load_tokenizer
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory, default_corpus: Path) -> dict[str, Path]:
+    """Tokenizers trained and saved by tokenloom: BPE on the HF engine, unigram on sentencepiece."""
+    out = tmp_path_factory.mktemp("saved")
+    paths = {}
+    for algorithm, engine in (("bpe", "hf"), ("unigram", "sentencepiece")):
+        tok = tokenloom.train_tokenizer(
+            default_corpus, algorithm=algorithm, engine=engine, vocab_size=1200, heldout=0.0
+        )
+        paths[algorithm] = tok.save(out / algorithm)
+    return paths
+
+
+def _texts(default_corpus: Path) -> list[str]:
+    texts = [t for p in sorted(default_corpus.glob("*.txt")) for t in p.read_text("utf-8").splitlines()]
+    # rare characters the small vocabularies lack: byte-fallback runs of 2-, 3- and 4-byte characters
+    return [*texts, "Ꭰ Ᏹ ꔀ 𞤀 — ǅ ẞ ŉ", "👨‍👩‍👧 x😀y", "", " ", "e\u0301\u0301 ▁tab\there"]
+
+
+def test_split_byte_runs_known_answer() -> None:
+    # "aé€" with é (2 bytes) and € (3 bytes) as one byte run whose pieces all carry the run's span [1, 3)
+    texts = ["aé€"]
+    ids = np.array([10, 1, 2, 3, 4, 5])
+    offsets = np.array([[0, 1]] + [[1, 3]] * 5)
+    out = split_byte_runs(texts, ids, offsets, np.array([6]), {1, 2, 3, 4, 5})
+    assert out.tolist() == [[0, 1], [1, 2], [1, 2], [2, 3], [2, 3], [2, 3]]
+    # a run whose piece count does not match the bytes (normalization changed the text) keeps its span
+    out = split_byte_runs(texts, ids[:4], offsets[:4], np.array([4]), {1, 2, 3})
+    assert out.tolist() == [[0, 1], [1, 3], [1, 3], [1, 3]]
+    # second text: coordinates are end to end (text 1 starts at 3 + 1)
+    out = split_byte_runs(
+        ["ab", "é"],
+        np.array([7, 8, 1, 2]),
+        np.array([[0, 1], [1, 2], [3, 4], [3, 4]]),
+        np.array([2, 2]),
+        {1, 2},
+    )
+    assert out.tolist() == [[0, 1], [1, 2], [3, 4], [3, 4]]
+
+
+@pytest.mark.parametrize("algorithm", ["bpe", "unigram"])
+def test_engine_path_equals_reference(saved: dict[str, Path], default_corpus: Path, algorithm: str) -> None:
+    tok = load_tokenizer(saved[algorithm])
+    assert engine_of(tok) is not None
+    texts = _texts(default_corpus)
+    bases = metrics.text_bases(texts)
+    ref = encode_part(tok, texts, bases, path="reference")
+    fast = encode_part(tok, texts, bases, path="engine", batch_size=7)
+    assert (ref.path, fast.path) == ("reference", "engine")
+    assert np.array_equal(fast.lengths, ref.lengths)
+    assert np.array_equal(fast.ids, ref.ids)
+    assert np.array_equal(fast.offsets, ref.offsets)
+    assert fast.decoded == ref.decoded
+    assert any(i in tok.byte_fallback_ids for i in fast.ids.tolist())  # byte runs were exercised
+
+
+def test_engine_path_on_real_flores(saved: dict[str, Path], shared_dir: Path) -> None:
+    src = shared_dir / "corpora" / "flores200" / "devtest"
+    texts = [
+        t
+        for code in ("asm_Beng", "ckb_Arab", "zho_Hant", "shn_Mymr")
+        for t in (src / f"{code}.txt").read_text("utf-8").splitlines()[:150]
+    ]
+    bases = metrics.text_bases(texts)
+    for algorithm in ("bpe", "unigram"):
+        tok = load_tokenizer(saved[algorithm])
+        ref = encode_part(tok, texts, bases, path="reference")
+        fast = encode_part(tok, texts, bases, path="engine")
+        assert np.array_equal(fast.ids, ref.ids) and np.array_equal(fast.offsets, ref.offsets), algorithm
+        assert fast.decoded == ref.decoded, algorithm
+
+
+def test_report_is_the_same_on_both_paths(saved: dict[str, Path], default_corpus: Path) -> None:
+    toks = {name: load_tokenizer(p) for name, p in saved.items()}
+    auto = fertility_report(toks, default_corpus, config=ReportConfig(n_boot=50))
+    ref = fertility_report(toks, default_corpus, config=ReportConfig(n_boot=50, encode_path="reference"))
+    pd.testing.assert_frame_equal(auto, ref)
+
+
+def test_foreign_sentencepiece_model_uses_the_reference_path(saved: dict[str, Path]) -> None:
+    tok = load_tokenizer(saved["unigram"] / "tokenizer.model")  # a bare .model: no verified export record
+    assert engine_of(tok) is None
+    enc = encode_part(tok, ["hello world"], np.zeros(1, dtype=np.int64))
+    assert enc.path == "reference"
+    with pytest.raises(ValueError, match="no engine batch path"):
+        encode_part(tok, ["x"], np.zeros(1, dtype=np.int64), path="engine")
