@@ -15,8 +15,8 @@ on 3 MB of the FLORES-200 ``dev`` split into a temporary folder (not timed).
    ``fertility_report`` on the same corpus with both tokenizers, without and with the generated
    transliterated slices. The report's token counts are checked
    against the raw engines' (an oracle) before any time is printed.
-2. **Memory**, in fresh child processes: peak RSS of a full report on the first 10 / 50 / all languages
-   (eng_Latn always included), next to the RSS after imports and tokenizer loading. Flat peaks show that
+2. **Memory**, in fresh child processes: the RSS before a full report on the first 10 / 50 / all languages
+   (eng_Latn always included; imports done, tokenizers loaded) and the peak RSS sampled every 10 ms during it. Flat peaks show that
    the report holds one language's token ids at a time, not the corpus's.
 """
 
@@ -29,6 +29,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,7 +38,25 @@ DEFAULT_SHARED = Path(os.environ.get("TOKENLOOM_SHARED", Path(__file__).resolve(
 
 
 def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    """Current resident set size (Linux /proc; falls back to the peak so far elsewhere)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+class _PeakSampler(threading.Thread):
+    """Samples the RSS every 10 ms; ``peak`` is the highest value seen."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.peak = _rss_mb()
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.01):
+            self.peak = max(self.peak, _rss_mb())
 
 
 def _languages(corpus: Path, count: int | None) -> list[Path]:
@@ -82,20 +101,16 @@ def _child(args: argparse.Namespace) -> int:
     import pandas  # noqa: F401 - imported before the baseline so that it is not counted as report memory
 
     base = _rss_mb()
+    sampler = _PeakSampler()
+    sampler.start()
     start = time.perf_counter()
     df = fertility_report(toks, files)
     seconds = time.perf_counter() - start
-    print(
-        json.dumps(
-            {
-                "languages": len(files),
-                "rows": len(df),
-                "base_mb": base,
-                "peak_mb": _rss_mb(),
-                "seconds": seconds,
-            }
-        )
-    )
+    sampler.stop.set()
+    sampler.join()
+    peak = max(sampler.peak, _rss_mb())
+    result = {"languages": len(files), "rows": len(df), "base_mb": base, "peak_mb": peak, "seconds": seconds}
+    print(json.dumps(result))
     return 0
 
 
@@ -175,9 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     counts = [int(c) for c in args.memory.split(",") if c.strip()]
     if counts:
         print(
-            "\n| languages | texts | rows | RSS after imports+load (MiB) | peak RSS (MiB) | report seconds |"
+            "\n| languages | texts | rows | RSS before (MiB) | peak RSS during (MiB) | increase (MiB) | seconds |"
         )
-        print("|---:|---:|---:|---:|---:|---:|")
+        print("|---:|---:|---:|---:|---:|---:|---:|")
         for count in counts:
             cmd = [sys.executable, __file__, "--child", str(count), "--corpus", str(args.corpus)]
             for p in args.tokenizer:
@@ -190,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             r = json.loads(out)
             print(
                 f"| {r['languages']} | {r['languages'] * 1012:,} | {r['rows']} | {r['base_mb']:.0f} | "
-                f"{r['peak_mb']:.0f} | {r['seconds']:.1f} |"
+                f"{r['peak_mb']:.0f} | {r['peak_mb'] - r['base_mb']:.0f} | {r['seconds']:.1f} |"
             )
     if tmp is not None:
         tmp.cleanup()
