@@ -11,7 +11,8 @@ What it does, in one pass and without holding the corpus in memory:
   at most ``MAX_HELDOUT`` of them;
 - splits lines longer than ``max_line_bytes`` into chunks (at a space near the limit when there is one,
   else at a character boundary), counting the lines split and the chunks made — nothing is dropped;
-- keeps a reservoir sample of ``sample_size`` training lines to verify exports against.
+- keeps an evenly spread sample of up to ``sample_size`` training lines (every k-th line, k doubling as the
+  corpus grows) to verify exports against.
 
 Empty lines are counted but not passed to the engine. What it does not do: talk to an engine.
 """
@@ -63,10 +64,10 @@ class LineStream:
     corpus: CorpusInput
     errors: Errors = "strict"  # invalid UTF-8: "strict" raises CorpusError, "replace" substitutes and counts
     max_bytes: int | None = None  # deterministic sampling cap (None: everything)
-    seed: int = 0  # seed of the sampling, held-out and reservoir generators
+    seed: int = 0  # seed of the max_bytes sampling and held-out generators
     heldout: float = 0.0  # fraction of lines held out from training
     max_line_bytes: int = 16384  # longer lines are split into chunks
-    sample_size: int = 2000  # reservoir of training lines kept for export verification
+    sample_size: int = 2000  # training lines kept (evenly spread) for export verification
     quiet: bool = True  # no progress bar
     stats: SourceStats = field(default_factory=SourceStats)
     files: list[Path] = field(default_factory=list)
@@ -119,7 +120,7 @@ class LineStream:
     def __iter__(self) -> Iterator[str]:
         sampler = random.Random(self.seed)
         holder = random.Random(self.seed + 1)
-        keeper = random.Random(self.seed + 2)
+        sample, stride = self.sample, 1
         keep_p = 1.0
         if self.max_bytes is not None and self.files:
             total = sum(p.stat().st_size for p in self.files)
@@ -162,16 +163,16 @@ class LineStream:
                     self.split_lines += 1
                     self.split_chunks += len(chunks)
                 for chunk in chunks:
+                    if self.train_lines % stride == 0:  # every stride-th line, thinned as the corpus grows
+                        sample.append(chunk)
+                        if len(sample) >= 2 * self.sample_size:
+                            del sample[1::2]
+                            stride *= 2
                     self.train_lines += 1
                     self.train_bytes += len(chunk.encode("utf-8")) if len(chunks) > 1 else len(encoded)
-                    if len(self.sample) < self.sample_size:
-                        self.sample.append(chunk)
-                    else:
-                        slot = keeper.randrange(self.train_lines)
-                        if slot < self.sample_size:
-                            self.sample[slot] = chunk
                     yield chunk
         finally:
+            del sample[self.sample_size :]
             if bar is not None:
                 bar.update(seen_bytes)
                 bar.close()

@@ -27,21 +27,15 @@ What it does not do: encode/decode/save (``tokenizer.py``) or read file formats 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import io
 import logging
 import os
 import platform
-import re
-import tempfile
 import time
-import unicodedata
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
-from tokenloom.errors import ConfigError, CorpusError
+from tokenloom.errors import ConfigError
+from tokenloom.text._engines import check_not_empty, train_hf, train_spm
 from tokenloom.text._hf_build import BYTE_PIECES, spelling_chars
 from tokenloom.text._stream import CorpusInput, LineStream
 from tokenloom.text.sources import Errors
@@ -56,7 +50,6 @@ EngineChoice = Literal["auto", "hf", "sentencepiece"]
 Normalization = Literal["none", "nfc", "nfkc"]
 
 AUTO_ENGINE: dict[str, str] = {"bpe": "sentencepiece", "unigram": "sentencepiece"}  # see module docstring
-_SPM_META = {"<unk>": "unk", "<s>": "bos", "</s>": "eos", "<pad>": "pad"}
 
 
 @dataclass(frozen=True)
@@ -156,211 +149,16 @@ class TrainerConfig:
 
 
 def _versions() -> dict[str, str]:
-    import sentencepiece
-    import tokenizers
+    from importlib.metadata import version  # no engine import just for its version (memory, start-up)
 
     from tokenloom import __version__
 
     return {
         "tokenloom": __version__,
-        "tokenizers": tokenizers.__version__,
-        "sentencepiece": sentencepiece.__version__,
+        "tokenizers": version("tokenizers"),
+        "sentencepiece": version("sentencepiece"),
         "python": platform.python_version(),
     }
-
-
-@functools.cache
-def _nfc_rule_tsv() -> str:
-    """A sentencepiece normalization rule table approximating NFC (see module docstring)."""
-    rows = []
-    for cp in range(0x110000):
-        if 0xD800 <= cp <= 0xDFFF:
-            continue
-        ch = chr(cp)
-        nfc = unicodedata.normalize("NFC", ch)
-        if nfc != ch:
-            rows.append((ch, nfc))  # singletons and compatibility-excluded characters
-        nfd = unicodedata.normalize("NFD", ch)
-        if nfd != ch and nfc == ch:
-            rows.append((nfd, ch))  # a decomposed sequence composes back
-    return "".join(
-        " ".join(f"{ord(c):X}" for c in src) + "\t" + " ".join(f"{ord(c):X}" for c in dst) + "\n"
-        for src, dst in rows
-    )
-
-
-class _Guard:
-    """Wraps the stream for an engine that calls it from native code: remembers the exception it raised."""
-
-    def __init__(self, stream: LineStream) -> None:
-        self.stream = stream
-        self.error: BaseException | None = None
-
-    def __iter__(self) -> Iterator[str]:
-        try:
-            yield from self.stream
-        except BaseException as exc:
-            self.error = exc
-            raise
-
-
-def _corpus_name(stream: LineStream) -> str:
-    if stream.files:
-        return ", ".join(str(p) for p in stream.files[:3]) + (" ..." if len(stream.files) > 3 else "")
-    return "the given texts"
-
-
-def _check_not_empty(stream: LineStream) -> None:
-    if stream.train_lines == 0:
-        where = _corpus_name(stream)
-        if stream.heldout_lines:
-            raise CorpusError(
-                f"corpus {where}: every non-empty line was held out; pass heldout=0 for tiny corpora"
-            )
-        raise CorpusError(f"corpus {where} is empty: no non-empty lines to train on")
-
-
-def _train_spm(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenizer:
-    import sentencepiece as spm
-
-    names = cfg.resolved_special_tokens
-    options: dict[str, Any] = {
-        "model_type": cfg.algorithm,
-        "vocab_size": cfg.vocab_size,
-        "character_coverage": cfg.character_coverage,
-        "byte_fallback": cfg.byte_fallback,
-        "add_dummy_prefix": False,
-        "remove_extra_whitespaces": False,
-        "allow_whitespace_only_pieces": True,
-        "split_by_whitespace": cfg.split_words,
-        "max_sentence_length": cfg.max_line_bytes,
-        "max_sentencepiece_length": cfg.max_piece_length,
-        "input_sentence_size": 0,  # use every streamed line (sampling is ours: max_bytes)
-        "shuffle_input_sentence": False,
-        "num_threads": cfg.resolved_threads,
-        "required_chars": cfg.required_chars,
-        "hard_vocab_limit": True,
-        "minloglevel": 0 if log.isEnabledFor(logging.DEBUG) else 2,  # engine logs only with --verbose
-    }
-    for meta in _SPM_META.values():
-        options[f"{meta}_id"] = -1
-    controls = []
-    for i, token in enumerate(names):
-        meta = _SPM_META.get(token)
-        if meta:
-            options[f"{meta}_id"], options[f"{meta}_piece"] = i, token
-        else:
-            controls.append(token)
-    if controls:
-        options["control_symbols"] = controls
-    spm.set_random_generator_seed(cfg.seed)
-    guard = _Guard(stream)
-    model = io.BytesIO()
-    with tempfile.TemporaryDirectory(prefix="tokenloom-spm-") as tmp:
-        if cfg.normalization == "nfc":
-            rule = Path(tmp) / "nfc.tsv"
-            rule.write_text(_nfc_rule_tsv(), encoding="utf-8")
-            options["normalization_rule_tsv"] = str(rule)
-        else:
-            options["normalization_rule_name"] = {"none": "identity", "nfkc": "nfkc"}[cfg.normalization]
-        try:
-            spm.SentencePieceTrainer.train(sentence_iterator=iter(guard), model_writer=model, **options)
-        except Exception as exc:
-            if guard.error is not None:
-                raise guard.error from None
-            _check_not_empty(stream)
-            raise _spm_error(exc, cfg) from None
-    if guard.error is not None:  # the engine swallowed it: never train on part of a corpus silently
-        raise guard.error
-    data = model.getvalue()
-    sp = spm.SentencePieceProcessor()
-    sp.LoadFromSerializedProto(data)
-    return Tokenizer(
-        name=f"{cfg.algorithm}-sentencepiece-{cfg.vocab_size}",
-        engine="sentencepiece",
-        sp=sp,
-        sp_model=data,
-        verify_texts=stream.sample,
-    )
-
-
-def _spm_error(exc: Exception, cfg: TrainerConfig) -> Exception:
-    message = str(exc)
-    small = re.search(r"smaller than required_chars\. (\d+) vs (\d+)", message)
-    if small:
-        return ConfigError(
-            f"vocab_size={cfg.vocab_size} is too small for this corpus: sentencepiece needs at least "
-            f"{small.group(2)} (special tokens, byte pieces and the characters covering "
-            f"character_coverage={cfg.character_coverage}); raise vocab_size or lower character_coverage"
-        )
-    high = re.search(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", message)
-    if high:
-        return ConfigError(
-            f"vocab_size={cfg.vocab_size} is too large for this corpus: sentencepiece {cfg.algorithm} can learn "
-            f"at most {high.group(2)} pieces from it; lower vocab_size or add text"
-        )
-    return CorpusError(f"sentencepiece training failed: {message.strip().splitlines()[-1]}")
-
-
-def _train_hf(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenizer:
-    from tokenizers import Tokenizer as HFTokenizer
-    from tokenizers import models, normalizers, pre_tokenizers, trainers
-
-    from tokenloom.text._hf_build import META, byte_fallback_model, decoder
-
-    names = list(cfg.resolved_special_tokens)
-    budget = cfg.vocab_size - (256 if cfg.byte_fallback else 0)
-    alphabet = sorted(cfg.required_chars)
-    if cfg.algorithm == "bpe":
-        raw = HFTokenizer(models.BPE(unk_token="<unk>"))
-        trainer = trainers.BpeTrainer(
-            vocab_size=budget,
-            special_tokens=names,
-            initial_alphabet=alphabet,
-            max_token_length=cfg.max_piece_length,
-            show_progress=not quiet,
-        )
-    else:
-        raw = HFTokenizer(models.Unigram())
-        trainer = trainers.UnigramTrainer(
-            vocab_size=budget,
-            special_tokens=names,
-            unk_token="<unk>",
-            initial_alphabet=alphabet,
-            max_piece_length=cfg.max_piece_length,
-            show_progress=not quiet,
-        )
-    normalizer = {"none": None, "nfc": normalizers.NFC(), "nfkc": normalizers.NFKC()}[cfg.normalization]
-    pre = pre_tokenizers.Metaspace(replacement=META, prepend_scheme="never", split=cfg.split_words)
-    if normalizer is not None:
-        raw.normalizer = normalizer
-    raw.pre_tokenizer = pre
-    guard = _Guard(stream)
-    try:
-        raw.train_from_iterator(iter(guard), trainer=trainer)
-    except BaseException as exc:
-        if guard.error is not None:
-            raise guard.error from None
-        if isinstance(exc, KeyboardInterrupt | SystemExit):
-            raise
-        raise CorpusError(f"tokenizers training failed: {str(exc).strip()[:300]}") from None
-    if guard.error is not None:
-        raise guard.error
-    _check_not_empty(stream)
-    model = byte_fallback_model(raw, special_tokens=names, byte_fallback=cfg.byte_fallback, unk_token="<unk>")
-    hf = HFTokenizer(model)
-    if normalizer is not None:
-        hf.normalizer = normalizer
-    hf.pre_tokenizer = pre
-    hf.decoder = decoder()
-    size = hf.get_vocab_size(with_added_tokens=True)
-    if size > cfg.vocab_size:
-        raise ConfigError(
-            f"vocab_size={cfg.vocab_size} is too small for this corpus: the special tokens, byte pieces and the "
-            f"corpus alphabet already need {size}; raise vocab_size to at least {size} (or use the sentencepiece "
-            "engine, whose character_coverage leaves rare characters to byte fallback)"
-        )
-    return Tokenizer(name=f"{cfg.algorithm}-hf-{cfg.vocab_size}", engine="hf", hf=hf)
 
 
 def train_tokenizer(
@@ -411,10 +209,10 @@ def train_tokenizer(
     )
     engine_name = cfg.resolved_engine
     start = time.perf_counter()
-    train = _train_spm if engine_name == "sentencepiece" else _train_hf
+    train = train_spm if engine_name == "sentencepiece" else train_hf
     tok = train(stream, cfg, quiet=quiet)
     seconds = time.perf_counter() - start
-    _check_not_empty(stream)
+    check_not_empty(stream)
     if stream.split_lines:
         log.warning(
             "%d lines longer than %d bytes were split into %d chunks for training (nothing dropped)",
