@@ -167,7 +167,7 @@ def main() -> None:
         mb = corpus.stat().st_size / 1e6
         print(
             f"corpus: {mb:.1f} MB (FLORES-200 devtest + corpora/train), vocab {args.vocab_size}, "
-            f"{args.threads} threads, each case in a fresh process"
+            f"{args.threads} threads, each case in a fresh process, best of {args.repeat}"
         )
         rows = []
         for algorithm, engine in COMBOS:
