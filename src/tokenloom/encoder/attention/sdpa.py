@@ -7,7 +7,7 @@ What it adds on top of the torch call:
 - ``causal`` with ``N ≠ M`` is aligned bottom-right (query i sees keys j ≤ i + (M − N)); torch's
   ``is_causal`` is top-left aligned, so it is only used when ``N == M`` and no other mask is given,
   otherwise the causal pattern is merged into an explicit mask;
-- grouped-query / multi-query k/v are passed with ``enable_gqa=True`` (no copies);
+- grouped-query / multi-query k/v are passed with ``enable_gqa=True`` (no copies; torch < 2.5: repeated);
 - rows with every key masked: they are opened to all keys before the call (so no kernel ever sees an
   all −inf row, which yields NaN in some backends) and their output is set to zero afterwards, which
   also makes their gradients zero — the reference's result.
@@ -34,13 +34,16 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from tokenloom.encoder.attention._common import causal_tile, check_inputs, dead_rows
+from tokenloom.encoder.attention._common import causal_tile, check_inputs, dead_rows, repeat_kv
 
 __all__ = ["NoFusedKernel", "last_kernel", "sdpa_attention"]
 
 logger = logging.getLogger(__name__)
 
 _state = threading.local()
+
+# scaled_dot_product_attention(..., enable_gqa=True) exists from torch 2.5 on
+_HAS_ENABLE_GQA = tuple(int(part) for part in torch.__version__.split(".")[:2]) >= (2, 5)
 
 
 def last_kernel() -> str | None:
@@ -102,8 +105,10 @@ def sdpa_attention(
         opened = attn_mask | dead if attn_mask.dtype == torch.bool else attn_mask.masked_fill(dead, 0.0)
         attn_mask = opened
     kwargs = {"attn_mask": attn_mask, "dropout_p": dropout_p, "is_causal": is_causal, "scale": dims.scale}
-    if dims.G > 1:
+    if dims.G > 1 and _HAS_ENABLE_GQA:
         kwargs["enable_gqa"] = True
+    elif dims.G > 1:  # torch < 2.5: repeat key/value heads (query head h uses kv head h // G)
+        k, v = repeat_kv(k, dims.G), repeat_kv(v, dims.G)  # [B, Hkv, M, D] -> [B, H, M, D]
     out = _run(q, k, v, kwargs, allow_math=allow_math)  # [B, H, N, Dv]
     if dead is not None:
         out = out.masked_fill(dead, 0.0)
