@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tokenloom._progress import show_progress
 from tokenloom.errors import ConfigError, CorpusError
 from tokenloom.text._stream import LineStream
 from tokenloom.text.tokenizer import Tokenizer
@@ -195,7 +196,7 @@ def train_hf(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenize
             special_tokens=names,
             initial_alphabet=alphabet,
             max_token_length=cfg.max_piece_length,
-            show_progress=not quiet,
+            show_progress=show_progress(quiet),
         )
     else:
         raw = HFTokenizer(models.Unigram())
@@ -205,7 +206,7 @@ def train_hf(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenize
             unk_token="<unk>",
             initial_alphabet=alphabet,
             max_piece_length=cfg.max_piece_length,
-            show_progress=not quiet,
+            show_progress=show_progress(quiet),
         )
     normalizer = {"none": None, "nfc": normalizers.NFC(), "nfkc": normalizers.NFKC()}[cfg.normalization]
     pre = pre_tokenizers.Metaspace(replacement=META, prepend_scheme="never", split=cfg.split_words)

@@ -175,7 +175,7 @@ def train_tokenizer(
     heldout: float = 0.01,
     errors: Errors = "strict",
     config: TrainerConfig | None = None,
-    quiet: bool = True,
+    quiet: bool = False,
 ) -> Tokenizer:
     """Train a tokenizer on ``corpus``: path(s), folder(s) or glob(s) (a str, a PathLike, or a list/tuple of
     them), or any other iterable of str (e.g. ``iter(texts)``; each item is split on newlines).
@@ -183,7 +183,7 @@ def train_tokenizer(
     The keyword arguments are :class:`TrainerConfig` fields; pass ``config=`` instead to give them all at once.
     The returned :class:`Tokenizer` carries ``record`` (config, corpus statistics, versions, timing) and, when
     ``heldout > 0`` and the fertility module is present, ``fertility`` (a pandas DataFrame written as
-    ``fertility.csv`` by ``save``). ``quiet=False`` draws progress bars on a terminal.
+    ``fertility.csv`` by ``save``). Progress bars are drawn on a terminal unless ``quiet``.
     """
     cfg = config or TrainerConfig(
         algorithm=algorithm,
