@@ -304,3 +304,50 @@ def test_pillow_edge_images_decode_or_fail_as_documented(shared_dir: Path) -> No
         got = load_image(edge / f"hopper_orientation_{k}.jpg").float()
         assert (got - reference).abs().mean() < 8, k
     assert tuple(load_image(edge / "orientation_rectangle.jpg").shape) == (3, 2, 1)
+
+
+PIL_ONLY = DecodeConfig(backend="pil")
+
+
+@pytest.mark.parametrize("orientation", range(1, 9))
+def test_fast_jpeg_path_equals_pillow_reference_with_orientation(tmp_path: Path, orientation: int) -> None:
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    stored = np.asarray(Image.open(io.BytesIO(_jpeg_bytes(32, 48))))  # smooth content
+    path = _save(Image.fromarray(stored), tmp_path, "o.jpg", exif=exif, quality=95)
+    fast, reference = load_image(path), load_image(path, config=PIL_ONLY)
+    assert fast.shape == reference.shape
+    assert torch.equal(fast, reference)  # both are libjpeg-turbo; the orientation code must agree exactly
+    oracle = ORIENT[orientation](np.asarray(Image.open(path)))
+    assert np.array_equal(_hwc(fast), oracle)
+
+
+def test_fast_jpeg_path_is_used_and_falls_back_to_pillow(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tokenloom.vision.io as vio
+
+    data = _jpeg_bytes(40, 56)
+    calls: list[bool] = []
+    real = vio._decode_jpeg_torchvision
+
+    def spy(payload: bytes) -> torch.Tensor | None:
+        out = real(payload)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(vio, "_decode_jpeg_torchvision", spy)
+    fast = load_image(data)
+    assert calls == [True]
+    load_image(_jpeg_bytes(768, 1024), target_size=256)  # a 1/2 draft applies: Pillow's DCT scaling
+    assert calls == [True]
+    monkeypatch.setattr(vio, "_decode_jpeg_torchvision", lambda payload: None)  # declines: Pillow decodes
+    assert torch.equal(load_image(data), fast)
+    with pytest.raises(ValueError, match="backend"):
+        DecodeConfig(backend="cv2")  # type: ignore[arg-type]
+
+
+def test_fast_path_matches_pillow_on_the_imagenet_sample(shared_dir: Path) -> None:
+    files = sorted((shared_dir / "images" / "imagenet-sample").glob("*.JPEG"))
+    assert len(files) > 200
+    for path in files[::4]:
+        fast, reference = load_image(path), load_image(path, config=PIL_ONLY)
+        assert torch.equal(fast, reference), path.name

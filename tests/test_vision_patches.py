@@ -154,3 +154,20 @@ def test_patch_embed_input_and_weight_errors() -> None:
     assert embed.num_patches((224, 224)) == 196
     padded = PatchEmbed(16, 3, 8, pad=True)
     assert padded(torch.zeros(1, 3, 20, 20)).shape == (1, 4, 8)
+
+
+def test_fast_path_is_bit_exact_for_any_bit_pattern() -> None:
+    # float32 values built from random bits (NaN payloads, infinities, denormals) survive the wide-word copy
+    bits = torch.randint(-(2**31), 2**31 - 1, (2, 3, 32, 48), dtype=torch.int32)
+    floats = bits.view(torch.float32)
+    got = patchify(floats, 16).view(torch.int32)
+    assert torch.equal(got, patchify(bits, 16, impl="reference"))
+    for dtype in (torch.float16, torch.bfloat16, torch.float64, torch.int8):
+        x = torch.randn(1, 3, 16, 32).to(dtype)
+        assert torch.equal(patchify(x, 8), patchify(x, 8, impl="reference")), dtype
+    view = torch.randint(0, 256, (2, 3, 33, 32), dtype=torch.uint8)[
+        :, :, 1:
+    ]  # offset storage, not contiguous
+    assert torch.equal(patchify(view, 16), patchify(view, 16, impl="reference"))
+    odd = torch.randint(0, 256, (1, 3, 12, 12), dtype=torch.uint8)  # P=3: no wide word fits
+    assert torch.equal(patchify(odd, 3), patchify(odd, 3, impl="reference"))

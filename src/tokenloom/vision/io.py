@@ -9,7 +9,11 @@ What :func:`load_image` does, in order:
 4. for JPEGs, when ``target_size`` is given and ``DecodeConfig.draft`` is on, decodes at 1/2, 1/4 or 1/8
    scale in the DCT domain (``Image.draft``) while keeping the shorter side >= ``target_size`` — the
    caller resizes afterwards anyway, and this is several times faster on large photos;
-5. loads the pixels — truncated or corrupt data is an :class:`ImageDecodeError` ("truncated");
+5. loads the pixels — truncated or corrupt data is an :class:`ImageDecodeError` ("truncated"). Fast path:
+   full-size RGB/grayscale JPEGs that end with their EOI marker are decoded by torchvision's
+   ``decode_jpeg`` (libjpeg-turbo straight into a tensor, ~1.4x faster than Pillow + copy); everything
+   else, and anything ``decode_jpeg`` declines, takes the Pillow path, which is also the reference
+   (``DecodeConfig(backend="pil")`` / :func:`decode_to_array`) the tests compare the fast path against;
 6. applies the EXIF orientation (JPEG APP1 and PNG eXIf); a corrupt EXIF block is ignored with a warning;
 7. converts every mode to RGB: ``1``, ``L``, ``P``, ``RGB``, ``CMYK``, ``YCbCr`` directly; anything with
    transparency (``LA``, ``RGBA``, ``PA``, ``P``/``L``/``RGB``/``1`` with a tRNS key) composited over
@@ -17,8 +21,9 @@ What :func:`load_image` does, in order:
    the same when its values lie in [0, 65535], else min-max; ``F`` x255 when its values lie in [0, 1],
    else min-max.
 
-The result is a ``[3, H, W]`` uint8 tensor; it is a channels-last view (strides ``(1, 3W, 3)``) of the
-decoded buffer, which is what torchvision's uint8 resize is fastest on; call ``.contiguous()`` if needed.
+The result is a ``[3, H, W]`` uint8 tensor, normally a channels-last view (strides ``(1, 3W, 3)``) of the
+decoded ``[H, W, 3]`` buffer — the layout torchvision's uint8 resize is fastest on; call ``.contiguous()``
+if you need the standard layout.
 This module does not resize, crop or normalize (``transforms.py``) and does not cache.
 """
 
@@ -57,6 +62,7 @@ ImageSource = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO
 
 _PIL_DEFAULT_MAX_PIXELS = 89_478_485  # Pillow's own default Image.MAX_IMAGE_PIXELS (~0.25 GiB of RGB)
 _OPEN_LOCK = threading.Lock()  # guards the temporary lift of Pillow's global pixel limit
+Backend = Literal["auto", "pil"]
 ErrorKind = Literal[
     "missing",
     "unreadable",
@@ -80,11 +86,16 @@ class DecodeConfig:
     )
     draft: bool = True  # reduced-scale JPEG decode when the caller passes target_size
     exif_transpose: bool = True  # rotate/flip as the EXIF Orientation tag says
+    backend: Backend = (
+        "auto"  # "auto": torchvision decode_jpeg for full-size RGB/L JPEGs; "pil": always Pillow
+    )
 
     def __post_init__(self) -> None:
         bg = self.background
         if len(bg) != 3 or not all(isinstance(v, int) and 0 <= v <= 255 for v in bg):
             raise ConfigError(f"background must be three ints in 0..255 (an RGB colour), got {bg!r}")
+        if self.backend not in ("auto", "pil"):
+            raise ConfigError(f"backend must be 'auto' or 'pil', got {self.backend!r}")
         if self.max_pixels is not None and self.max_pixels < 1:
             raise ConfigError(
                 f"max_pixels must be a positive int or None (no limit), got {self.max_pixels!r}"
@@ -145,7 +156,19 @@ def load_image(
     """
     import torch
 
-    array = decode_to_array(source, target_size=target_size, config=config, name=name)
+    config = config or DecodeConfig()
+    _check_target(target_size)
+    data, label = read_source(source, name=name)
+    image = _open(data, label, config)  # header only: format, mode, size, EXIF; bombs refused here
+    try:
+        if config.backend == "auto" and _fast_jpeg_ok(image, data, target_size, config):
+            decoded = _decode_jpeg_torchvision(data)  # [3, H, W] or None when it declines
+            if decoded is not None:
+                orientation = _orientation(image, label) if config.exif_transpose else 1
+                return _orient(decoded, orientation)
+        array = _decode_pil(image, label, target_size, config)  # [H, W, 3]
+    finally:
+        image.close()
     return torch.from_numpy(array).permute(2, 0, 1)  # [H, W, 3] -> [3, H, W] (channels-last view)
 
 
@@ -156,27 +179,96 @@ def decode_to_array(
     config: DecodeConfig | None = None,
     name: str | None = None,
 ) -> np.ndarray:
-    """Like :func:`load_image` but returns the ``[H, W, 3]`` uint8 numpy array (no torch needed)."""
-    import numpy as np
-
+    """The Pillow path of :func:`load_image` (the reference), as an ``[H, W, 3]`` uint8 numpy array."""
     config = config or DecodeConfig()
-    if target_size is not None and (not isinstance(target_size, int) or target_size < 1):
-        raise ConfigError(f"target_size must be a positive int (shorter side) or None, got {target_size!r}")
+    _check_target(target_size)
     data, label = read_source(source, name=name)
     image = _open(data, label, config)
     try:
-        if config.draft and target_size is not None and image.format == "JPEG":
-            image.draft("RGB", (target_size, target_size))  # both sides stay >= target_size
-        try:
-            image.load()
-        except (OSError, ValueError, SyntaxError, EOFError) as exc:
-            raise _error("truncated", f"{label}: truncated or corrupt image data ({exc})") from exc
-        if config.exif_transpose:
-            image = _exif_transpose(image, label)
-        rgb = to_rgb(image, background=config.background, label=label)
-        return np.array(rgb)  # [H, W, 3], writable (np.asarray would be a read-only view of a bytes copy)
+        return _decode_pil(image, label, target_size, config)
     finally:
         image.close()
+
+
+def _check_target(target_size: int | None) -> None:
+    if target_size is not None and (not isinstance(target_size, int) or target_size < 1):
+        raise ConfigError(f"target_size must be a positive int (shorter side) or None, got {target_size!r}")
+
+
+def _decode_pil(image: Image.Image, label: str, target_size: int | None, config: DecodeConfig) -> np.ndarray:
+    import numpy as np
+
+    if config.draft and target_size is not None and image.format == "JPEG":
+        image.draft("RGB", (target_size, target_size))  # both sides stay >= target_size
+    try:
+        image.load()
+    except (OSError, ValueError, SyntaxError, EOFError) as exc:
+        raise _error("truncated", f"{label}: truncated or corrupt image data ({exc})") from exc
+    if config.exif_transpose:
+        image = _exif_transpose(image, label)
+    rgb = to_rgb(image, background=config.background, label=label)
+    return np.array(rgb)  # [H, W, 3], writable (np.asarray would be a read-only view of a bytes copy)
+
+
+def _fast_jpeg_ok(image: Image.Image, data: bytes, target_size: int | None, config: DecodeConfig) -> bool:
+    """True when torchvision's decode_jpeg gives the same pixels faster than Pillow would.
+
+    Only full-size baseline/progressive RGB or grayscale JPEGs that end with an EOI marker (a truncated file
+    goes to Pillow, which reports it); when a draft scale of 1/2 or less applies, Pillow's DCT scaling wins.
+    """
+    if image.format != "JPEG" or image.mode not in ("RGB", "L"):
+        return False
+    if config.draft and target_size is not None:
+        width, height = image.size
+        if min(width // target_size, height // target_size) >= 2:
+            return False
+    return data[:2] == b"\xff\xd8" and data.rstrip(b"\x00")[-2:] == b"\xff\xd9"  # SOI first, EOI last
+
+
+def _decode_jpeg_torchvision(data: bytes) -> torch.Tensor | None:
+    import torch
+
+    try:
+        from torchvision.io import ImageReadMode, decode_jpeg
+    except ImportError:  # torchvision.io decoding is deprecated since 0.29; without it Pillow does the work
+        return None
+    try:
+        encoded = torch.frombuffer(bytearray(data), dtype=torch.uint8)  # [L] (a writable copy)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # "moving to TorchCodec": fallback above
+            return decode_jpeg(encoded, mode=ImageReadMode.RGB)  # [3, H, W]
+    except (RuntimeError, ValueError):
+        return None  # anything odd: Pillow decodes it or reports the cause
+
+
+def _orientation(image: Image.Image, label: str) -> int:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = image.getexif().get(0x0112, 1)
+    except Exception as exc:  # a corrupt EXIF block must not lose the pixels
+        logger.warning("%s: ignoring unreadable EXIF orientation (%s)", label, exc)
+        return 1
+    return value if isinstance(value, int) and 1 <= value <= 8 else 1
+
+
+def _orient(image: torch.Tensor, orientation: int) -> torch.Tensor:
+    """Apply an EXIF orientation (1..8) to ``[3, H, W]``, as ``ImageOps.exif_transpose`` does."""
+    if orientation == 2:
+        return image.flip(-1)  # mirror left-right
+    if orientation == 3:
+        return image.flip(-1, -2)  # rotate 180
+    if orientation == 4:
+        return image.flip(-2)  # mirror top-bottom
+    if orientation == 5:
+        return image.transpose(-1, -2)  # transpose: [3, H, W] -> [3, W, H]
+    if orientation == 6:
+        return image.transpose(-1, -2).flip(-1)  # rotate 90 clockwise: [3, W, H]
+    if orientation == 7:
+        return image.transpose(-1, -2).flip(-1, -2)  # transverse: [3, W, H]
+    if orientation == 8:
+        return image.transpose(-1, -2).flip(-2)  # rotate 90 counter-clockwise: [3, W, H]
+    return image
 
 
 def _open(data: bytes, label: str, config: DecodeConfig) -> Image.Image:

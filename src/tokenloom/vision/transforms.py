@@ -187,9 +187,15 @@ class ImageTransform:
                 "decode with tokenloom.vision.load_image"
             )
         if seed is not None and self.train:
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(seed)
+            # seed only the CPU generator the v2 transforms draw from (torch.manual_seed would also queue
+            # lazy CUDA seeding, which records a stack trace per call) and restore it afterwards
+            generator = torch.default_generator
+            saved = generator.get_state()
+            generator.manual_seed(seed)
+            try:
                 out = self.geometry(image)  # [3, S, S] uint8
+            finally:
+                generator.set_state(saved)
         else:
             out = self.geometry(image)  # [3, S, S] uint8
         if not self.config.normalize:
