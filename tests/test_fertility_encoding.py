@@ -90,7 +90,8 @@ def test_engine_path_on_real_flores(saved: dict[str, Path], shared_dir: Path) ->
 def test_report_is_the_same_on_both_paths(saved: dict[str, Path], default_corpus: Path) -> None:
     toks = {name: load_tokenizer(p) for name, p in saved.items()}
     auto = fertility_report(toks, default_corpus, config=ReportConfig(n_boot=50))
-    ref = fertility_report(toks, default_corpus, config=ReportConfig(n_boot=50, encode_path="reference"))
+    serial = ReportConfig(n_boot=50, encode_path="reference", prefetch=False)  # no background thread
+    ref = fertility_report(toks, default_corpus, config=serial)
     pd.testing.assert_frame_equal(auto, ref)
 
 

@@ -20,12 +20,14 @@ What it does not do: draw charts (``plots``), decide slices (``slices``), define
 
 from __future__ import annotations
 
+import functools
 import html
 import logging
 import math
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -35,7 +37,7 @@ import numpy as np
 from tokenloom._progress import progress
 from tokenloom.errors import ConfigError
 from tokenloom.fertility import metrics
-from tokenloom.fertility.encoding import EncodePath, encode_part, engine_of
+from tokenloom.fertility.encoding import EncodedBatch, EncodePath, encode_part, engine_of
 from tokenloom.fertility.slices import Membership, SliceConfig, SliceKey, memberships, translit_part
 from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
 from tokenloom.text.unicode import Segmenter, SegmenterName, get_segmenter
@@ -74,9 +76,8 @@ class ReportConfig:
     renyi_alpha: float = 2.5  # Rényi order α (Zouhar et al. 2023 find 2.5 correlates best with BLEU)
     batch_size: int = 2048  # texts per encode_batch_with_offsets call, within one part
     roundtrip: bool = True  # decode every text for the round-trip exact rate (NaN when off)
-    encode_path: EncodePath = (
-        "auto"  # "auto": engine batch API where available, else "reference" (encoding.py)
-    )
+    encode_path: EncodePath = "auto"  # engine batch API where available, else "reference" (encoding.py)
+    prefetch: bool = True  # encode in a background thread while words are segmented and counted
     translit_ascii: bool = False  # transliterated slices: Any-Latin, then Latin-ASCII
     mixed_min_share: float = 0.1  # code-mixed: every script counted holds at least this share of letters
 
@@ -117,7 +118,7 @@ class _Acc:
     premiums: list[np.ndarray] = field(default_factory=list)  # aligned per-text premiums (for the median)
     boot: np.ndarray | None = None  # [n_boot, 4]: resampled Σtokens, Σwords, Σpremium, Σaligned
     id_counts: np.ndarray | None = None  # token-id histogram (multi-part slices; dropped once final)
-    renyi: float | None = None  # Rényi efficiency, set when the slice is complete
+    final: dict[str, float] | None = None  # intervals, median, Rényi: set when the slice is complete
     langs: Counter[str] = field(default_factory=Counter)
     scripts: Counter[str] = field(default_factory=Counter)
     generated: bool = False
@@ -157,6 +158,8 @@ def _resolve_corpus(corpus: Any, errors: Literal["strict", "replace"]) -> Corpus
 class _Run:
     """One report computation: accumulators, pivot token counts, and the per-part step."""
 
+    pool: Any = None  # a one-worker ThreadPoolExecutor when prefetching, set by fertility_report
+
     def __init__(
         self,
         toks: dict[str, Any],
@@ -180,16 +183,34 @@ class _Run:
             missing = [n for n, e in self.engines.items() if e is None]
             raise ConfigError(f"tokenizer(s) {missing} have no engine batch path; use encode_path='auto'")
         self.pivot_tokens: dict[tuple[str, str], dict[Any, int]] = {}  # (tokenizer, align) -> id -> tokens
+        self.lang_parts_left: Counter[str] = Counter()  # input parts per language not processed yet
+
+    def _start_encoding(self, texts: list[str], bases: np.ndarray) -> dict[str, Callable[[], EncodedBatch]]:
+        """One getter per tokenizer; with a pool, every encoding of this part is queued on its one worker,
+        so the engines (which release the GIL) run while this thread segments words and counts."""
+        cfg = self.config
+
+        def encode(name: str) -> EncodedBatch:
+            return encode_part(
+                self.toks[name], texts, bases, path=cfg.encode_path, decode=cfg.roundtrip,
+                batch_size=cfg.batch_size, engine=self.engines.get(name),
+            )  # fmt: skip
+
+        if self.pool is None:
+            return {name: functools.partial(encode, name) for name in self.toks}
+        futures = {name: self.pool.submit(encode, name) for name in self.toks}
+        return {name: future.result for name, future in futures.items()}
 
     def part(self, part: CorpusPart, texts: list[str], ids: list[Any]) -> None:
         cfg = self.config
         n = len(texts)
         if n == 0:
             return
+        bases = metrics.text_bases(texts)
+        encoded = self._start_encoding(texts, bases)  # in a background thread with prefetch: overlaps below
         lang = None if part.slice_kind == "code" or part.lang == "und" else part.lang
         spans = [self.segmenter.word_spans(t, lang) for t in texts]
         words = np.fromiter(map(len, spans), dtype=np.int64, count=n)
-        bases = metrics.text_bases(texts)
         flat_words = metrics.flat_spans(spans, words, bases)  # [W, 2] end-to-end word spans
         del spans
         chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
@@ -204,10 +225,7 @@ class _Run:
         targets: list[tuple[_Acc, int]] = []  # (accumulator, first of its 4 columns)
         is_pivot = part.slice == self.pivot and part.slice_kind == "language" and not part.generated
         for name, tok in self.toks.items():
-            enc = encode_part(
-                tok, texts, bases, path=cfg.encode_path, decode=cfg.roundtrip, batch_size=cfg.batch_size,
-                engine=self.engines.get(name),
-            )  # fmt: skip
+            enc = encoded[name]()
             bc = metrics.count_flat(
                 enc.lengths, enc.ids, enc.offsets, words, flat_words, vocab_size=int(tok.vocab_size),
                 byte_fallback_ids=tok.byte_fallback_ids, unk_id=tok.unk_id,
@@ -242,15 +260,44 @@ class _Run:
             for acc, col in targets:
                 block = sums[:, col : col + 4]  # [n_boot, 4]
                 acc.boot = block.copy() if acc.boot is None else acc.boot + block
-        own = (part.slice_kind, part.slice)  # no other part adds to this slice (Corpus refuses duplicates)
+        # finish the slices no later part adds to: a language / code / transliterated part's own slice
+        # (Corpus refuses duplicates), and code-mixed slices of a language after its last part
+        done = [(part.slice_kind, part.slice)]
+        if not part.generated:
+            self.lang_parts_left[part.lang] -= 1
+            if self.lang_parts_left[part.lang] == 0:
+                prefix = f"{part.lang}_"
+                done += [k for _, k in self.accs if k[0] == "code_mixed" and k[1].startswith(prefix)]
         for name, tok in self.toks.items():
-            acc = self.accs[(name, own)]
-            acc.renyi = self._renyi(acc, tok)
-            acc.id_counts = None  # a vocabulary-sized array per language would grow with the corpus
+            for key in done:
+                acc = self.accs.get((name, key))
+                if acc is not None and acc.final is None:
+                    self._finish(acc, tok)
 
-    def _renyi(self, acc: _Acc, tok: Any) -> float:
+    def _finish(self, acc: _Acc, tok: Any) -> None:
+        """Compute the slice's intervals, median and Rényi efficiency; drop its per-text and per-id arrays
+        (so memory does not grow with the number of finished slices)."""
+        level = self.config.level
+        f_lo = f_hi = p_lo = p_hi = math.nan
+        if acc.boot is not None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if acc.words:
+                    f_lo, f_hi = metrics.percentile_interval(acc.boot[:, 0] / acc.boot[:, 1], level=level)
+                if acc.pairs:
+                    p_lo, p_hi = metrics.percentile_interval(acc.boot[:, 2] / acc.boot[:, 3], level=level)
         counts = acc.id_counts if acc.id_counts is not None else np.zeros(1)
-        return metrics.renyi_efficiency(counts, vocab_size=int(tok.vocab_size), alpha=self.config.renyi_alpha)
+        acc.final = {
+            "fertility_lo": f_lo,
+            "fertility_hi": f_hi,
+            "premium_median": float(np.median(np.concatenate(acc.premiums))) if acc.premiums else math.nan,
+            "premium_lo": p_lo,
+            "premium_hi": p_hi,
+            "renyi_efficiency": metrics.renyi_efficiency(
+                counts, vocab_size=int(tok.vocab_size), alpha=self.config.renyi_alpha
+            ),
+        }
+        acc.boot = acc.id_counts = None
+        acc.premiums = []
 
     @staticmethod
     def _add(
@@ -299,19 +346,11 @@ class _Run:
         for name, (kind, label) in keys:
             acc, tok = self.accs[(name, (kind, label))], self.toks[name]
             fert = acc.tokens / acc.words if acc.words else math.nan
-            f_lo = f_hi = p_lo = p_hi = math.nan
-            if acc.boot is not None:
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    if acc.words:
-                        f_lo, f_hi = metrics.percentile_interval(
-                            acc.boot[:, 0] / acc.boot[:, 1], level=cfg.level
-                        )
-                    if acc.pairs:
-                        p_lo, p_hi = metrics.percentile_interval(
-                            acc.boot[:, 2] / acc.boot[:, 3], level=cfg.level
-                        )
+            if acc.final is None:
+                self._finish(acc, tok)
+            final = acc.final
+            assert final is not None
             pmean = acc.premium_sum / acc.pairs if acc.pairs else math.nan
-            pmed = float(np.median(np.concatenate(acc.premiums))) if acc.premiums else math.nan
             out.append(
                 {
                     "tokenizer": name,
@@ -325,8 +364,8 @@ class _Run:
                     "chars": acc.chars,
                     "bytes": acc.bytes,
                     "fertility": fert,
-                    "fertility_lo": f_lo,
-                    "fertility_hi": f_hi,
+                    "fertility_lo": final["fertility_lo"],
+                    "fertility_hi": final["fertility_hi"],
                     "continued_words": acc.continued / acc.words if acc.words else math.nan,
                     "chars_per_token": acc.chars / acc.tokens if acc.tokens else math.nan,
                     "bytes_per_token": acc.bytes / acc.tokens if acc.tokens else math.nan,
@@ -337,12 +376,12 @@ class _Run:
                     else math.nan,
                     "normalization_changed_rate": acc.norm_changed / acc.texts if acc.texts else math.nan,
                     "premium_mean": pmean,
-                    "premium_median": pmed,
-                    "premium_lo": p_lo,
-                    "premium_hi": p_hi,
+                    "premium_median": final["premium_median"],
+                    "premium_lo": final["premium_lo"],
+                    "premium_hi": final["premium_hi"],
                     "rel_kv_bytes": pmean,
                     "rel_attention_work": pmean * pmean,
-                    "renyi_efficiency": acc.renyi if acc.renyi is not None else self._renyi(acc, tok),
+                    "renyi_efficiency": final["renyi_efficiency"],
                     "segmenter": self.segmenter.name,
                     "premium_pairs": acc.pairs,
                     "pivot": self.pivot or "",
@@ -400,14 +439,17 @@ def fertility_report(
             f"{', '.join(available[:12])}{' ...' if len(available) > 12 else ''} (--pivot)"
         )
     run = _Run(toks, pivot=pivot, segmenter=seg, config=config, slice_config=slice_config)
+    run.lang_parts_left.update(p.lang for p in parts)
     ordered = pivots + [p for p in parts if p not in pivots]
-    for part in progress(ordered, desc="fertility", unit="part", quiet=quiet):
-        texts, ids = corp.texts(part)
-        run.part(part, texts, ids)
-        generated = translit_part(part, texts, ids, config=slice_config)
-        if generated is not None:
-            run.part(generated[0], generated[1], ids)
-        del texts, ids
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="fertility-encode") as pool:
+        run.pool = pool if config.prefetch else None
+        for part in progress(ordered, desc="fertility", unit="part", quiet=quiet):
+            texts, ids = corp.texts(part)
+            run.part(part, texts, ids)
+            generated = translit_part(part, texts, ids, config=slice_config)
+            if generated is not None:
+                run.part(generated[0], generated[1], ids)
+            del texts, ids
     df = pd.DataFrame(run.rows(), columns=[*REPORT_COLUMNS, *EXTRA_COLUMNS])
     df.attrs.update(
         pivot=pivot or "",
