@@ -221,3 +221,64 @@ def test_decode_with_text_positions_matches_full_text_forward() -> None:
         for t in range(3, 6):
             outs.append(enc.decode_step(text(ids[:, t : t + 1], start=t).x, cache))
         assert (torch.cat(outs, dim=1) - full).abs().max() < 1e-5
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    depth=st.integers(1, 3),
+    heads_kv=st.sampled_from([(4, 4), (4, 2), (4, 1), (2, 2)]),
+    position=st.sampled_from(["rope", "none"]),
+    mlp=st.sampled_from(["gelu", "swiglu"]),
+    norm=st.sampled_from(["layernorm", "rmsnorm"]),
+    placement=st.sampled_from(["pre", "post"]),
+    n=st.integers(1, 8),
+    prefill=st.integers(1, 8),
+    chunk=st.integers(1, 3),
+    seed=st.integers(0, 1000),
+)
+def test_prefill_then_chunked_decode_equals_full_causal_forward(
+    depth, heads_kv, position, mlp, norm, placement, n, prefill, chunk, seed
+) -> None:
+    heads, kv = heads_kv
+    prefill = min(prefill, n)
+    torch.manual_seed(seed)
+    config = small(
+        depth=depth,
+        heads=heads,
+        kv_heads=kv,
+        position=position,
+        mlp=mlp,
+        norm=norm,
+        placement=placement,
+        causal=True,
+    )
+    enc = Encoder(config).eval()
+    x = torch.randn(2, n, WIDTH)
+    with torch.no_grad():
+        full = enc(x)
+        cache = enc.prefill(x[:, :prefill])
+        outs = [cache.output]
+        for t in range(prefill, n, chunk):
+            outs.append(enc.decode_step(x[:, t : t + chunk], cache))
+        diff = (torch.cat(outs, dim=1) - full).abs().max()
+        assert diff < 1e-5, f"max |diff| = {diff:.3g}"
+        assert cache.length == n
+        assert cache.nbytes == 2 * depth * 2 * n * kv * (WIDTH // heads) * 4
+
+
+@pytest.mark.gpu
+def test_kv_cache_decode_on_cuda_equals_full_forward() -> None:
+    torch.manual_seed(0)
+    enc = Encoder(small(causal=True, position="rope", kv_heads=2)).cuda().eval()
+    x = torch.randn(2, 7, WIDTH, device="cuda")
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        with torch.no_grad():
+            full = enc(x)
+            cache = enc.prefill(x[:, :3])
+            outs = [cache.output] + [enc.decode_step(x[:, t], cache)[:, None] for t in range(3, 7)]
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+    assert cache.layers[0].k.device.type == "cuda"
+    assert (torch.cat(outs, dim=1) - full).abs().max() < 1e-4

@@ -147,3 +147,22 @@ def test_from_timm_rejects_other_models() -> None:
     distilled = VisionTransformerDistilled(img_size=32, patch_size=8, embed_dim=32, depth=1, num_heads=4)
     with pytest.raises(ConfigError, match="VisionTransformerDistilled"):
         from_timm(distilled)
+
+
+@pytest.mark.gpu
+def test_tiny_vit_on_cuda_equals_timm() -> None:
+    torch.manual_seed(7)
+    theirs = _perturb(_tiny(), seed=8).cuda()
+    ours = from_timm(theirs).eval()
+    assert next(ours.parameters()).device.type == "cuda"
+    images = torch.randn(3, 3, 32, 32, device="cuda")
+    saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = (
+        False  # exact fp32 on both sides
+    )
+    try:
+        with torch.no_grad():
+            diff = _max_diff(ours(images), theirs(images))
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
+    assert diff < 1e-4, diff
