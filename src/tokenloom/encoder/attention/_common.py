@@ -146,7 +146,10 @@ def allowed_bool(mask4: Tensor | None, causal: bool, dims: Dims, device: torch.d
 
 
 def dead_rows(mask4: Tensor | None, causal: bool, dims: Dims, device: torch.device) -> Tensor | None:
-    """``[B|1, H|1, N, 1]`` bool, True for query rows where every key is masked; None if there are none."""
+    """``[B|1, H|1, N, 1]`` bool, True for query rows where every key is masked.
+
+    None when there are none (on CPU; on accelerators the tensor is returned as is, to avoid a sync).
+    """
     if mask4 is None:  # causal alone: only the first N - M queries (when N > M) see no key
         if not causal or dims.N <= dims.M:
             return None
@@ -154,4 +157,6 @@ def dead_rows(mask4: Tensor | None, causal: bool, dims: Dims, device: torch.devi
     allowed = allowed_bool(mask4, causal, dims, device)
     assert allowed is not None
     dead = ~allowed.any(dim=-1, keepdim=True)  # [B|1, H|1, N|1, 1]
+    if device.type != "cpu":
+        return dead  # no host sync to find out whether any row is dead: applying the fix is cheap
     return dead if bool(dead.any()) else None
