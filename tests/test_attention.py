@@ -431,7 +431,7 @@ def test_dropout_is_unbiased_and_seeded(impl: str) -> None:
     q, k, v = (torch.randn(1, 1, 3, 4, generator=gen) for _ in range(3))
     torch.manual_seed(0)
     draws = torch.stack([attention(q, k, v, dropout_p=0.5, impl=impl) for _ in range(600)])
-    assert_close(draws.mean(0), reference_attention(q, k, v), atol=0.15, what=f"{impl} dropout mean")
+    assert_close(draws.mean(0), reference_attention(q, k, v), atol=0.2, what=f"{impl} dropout mean")
     assert (draws.std(0) > 0).all(), "dropout must change the output"
     torch.manual_seed(5)
     a = attention(q, k, v, dropout_p=0.5, impl=impl)
