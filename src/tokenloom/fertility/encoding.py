@@ -123,7 +123,7 @@ def encode_part(
     *,
     path: EncodePath = "auto",
     decode: bool = True,
-    batch_size: int = 2048,
+    batch_size: int = 256,
     engine: Any | None = None,
 ) -> EncodedBatch:
     """Encode ``texts`` with ``tok`` (and decode them back when ``decode``) on the chosen path.
@@ -135,24 +135,30 @@ def encode_part(
     hf = None if path == "reference" else engine if engine is not None else engine_of(tok)
     if path == "engine" and hf is None:
         raise ValueError(f"{tok!r} has no engine batch path; use path='reference' or 'auto'")
-    ids_lists: list[Any] = []
-    spans: list[Any] = []
-    for start in range(0, len(texts), batch_size):
+    pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    decoded: list[str] | None = [] if decode else None
+    for start in range(0, len(texts), batch_size):  # Python lists live for one batch, arrays for the part
         chunk = list(texts[start : start + batch_size])
         if hf is not None:
-            for enc in hf.encode_batch(chunk, add_special_tokens=False):
-                ids_lists.append(enc.ids)
-                spans.append(enc.offsets)
+            encs = hf.encode_batch(chunk, add_special_tokens=False)
+            ids_lists, spans = [e.ids for e in encs], [e.offsets for e in encs]
+            del encs
         else:
-            for i, o in tok.encode_batch_with_offsets(chunk):
-                ids_lists.append(i)
-                spans.append(o)
-    lengths, ids, offsets = _flatten(ids_lists, spans, bases)
+            pairs = tok.encode_batch_with_offsets(chunk)
+            ids_lists, spans = [i for i, _ in pairs], [o for _, o in pairs]
+            del pairs
+        pieces.append(_flatten(ids_lists, spans, bases[start : start + batch_size]))
+        del spans
+        if decoded is not None and hf is not None:
+            decoded += hf.decode_batch(ids_lists)  # skips special tokens, as Tokenizer.decode does
+        elif decoded is not None:
+            decoded += [tok.decode(i) for i in ids_lists]
+        del ids_lists
+    if pieces:
+        lengths, ids, offsets = (np.concatenate(arrays) for arrays in zip(*pieces, strict=True))
+    else:
+        lengths, ids, offsets = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2), np.int64)
+    del pieces
     if hf is not None:
         offsets = split_byte_runs(texts, ids, offsets, lengths, tok.byte_fallback_ids)
-    decoded = None
-    if decode and hf is not None:
-        decoded = list(hf.decode_batch(ids_lists))  # skips special tokens, as Tokenizer.decode does
-    elif decode:
-        decoded = [tok.decode(i) for i in ids_lists]
     return EncodedBatch(lengths, ids, offsets, decoded, "engine" if hf is not None else "reference")

@@ -74,7 +74,7 @@ class ReportConfig:
     seed: int = 0  # bootstrap seed: the same inputs give the same report
     level: float = 0.95  # interval coverage
     renyi_alpha: float = 2.5  # Rényi order α (Zouhar et al. 2023 find 2.5 correlates best with BLEU)
-    batch_size: int = 2048  # texts per encode_batch_with_offsets call, within one part
+    batch_size: int = 256  # texts per engine call; its Python lists are turned into arrays per batch
     roundtrip: bool = True  # decode every text for the round-trip exact rate (NaN when off)
     encode_path: EncodePath = "auto"  # engine batch API where available, else "reference" (encoding.py)
     prefetch: bool = True  # encode in a background thread while words are segmented and counted
