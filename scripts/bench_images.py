@@ -195,7 +195,7 @@ def main() -> int:
                 "of our decode+eval",
             )
         )
-        del ds  # close the memory maps before the folder goes
+        ds._maps.clear()  # close the memory maps before the folder goes
 
     print()
     print("| measurement | rate | ratio | ratio meaning |")

@@ -93,7 +93,7 @@ def _patchify_fast(x: torch.Tensor, p: int) -> torch.Tensor:
     The copy moves runs of P contiguous values (a patch row); torch's copy loop costs about the same per
     element whatever its size, so the run is reinterpreted as 16/8/4/2-byte words (``Tensor.view(dtype)``,
     bit-exact) when the layout allows — about 2-3x faster for uint8 — and copied as plain values otherwise
-    (non-contiguous input, or autograd needs to see the op).
+    (non-contiguous input, or autograd needs to see the op). On CPU the wide-word copy runs in numpy.
     """
     b, c, h, w = x.shape
     gh, gw = h // p, w // p
@@ -109,12 +109,18 @@ def _patchify_fast(x: torch.Tensor, p: int) -> torch.Tensor:
                 k = word // size  # values per word
                 x = x.view(getattr(torch, name))  # [B, C, H, W] -> [B, C, H, W/k] (same bytes)
                 break
-    out = (
-        x.reshape(b, c, gh, p, gw, p // k)  # [B, C, gh, P, gw, P/k]
-        .permute(0, 2, 4, 1, 3, 5)  # [B, gh, gw, C, P, P/k]
-        .contiguous()  # the one copy (none when the order is already right, e.g. a single patch)
-        .view(b, gh * gw, c * p * (p // k))  # [B, N, K/k]
-    )
+    grid = x.reshape(b, c, gh, p, gw, p // k).permute(0, 2, 4, 1, 3, 5)  # [B, gh, gw, C, P, P/k] (a view)
+    if k > 1 and x.device.type == "cpu":
+        # numpy's strided copy loop handles these short rows ~2x faster than torch's on CPU (bit-exact)
+        import numpy as np
+
+        src = grid.numpy()  # the same view, as numpy
+        dst = np.empty(src.shape, dtype=src.dtype)  # [B, gh, gw, C, P, P/k]
+        np.copyto(dst, src)
+        out = torch.from_numpy(dst)
+    else:
+        out = grid.contiguous()  # the one copy (none when the order is already right, e.g. a single patch)
+    out = out.view(b, gh * gw, c * p * (p // k))  # [B, gh, gw, C, P, P/k] -> [B, N, K/k]
     return out.view(dtype) if k > 1 else out  # [B, N, K] in the input dtype
 
 
