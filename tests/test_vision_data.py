@@ -14,8 +14,9 @@ from PIL import Image
 
 from tokenloom import cli
 from tokenloom.errors import ConfigError, ImageDecodeError
-from tokenloom.vision.data import ImageDataset, ShardDataset, build_loader, list_csv, list_folder
+from tokenloom.vision.data import ImageDataset, ShardDataset, build_loader
 from tokenloom.vision.io import load_image
+from tokenloom.vision.listing import list_csv, list_folder
 from tokenloom.vision.shards import PreprocessConfig, preprocess_images, read_manifest
 from tokenloom.vision.transforms import TransformConfig, eval_transform, plain_transform, train_transform
 

@@ -1,9 +1,7 @@
 """Image datasets, a DataLoader builder, and memory-mapped reading of preprocessed shards.
 
-* :func:`list_folder` / :func:`list_file` / :func:`list_csv` / :func:`list_items` turn a source into
-  sorted ``ImageItem(path, label)`` lists: a folder with class subfolders (like torchvision's ImageFolder;
-  files directly in the root get label -1), a text file with one path per line, or a CSV ``path,label``.
-* :class:`ImageDataset` decodes and transforms items; :class:`ShardDataset` reads the uint8 shards written
+* :class:`ImageDataset` decodes and transforms items found by ``listing.py`` (``from_folder`` with class
+  subfolders, ``from_list``, ``from_csv``); :class:`ShardDataset` reads the uint8 shards written
   by :func:`tokenloom.vision.shards.preprocess_images` memory-mapped and feeds them to the same transforms.
   Both yield ``(pixels [3, S, S], label)`` or, with ``output="patches"``, ``(tokens [N, K], label)``.
 * Corrupt files: ``on_error="raise"`` raises :class:`ImageDecodeError`; ``"skip"`` returns a
@@ -18,16 +16,16 @@ Shape legend: ``B`` batch, ``S`` image side, ``N`` patches, ``K = 3·P·P`` valu
 
 from __future__ import annotations
 
-import csv
 import logging
 import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 from tokenloom.errors import ConfigError, ImageDecodeError
+from tokenloom.vision.listing import ImageItem, list_csv, list_file, list_folder
 
 if TYPE_CHECKING:
     import torch
@@ -35,63 +33,12 @@ if TYPE_CHECKING:
     from tokenloom.vision.io import DecodeConfig
     from tokenloom.vision.transforms import ImageTransform
 
-__all__ = [
-    "IMAGE_EXTENSIONS",
-    "ImageDataset",
-    "ImageItem",
-    "ImageLoader",
-    "Rejected",
-    "ShardDataset",
-    "build_loader",
-    "list_csv",
-    "list_file",
-    "list_folder",
-    "list_items",
-]
+__all__ = ["ImageDataset", "ImageLoader", "Rejected", "ShardDataset", "build_loader"]
 
 logger = logging.getLogger(__name__)
 
-IMAGE_EXTENSIONS = frozenset(
-    {
-        ".jpg",
-        ".jpeg",
-        ".jpe",
-        ".png",
-        ".gif",
-        ".bmp",
-        ".dib",
-        ".tif",
-        ".tiff",
-        ".webp",
-        ".ppm",
-        ".pgm",
-        ".pbm",
-    }
-    | {
-        ".pnm",
-        ".ico",
-        ".jfif",
-        ".tga",
-        ".psd",
-        ".jp2",
-        ".j2k",
-        ".avif",
-        ".heic",
-        ".pcx",
-        ".sgi",
-        ".dds",
-        ".im",
-    }
-)
 OnError = Literal["skip", "raise"]
 Output = Literal["pixels", "patches"]
-
-
-class ImageItem(NamedTuple):
-    """One image to read: its path and integer label (-1: no label)."""
-
-    path: Path
-    label: int
 
 
 @dataclass(frozen=True)
@@ -103,100 +50,6 @@ class Rejected:
     label: int
     kind: str
     reason: str
-
-
-def list_folder(
-    root: str | os.PathLike[str], *, extensions: frozenset[str] = IMAGE_EXTENSIONS
-) -> tuple[list[ImageItem], list[str], list[Path]]:
-    """Items under ``root`` (classes = sorted immediate subfolders), the class names, and ignored files.
-
-    Files are found recursively and sorted; hidden files/folders are skipped; files whose extension is
-    not in ``extensions`` are returned as the third element (for the caller to report, not lost silently).
-    """
-    root = Path(root)
-    if not root.is_dir():
-        raise ConfigError(f"image folder {str(root)!r} does not exist or is not a folder")
-    classes = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
-    label_of = {name: i for i, name in enumerate(classes)}
-    items: list[ImageItem] = []
-    ignored: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        rel = Path(dirpath).relative_to(root)
-        label = label_of[rel.parts[0]] if rel.parts else -1
-        for name in filenames:
-            if name.startswith("."):
-                continue
-            path = Path(dirpath) / name
-            (
-                items.append(ImageItem(path, label))
-                if path.suffix.lower() in extensions
-                else ignored.append(path)
-            )
-    items.sort(key=lambda it: str(it.path))
-    return items, classes, sorted(ignored)
-
-
-def list_file(path: str | os.PathLike[str]) -> list[ImageItem]:
-    """Items from a text file: one image path per line (relative paths are relative to the file); label -1."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the image list {str(path)!r}: {exc}") from exc
-    return [
-        ImageItem(path.parent / line.strip(), -1)
-        for line in lines
-        if line.strip() and not line.startswith("#")
-    ]
-
-
-def list_csv(
-    path: str | os.PathLike[str], *, path_column: str = "path", label_column: str = "label"
-) -> tuple[list[ImageItem], list[str]]:
-    """Items from a CSV with a header (``path,label``); relative paths are relative to the CSV.
-
-    Integer labels are kept; any other label strings become class indices in sorted order (the returned
-    class names; empty when labels are integers). A missing column or an empty path names the line.
-    """
-    path = Path(path)
-    with path.open(encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f)
-        fields = reader.fieldnames or []
-        if path_column not in fields:
-            raise ConfigError(f"{path}: no {path_column!r} column (columns: {fields}); pass path_column=...")
-        rows = list(reader)
-    raw_labels: list[str] = []
-    for line, row in enumerate(rows, start=2):
-        if not (row.get(path_column) or "").strip():
-            raise ConfigError(f"{path}: line {line}: empty {path_column!r} value")
-        raw_labels.append((row.get(label_column) or "").strip() if label_column in fields else "")
-    if all(v.lstrip("-").isdigit() for v in raw_labels if v):
-        classes: list[str] = []
-        labels = [int(v) if v else -1 for v in raw_labels]
-    else:
-        classes = sorted({v for v in raw_labels if v})
-        index = {name: i for i, name in enumerate(classes)}
-        labels = [index[v] if v else -1 for v in raw_labels]
-    items = [
-        ImageItem(path.parent / row[path_column].strip(), lab) for row, lab in zip(rows, labels, strict=True)
-    ]
-    return items, classes
-
-
-def list_items(source: str | os.PathLike[str]) -> tuple[list[ImageItem], list[str], list[Path]]:
-    """Dispatch on ``source``: a folder, a ``.csv`` (path,label) or any other file (one path per line)."""
-    source = Path(source)
-    if source.is_dir():
-        return list_folder(source)
-    if not source.is_file():
-        raise ConfigError(
-            f"image source {str(source)!r} not found: pass a folder, a .csv (path,label) or a list"
-        )
-    if source.suffix.lower() == ".csv":
-        items, classes = list_csv(source)
-        return items, classes, []
-    return list_file(source), [], []
 
 
 def _short_reason(exc: BaseException, label: str) -> str:

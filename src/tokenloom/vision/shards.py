@@ -111,21 +111,22 @@ def _rel(path: Path, root: Path) -> str:
 _WORKER_TRANSFORM: Any = None
 
 
-def _init_worker(size: int) -> None:
+def _init_worker(size: int, single_thread: bool = False) -> None:
     global _WORKER_TRANSFORM
     import torch
 
     from tokenloom.vision.transforms import TransformConfig, eval_transform
 
-    torch.set_num_threads(1)
+    if single_thread:  # worker processes only: N workers x M torch threads would oversubscribe the cores
+        torch.set_num_threads(1)
     _WORKER_TRANSFORM = eval_transform(TransformConfig(size=size, normalize=False))
 
 
-def _process(job: tuple[int, str, int]) -> tuple[int, str, Any, str, str]:
-    """(index, path, size) -> (index, sha256, uint8 array [3,S,S] | None, kind, reason)."""
+def _process(job: tuple[int, str]) -> tuple[int, str, Any, str, str]:
+    """(index, path) -> (index, sha256, uint8 array [3,S,S] | None, kind, reason)."""
     from tokenloom.vision.io import error_kind, load_image, read_source
 
-    index, path, _ = job
+    index, path = job
     sha = ""
     try:
         data, label = read_source(path)
@@ -139,7 +140,7 @@ def _process(job: tuple[int, str, int]) -> tuple[int, str, Any, str, str]:
         return index, sha, None, error_kind(exc), reason
 
 
-def _map_jobs(jobs: Sequence[tuple[int, str, int]], workers: int, size: int) -> Iterator[tuple]:
+def _map_jobs(jobs: Sequence[tuple[int, str]], workers: int, size: int) -> Iterator[tuple]:
     if workers == 0:
         if _WORKER_TRANSFORM is None or _WORKER_TRANSFORM.config.size != size:
             _init_worker(size)
@@ -148,7 +149,7 @@ def _map_jobs(jobs: Sequence[tuple[int, str, int]], workers: int, size: int) -> 
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn" if os.name != "posix" else "fork")
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(size,)) as pool:
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(size, True)) as pool:
         yield from pool.imap(_process, jobs, chunksize=4)  # imap keeps input order
 
 
@@ -195,7 +196,7 @@ def preprocess_images(
 
     ``on_shard_done(j)`` is called after chunk ``j`` is committed (a hook for progress or fault injection).
     """
-    from tokenloom.vision.data import list_items
+    from tokenloom.vision.listing import list_items
 
     config = config or PreprocessConfig()
     src, out = Path(src), Path(out)
@@ -235,7 +236,7 @@ def preprocess_images(
     start, done_now, resumed = time.perf_counter(), 0, 0
     todo = [j for j in range(len(chunks)) if not (shard_dir / f"shard-{config.tag}-{j:05d}.jsonl").exists()]
     resumed = len(chunks) - len(todo)
-    jobs = [(i, str(items[i].path), config.size) for j in todo for i in chunks[j]]
+    jobs = [(i, str(items[i].path)) for j in todo for i in chunks[j]]
     results = progress(
         _map_jobs(jobs, config.workers, config.size),
         total=len(jobs),
