@@ -277,3 +277,10 @@ def test_config_errors() -> None:
         ImageDataset([], output="tokens")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="persistent_workers"):
         build_loader(ImageDataset([]), persistent_workers=True)
+
+
+def test_empty_source_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "notes.txt").write_text("no images here")
+    with pytest.raises(ConfigError, match=r"no image files.*1 files without an image suffix"):
+        preprocess_images(tmp_path / "src", tmp_path / "out", quiet=True)

@@ -201,6 +201,11 @@ def preprocess_images(
     config = config or PreprocessConfig()
     src, out = Path(src), Path(out)
     items, classes, ignored = list_items(src)
+    if not items:
+        raise ConfigError(
+            f"no image files in {str(src)!r} ({len(ignored)} files without an image suffix ignored); "
+            "pass a folder of images, a .csv (path,label) or a list file"
+        )
     root = src if src.is_dir() else src.parent
     mine = list(range(config.shard_index, len(items), config.num_shards))  # global indices of this part
     chunks = [mine[j : j + config.shard_size] for j in range(0, len(mine), config.shard_size)]
