@@ -171,3 +171,16 @@ def test_fast_path_is_bit_exact_for_any_bit_pattern() -> None:
     assert torch.equal(patchify(view, 16), patchify(view, 16, impl="reference"))
     odd = torch.randint(0, 256, (1, 3, 12, 12), dtype=torch.uint8)  # P=3: no wide word fits
     assert torch.equal(patchify(odd, 3), patchify(odd, 3, impl="reference"))
+
+
+@pytest.mark.gpu
+def test_patchify_and_patch_embed_on_cuda() -> None:
+    x = torch.randint(0, 256, (4, 3, 224, 224), dtype=torch.uint8, device="cuda")
+    tokens = patchify(x)
+    assert tokens.device.type == "cuda"
+    assert torch.equal(tokens.cpu(), patchify(x.cpu()))
+    assert torch.equal(unpatchify(tokens, 16, (224, 224)), x)
+    conv, embed = _conv_pair()
+    conv, embed = conv.cuda(), embed.cuda()
+    images = torch.randn(2, 3, 64, 64, device="cuda")
+    torch.testing.assert_close(embed(images), conv(images).flatten(2).transpose(1, 2), rtol=1e-4, atol=1e-4)
