@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tokenloom import cli
 from tokenloom.errors import ConfigError, CorpusError
 from tokenloom.text._hf_build import BYTE_PIECES
-from tokenloom.text._stream import split_long
+from tokenloom.text._stream import LineStream, split_long
 from tokenloom.text.sources import resolve_inputs
 from tokenloom.text.tokenizer import load_tokenizer
 from tokenloom.text.train import TrainerConfig, train_tokenizer
@@ -190,6 +190,19 @@ def test_iterable_of_texts_is_streamed(default_corpus: Path) -> None:
     tok = train_tokenizer(lines, engine="hf", vocab_size=1200, heldout=0)
     assert tok.record["corpus"]["files"] == 0 and tok.record["corpus"]["train_lines"] == 144
     assert tok.decode(tok.encode("weaver ∑ \x00")) == "weaver ∑ \x00"
+
+
+def test_stream_is_lazy() -> None:
+    consumed: list[int] = []
+
+    def texts():  # type: ignore[no-untyped-def]
+        for i in range(1000):
+            consumed.append(i)
+            yield f"line {i}"
+
+    lines = iter(LineStream(texts()))
+    assert next(lines) == "line 0"
+    assert consumed == [0]  # one item pulled for one line: nothing is read ahead into a list
 
 
 @pytest.mark.parametrize("engine", ["hf", "sentencepiece"])
