@@ -292,3 +292,14 @@ def test_normalization_is_visible(
         assert tok.is_lossless(text) == (expected == text)
     saved = tok.save(tmp_path / "n")  # the export (Precompiled charsmap or NFC/NFKC) verifies on the sample
     assert load_tokenizer(saved).encode("ﬁne e\u0301") == tok.encode("ﬁne e\u0301")
+
+
+def test_lone_surrogate_gets_a_clear_error(trained: Tokenizer) -> None:
+    for call in (
+        trained.encode,
+        trained.tokens,
+        trained.encode_with_offsets,
+        lambda t: trained.encode_batch(["ok", t]),
+    ):
+        with pytest.raises(TokenizerError, match="lone surrogate U\\+D800 at index 1"):
+            call("a\ud800b")

@@ -21,11 +21,12 @@ What it does not do: train (``train.py``) or read corpora (``sources.py``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -90,6 +91,28 @@ def _byte_runs_fix(ids: Sequence[int], offsets: Offsets, text: str, byte_ids: fr
     return out
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@contextlib.contextmanager
+def _clear_input_errors(texts: Sequence[str]) -> Iterator[None]:
+    """Engines reject lone surrogates with cryptic binding errors: name the text and index instead."""
+    try:
+        yield
+    except (TypeError, RuntimeError, UnicodeEncodeError):
+        for number, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TokenizerError(f"text #{number} is {type(text).__name__}, not str") from None
+            bad = _SURROGATE.search(text)
+            if bad:
+                raise TokenizerError(
+                    f"text #{number} has a lone surrogate U+{ord(bad.group()):04X} at index {bad.start()}, which "
+                    "is not Unicode text and cannot be encoded as UTF-8; decode your input with "
+                    "errors='replace' or 'surrogatepass' handling first"
+                ) from None
+        raise
+
+
 class Tokenizer:
     """A trained or loaded tokenizer over the ``hf`` or ``sentencepiece`` engine (see module docstring).
 
@@ -151,16 +174,18 @@ class Tokenizer:
     # ---------------------------------------------------------------- encoding
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` (no BOS/EOS or other post-processing)."""
-        if self.engine == "sentencepiece":
-            return list(self._sp.encode(text))
-        return list(self._hf.encode(text, add_special_tokens=False).ids)
+        with _clear_input_errors([text]):
+            if self.engine == "sentencepiece":
+                return list(self._sp.encode(text))
+            return list(self._hf.encode(text, add_special_tokens=False).ids)
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text, encoded in parallel by the engine."""
         texts = list(texts)
-        if self.engine == "sentencepiece":
-            return [list(ids) for ids in self._sp.encode(texts)] if texts else []
-        return [list(e.ids) for e in self._hf.encode_batch(texts, add_special_tokens=False)]
+        with _clear_input_errors(texts):
+            if self.engine == "sentencepiece":
+                return [list(ids) for ids in self._sp.encode(texts)] if texts else []
+            return [list(e.ids) for e in self._hf.encode_batch(texts, add_special_tokens=False)]
 
     def encode_with_offsets(self, text: str) -> tuple[list[int], Offsets]:
         """Ids and per-token ``[start, end)`` code-point offsets into ``text`` (see module docstring)."""
@@ -170,12 +195,13 @@ class Tokenizer:
         """:meth:`encode_with_offsets` for many texts."""
         texts = list(texts)
         out: list[tuple[list[int], Offsets]] = []
-        if self.engine == "sentencepiece":
-            raw = [self._sp.encode(t, out_type="offset_mapping") for t in texts]
-            pairs = [(list(r["ids"]), [tuple(o) for o in r["offsets"]]) for r in raw]
-        else:
-            encs = self._hf.encode_batch(texts, add_special_tokens=False)
-            pairs = [(list(e.ids), [tuple(o) for o in e.offsets]) for e in encs]
+        with _clear_input_errors(texts):
+            if self.engine == "sentencepiece":
+                raw = [self._sp.encode(t, out_type="offset_mapping") for t in texts]
+                pairs = [(list(r["ids"]), [tuple(o) for o in r["offsets"]]) for r in raw]
+            else:
+                encs = self._hf.encode_batch(texts, add_special_tokens=False)
+                pairs = [(list(e.ids), [tuple(o) for o in e.offsets]) for e in encs]
         for text, (ids, offsets) in zip(texts, pairs, strict=True):
             if self.byte_fallback_ids:
                 offsets = _byte_runs_fix(ids, offsets, text, self.byte_fallback_ids)
@@ -194,9 +220,10 @@ class Tokenizer:
 
     def tokens(self, text: str) -> list[str]:
         """The token strings (pieces) of ``text``."""
-        if self.engine == "sentencepiece":
-            return list(self._sp.encode(text, out_type=str))
-        return list(self._hf.encode(text, add_special_tokens=False).tokens)
+        with _clear_input_errors([text]):
+            if self.engine == "sentencepiece":
+                return list(self._sp.encode(text, out_type=str))
+            return list(self._hf.encode(text, add_special_tokens=False).tokens)
 
     def normalize(self, text: str) -> str:
         """``text`` after the tokenizer's normalization (NFC/NFKC/the model's rule), spaces kept as spaces.
