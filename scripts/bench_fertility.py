@@ -114,7 +114,11 @@ def _child(args: argparse.Namespace) -> int:
     sampler.stop.set()
     sampler.join()
     peak = max(sampler.peak, _rss_mb())
-    result = {"languages": len(files), "rows": len(df), "base_mb": base, "peak_mb": peak, "traced_mb": traced}
+    per_part = df[df.slice_kind.isin(["language", "transliterated"])].groupby("slice")["tokens"].sum()
+    result = {
+        "languages": len(files), "rows": len(df), "base_mb": base, "peak_mb": peak, "traced_mb": traced,
+        "largest": f"{per_part.idxmax()} ({per_part.max():,})",
+    }  # fmt: skip
     print(json.dumps(result))
     return 0
 
@@ -131,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repeat", type=int, default=2, help="interleaved repeats of the timed runs (best kept)"
     )
+    parser.add_argument("--memory-only", action="store_true", help="skip the timed runs")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
@@ -182,27 +187,30 @@ def main(argv: list[str] | None = None) -> int:
         "report, full (with transliterated slices)": lambda: report(True),
     }
     timings: dict[str, float] = {}
-    for _ in range(args.repeat):  # interleaved repeats; the best of each is kept (the machine is shared)
+    for _ in range(
+        args.repeat if not args.memory_only else 0
+    ):  # interleaved repeats; the best of each is kept (the machine is shared)
         for label, func in runs.items():
             start = time.perf_counter()
             func()
             timings[label] = min(timings.get(label, math.inf), time.perf_counter() - start)
     texts.clear()  # free the corpus before the memory runs
-    raw_seconds = timings.pop("raw engines' batch encoding")
-    print(f"| run (2 tokenizers, whole corpus; best of {args.repeat}) | seconds | ratio vs raw |")
-    print("|---|---:|---:|")
-    print(f"| raw engines' batch encoding | {raw_seconds:.2f} | 1.00 |")
-    for label, seconds in timings.items():
-        print(f"| {label} | {seconds:.2f} | {seconds / raw_seconds:.2f} |")
-    print("\n(report token counts == raw engine token counts for every tokenizer and language: checked)")
+    if not args.memory_only:
+        raw_seconds = timings.pop("raw engines' batch encoding")
+        print(f"| run (2 tokenizers, whole corpus; best of {args.repeat}) | seconds | ratio vs raw |")
+        print("|---|---:|---:|")
+        print(f"| raw engines' batch encoding | {raw_seconds:.2f} | 1.00 |")
+        for label, seconds in timings.items():
+            print(f"| {label} | {seconds:.2f} | {seconds / raw_seconds:.2f} |")
+        print("\n(report token counts == raw engine token counts for every tokenizer and language: checked)")
 
     counts = [int(c) for c in args.memory.split(",") if c.strip()]
     if counts:
         print(
             "\n| languages | texts | rows | RSS before (MiB) | peak RSS during (MiB) | increase (MiB) "
-            "| peak Python-allocated (MiB, tracemalloc) |"
+            "| peak Python-allocated (MiB, tracemalloc) | largest part (tokens, all tokenizers) |"
         )
-        print("|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---:|---:|---:|---:|---:|---:|---:|---|")
         for count in counts:
             cmd = [sys.executable, __file__, "--child", str(count), "--corpus", str(args.corpus)]
             for p in args.tokenizer:
@@ -215,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             r = json.loads(out)
             print(
                 f"| {r['languages']} | {r['languages'] * 1012:,} | {r['rows']} | {r['base_mb']:.0f} | "
-                f"{r['peak_mb']:.0f} | {r['peak_mb'] - r['base_mb']:.0f} | {r['traced_mb']:.1f} |"
+                f"{r['peak_mb']:.0f} | {r['peak_mb'] - r['base_mb']:.0f} | {r['traced_mb']:.1f} | {r['largest']} |"
             )
     if tmp is not None:
         tmp.cleanup()
