@@ -1,9 +1,10 @@
 """Fertility and multilingual slice reports: metrics, slices, the report table, its writers and charts.
 
 Submodules: ``metrics`` (pure per-text counts and per-slice aggregates), ``slices`` (which slices a text
-belongs to; generated transliterations), ``report`` (``fertility_report``, ``fertility_by_source``,
-writers), ``plots`` (matplotlib charts). Names are imported lazily: ``import tokenloom.fertility`` pulls in
-neither numpy, pandas nor matplotlib, and nothing here ever imports torch.
+belongs to; generated transliterations), ``encoding`` (engine and reference encoding paths), ``report``
+(``fertility_report``, ``fertility_by_source``), ``writers`` (CSV / Markdown / HTML / terminal table),
+``plots`` (matplotlib charts). Names are imported lazily: ``import tokenloom.fertility`` pulls in neither
+numpy, pandas nor matplotlib, and nothing here ever imports torch.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ _LAZY: dict[str, str] = {
     "fertility_report": "tokenloom.fertility.report",
     "fertility_by_source": "tokenloom.fertility.report",
     "ReportConfig": "tokenloom.fertility.report",
-    "write_report": "tokenloom.fertility.report",
+    "write_report": "tokenloom.fertility.writers",
     "REPORT_COLUMNS": "tokenloom.fertility.report",
 }
 

@@ -1,27 +1,28 @@
-"""``fertility_report``: one tidy table of tokenizer × slice metrics, and its CSV / Markdown / HTML writers.
+"""``fertility_report``: one tidy table of tokenizer × slice metrics (and ``fertility_by_source``).
 
 What it does: loads tokenizers (objects, our folders, any ``tokenizer.json`` or sentencepiece ``.model``)
 and a corpus (paths or a :class:`~tokenloom.text.corpus.Corpus`), then streams the corpus **part by part**
 (one language file at a time): it segments the part's words once (ICU by default), and for each tokenizer
-encodes the part with offsets, reduces the token ids to per-text counts (:func:`metrics.count_batch`) and a
-token-id histogram, and drops them before the next part. So at most one part's token ids are held per
-tokenizer: memory is flat in the number of languages. The pivot part is processed first so that every
-later part's premium can be computed on the fly from the pivot's per-sentence token counts.
+encodes the part with offsets (:mod:`tokenloom.fertility.encoding`, in a background thread while words are
+segmented), reduces the token ids to per-text counts (:func:`metrics.count_flat`) and a token-id histogram,
+and drops them before the next part. So at most one part's token ids are held per tokenizer: memory does
+not grow with the number of languages. The pivot part is processed first so that every later part's
+premium is computed on the fly from the pivot's per-sentence token counts; a slice is finished (intervals,
+median, Rényi efficiency) as soon as no later part can add to it.
 
 Intervals are percentile bootstrap intervals over texts, **stratified by part** (texts are resampled within
 each language file, keeping the corpus composition fixed), computed as resampling weights × per-text values
 (:func:`metrics.bootstrap_weights`), summed across the parts that make up a slice. Deterministic (seeded).
 
 One row per tokenizer × slice (``REPORT_COLUMNS`` are the cross-area contract; ``EXTRA_COLUMNS`` follow).
-Writers (:func:`write_report`): ``report.csv``, ``report.md``, a self-contained ``report.html`` with the charts
-embedded as base64 PNGs, and the PNGs beside it; each file written atomically.
-What it does not do: draw charts (``plots``), decide slices (``slices``), define metrics (``metrics``).
+The writers (``write_report``, ``to_markdown``, ``format_table``) live in :mod:`tokenloom.fertility.writers`
+and are re-exported here. What it does not do: write files, draw charts (``plots``), decide slices
+(``slices``), define metrics (``metrics``).
 """
 
 from __future__ import annotations
 
 import functools
-import html
 import logging
 import math
 import os
@@ -29,7 +30,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -39,6 +39,7 @@ from tokenloom.errors import ConfigError
 from tokenloom.fertility import metrics
 from tokenloom.fertility.encoding import EncodedBatch, EncodePath, encode_part, engine_of
 from tokenloom.fertility.slices import Membership, SliceConfig, SliceKey, memberships, translit_part
+from tokenloom.fertility.writers import format_table, to_markdown, write_report
 from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
 from tokenloom.text.unicode import Segmenter, SegmenterName, get_segmenter
 
@@ -480,131 +481,3 @@ def fertility_by_source(tokenizer: Any, records: Iterable[tuple[str, str]], *, n
         (df["slice_kind"] == "language") & (df["lang"] != "und")
     )
     return df[keep].reset_index(drop=True)
-
-
-# ---------------------------------------------------------------- writers
-
-_TABLE_COLUMNS = (
-    ("slice_kind", "kind", "{}"), ("slice", "slice", "{}"), ("texts", "texts", "{:d}"),
-    ("fertility", "fertility", "{:.3f}"), ("fertility_lo", "lo", "{:.3f}"), ("fertility_hi", "hi", "{:.3f}"),
-    ("continued_words", "cont.", "{:.1%}"), ("chars_per_token", "chars/tok", "{:.2f}"),
-    ("bytes_per_token", "bytes/tok", "{:.2f}"), ("byte_fallback_rate", "fallback", "{:.2%}"),
-    ("roundtrip_exact_rate", "roundtrip", "{:.1%}"), ("premium_mean", "premium", "{:.3f}"),
-    ("premium_median", "median", "{:.3f}"), ("premium_lo", "p_lo", "{:.3f}"), ("premium_hi", "p_hi", "{:.3f}"),
-    ("rel_attention_work", "attn work", "{:.2f}"), ("renyi_efficiency", "rényi", "{:.3f}"),
-)  # fmt: skip
-
-
-def _fmt(value: Any, spec: str) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    try:
-        return spec.format(value)
-    except (ValueError, TypeError):
-        return str(value)
-
-
-def to_markdown(df: Any) -> str:
-    """The report as Markdown: one table per tokenizer, the main columns, intervals beside estimates."""
-    lines = []
-    for name, group in df.groupby("tokenizer", sort=False):
-        lines += [f"### {name}", ""]
-        lines.append("| " + " | ".join(h for _, h, _ in _TABLE_COLUMNS) + " |")
-        lines.append("|" + "|".join("---" if i < 2 else "---:" for i in range(len(_TABLE_COLUMNS))) + "|")
-        for row in group.itertuples(index=False):
-            cells = [_fmt(getattr(row, col), spec) for col, _, spec in _TABLE_COLUMNS]
-            lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def format_table(df: Any, *, kinds: Sequence[str] = _KIND_ORDER, max_rows: int | None = None) -> str:
-    """A compact terminal table: one line per slice, fertility and premium per tokenizer side by side."""
-    names = list(dict.fromkeys(df["tokenizer"]))
-    sub = df[df["slice_kind"].isin(list(kinds))]
-    slices = list(dict.fromkeys(zip(sub["slice_kind"], sub["slice"], strict=True)))
-    if max_rows is not None:
-        slices = slices[:max_rows]
-    index = {(r.tokenizer, r.slice_kind, r.slice): r for r in sub.itertuples(index=False)}
-    width = max([len(s) for _, s in slices] + [5])
-    head1 = f"{'kind':<14} {'slice':<{width}} {'texts':>6}"
-    head2 = " " * len(head1)
-    for name in names:
-        cell = f" | {'fert':>6} {'[95% CI]':>15} {'prem':>6} {'c/tok':>5} {'fb%':>5}"
-        head1 += f" | {name[: len(cell) - 3]:<{len(cell) - 3}}"
-        head2 += cell
-    out = [head1, head2, "-" * len(head2)]
-    for kind, label in slices:
-        first = next(index[(n, kind, label)] for n in names if (n, kind, label) in index)
-        line = f"{kind:<14} {label:<{width}} {first.texts:>6}"
-        for name in names:
-            r = index.get((name, kind, label))
-            if r is None:
-                line += " | " + " " * 41
-                continue
-            ci = f"[{_fmt(r.fertility_lo, '{:.2f}')}, {_fmt(r.fertility_hi, '{:.2f}')}]"
-            line += (
-                f" | {_fmt(r.fertility, '{:.3f}'):>6} {ci:>15} {_fmt(r.premium_mean, '{:.2f}'):>6}"
-                f" {_fmt(r.chars_per_token, '{:.2f}'):>5} {_fmt(100 * r.byte_fallback_rate, '{:.1f}'):>5}"
-            )
-        out.append(line)
-    return "\n".join(out)
-
-
-def _html(df: Any, images: Mapping[str, bytes], title: str) -> str:
-    import base64
-
-    css = (
-        "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;font-size:13px}"
-        "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#f3f3f3}"
-        "td:nth-child(-n+2){text-align:left}img{max-width:100%;border:1px solid #eee;margin:1em 0}"
-    )
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"]
-    parts.append(f"<style>{css}</style></head><body><h1>{html.escape(title)}</h1>")
-    meta = (
-        f"pivot: <b>{html.escape(str(df.attrs.get('pivot', '')))}</b> · word segmenter: "
-        f"<b>{html.escape(str(df.attrs.get('segmenter', '')))}</b> · tokenizers: "
-        f"{html.escape(', '.join(dict.fromkeys(df['tokenizer'])))}"
-    )
-    if df.attrs.get("replaced"):
-        meta += f" · <b>{df.attrs['replaced']}</b> invalid UTF-8 sequences replaced by U+FFFD"
-    parts.append(f"<p>{meta}</p>")
-    for name, png in images.items():
-        data = base64.b64encode(png).decode("ascii")
-        parts.append(
-            f"<h2>{html.escape(name)}</h2><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>"
-        )
-    for name, group in df.groupby("tokenizer", sort=False):
-        parts.append(f"<h2>{html.escape(str(name))}</h2><table><tr>")
-        parts.append("".join(f"<th>{html.escape(h)}</th>" for _, h, _ in _TABLE_COLUMNS) + "</tr>")
-        for row in group.itertuples(index=False):
-            cells = "".join(f"<td>{html.escape(_fmt(getattr(row, c), s))}</td>" for c, _, s in _TABLE_COLUMNS)
-            parts.append(f"<tr>{cells}</tr>")
-        parts.append("</table>")
-    parts.append(
-        "<p>Full numbers: report.csv. Fertility = tokens / ICU words (Rust et al. 2021); premium = tokens / pivot tokens on the same sentence (Petrov et al. 2023); Rényi efficiency α=2.5 (Zouhar et al. 2023).</p>"
-    )
-    parts.append("</body></html>")
-    return "\n".join(parts)
-
-
-def write_report(
-    df: Any, out: str | os.PathLike[str], *, title: str = "tokenloom fertility report"
-) -> dict[str, Path]:
-    """Write report.csv, report.md, report.html (charts embedded) and the chart PNGs into ``out``.
-
-    Each file is written atomically; returns ``{kind: path}``.
-    """
-    from tokenloom._atomic import atomic_write
-    from tokenloom.fertility import plots
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    written: dict[str, Path] = {}
-    written["csv"] = atomic_write(out / "report.csv", df.to_csv(index=False))
-    written["md"] = atomic_write(out / "report.md", f"# {title}\n\n" + to_markdown(df))
-    images = plots.render_all(df)
-    for name, png in images.items():
-        written[name] = atomic_write(out / f"{name}.png", png)
-    written["html"] = atomic_write(out / "report.html", _html(df, images, title))
-    return written
