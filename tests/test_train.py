@@ -307,6 +307,10 @@ def test_vocab_too_small_says_the_minimum(default_corpus: Path) -> None:
         train_tokenizer(default_corpus, engine="sentencepiece", vocab_size=400)
     with pytest.raises(ConfigError, match=r"too small for this corpus.*raise vocab_size to at least \d+"):
         train_tokenizer(default_corpus, engine="hf", vocab_size=400)
+    with pytest.raises(
+        ConfigError, match=r"HF's unigram trainer.*\(633 here.*raise vocab_size to at least 894"
+    ):
+        train_tokenizer(default_corpus, engine="hf", algorithm="unigram", vocab_size=800, heldout=0)
     with pytest.raises(ConfigError, match="too large for this corpus"):
         train_tokenizer(default_corpus, engine="sentencepiece", algorithm="unigram", vocab_size=60000)
 

@@ -180,6 +180,24 @@ def _batches(lines: Any, size: int = 1000) -> Iterator[list[str]]:
         yield batch
 
 
+def _alphabet_too_large(stream: LineStream, cfg: TrainerConfig) -> ConfigError:
+    """HF's UnigramTrainer needs a piece for every distinct character: say how many (files are re-read)."""
+    from tokenloom.text.sources import iter_lines
+
+    chars = set(cfg.required_chars)
+    for path in stream.files:
+        for line in iter_lines(path, errors="replace"):
+            chars.update(line)
+    fixed = len(cfg.resolved_special_tokens) + (256 if cfg.byte_fallback else 0)
+    need = f"at least {fixed + len(chars) + 1}" if stream.files else "more"
+    return ConfigError(
+        f"vocab_size={cfg.vocab_size} is too small for this corpus: HF's unigram trainer keeps every distinct "
+        f"character as a piece ({len(chars)} here, when read from files) besides {fixed} special and byte pieces; "
+        f"raise vocab_size to {need}, or use the sentencepiece engine, whose character_coverage leaves rare "
+        "characters to byte fallback"
+    )
+
+
 def train_hf(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenizer:
     from tokenizers import Tokenizer as HFTokenizer
     from tokenizers import models, normalizers, pre_tokenizers, trainers
@@ -221,6 +239,8 @@ def train_hf(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenize
             raise guard.error from None
         if isinstance(exc, KeyboardInterrupt | SystemExit):
             raise
+        if "not large enough to contain all chars" in str(exc):
+            raise _alphabet_too_large(stream, cfg) from None
         raise CorpusError(f"tokenizers training failed: {str(exc).strip()[:300]}") from None
     if guard.error is not None:
         raise guard.error
