@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 NAME = "train"
 HELP = "train a BPE or unigram tokenizer (HF tokenizers or sentencepiece) with byte fallback"
@@ -100,6 +101,24 @@ def _sample_line(inputs: list[str]) -> str:
     return "Hello, world!"
 
 
+def _fertility_lines(table: Any, out: Path, top: int = 5) -> list[str]:
+    """The top rows (highest tokens per word) of the held-out fertility table, per script."""
+    if table is None or table.empty:
+        return []
+    rows = table[table["slice_kind"] == "script"].sort_values("fertility", ascending=False).head(top)
+    lines = [
+        f"  fertility      {out / 'fertility.csv'} (held-out lines; top {len(rows)} scripts by tokens/word)"
+    ]
+    lines.append(
+        f"    {'script':<8} {'texts':>5} {'tokens/word':>11} {'chars/token':>11} {'byte fallback':>13}"
+    )
+    for r in rows.itertuples():
+        lines.append(
+            f"    {r.slice:<8} {r.texts:>5} {r.fertility:>11.2f} {r.chars_per_token:>11.2f} {r.byte_fallback_rate:>13.1%}"
+        )
+    return lines
+
+
 def _summary(tok: object, out: Path, inputs: list[str]) -> None:
     record = tok.record  # type: ignore[attr-defined]
     corpus, training = record["corpus"], record["training"]
@@ -125,8 +144,7 @@ def _summary(tok: object, out: Path, inputs: list[str]) -> None:
         lines.append(
             f"  export         tokenizer.json identical to tokenizer.model on {record['export']['verified_texts']} texts"
         )
-    if (out / "fertility.csv").is_file():
-        lines.append(f"  fertility      {out / 'fertility.csv'} (held-out lines)")
+    lines += _fertility_lines(getattr(tok, "fertility", None), out)
     shown = " ".join(pieces[:24]) + (" ..." if len(pieces) > 24 else "")
     lossless = tok.is_lossless(sample)  # type: ignore[attr-defined]
     lines += [

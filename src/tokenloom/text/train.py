@@ -182,7 +182,7 @@ def train_tokenizer(
 
     The keyword arguments are :class:`TrainerConfig` fields; pass ``config=`` instead to give them all at once.
     The returned :class:`Tokenizer` carries ``record`` (config, corpus statistics, versions, timing) and, when
-    ``heldout > 0`` and the fertility module is present, ``fertility`` (a pandas DataFrame written as
+    ``heldout > 0`` and lines were held out, ``fertility`` (a pandas DataFrame written as
     ``fertility.csv`` by ``save``). Progress bars are drawn on a terminal unless ``quiet``.
     """
     cfg = config or TrainerConfig(
@@ -241,12 +241,9 @@ def train_tokenizer(
 
 
 def _heldout_fertility(tok: Tokenizer, stream: LineStream) -> Any:
-    """The fertility engineer's per-source table on the held-out lines (None when unavailable)."""
+    """Per-script (and per-language) fertility of the held-out lines; None when none were held out."""
     if not stream.heldout_records:
         return None
-    try:
-        from tokenloom.fertility.report import fertility_by_source
-    except ImportError:
-        log.info("tokenloom.fertility.report.fertility_by_source is not available; no fertility table")
-        return None
+    from tokenloom.fertility.report import fertility_by_source
+
     return fertility_by_source(tok, stream.heldout_records)
