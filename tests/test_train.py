@@ -6,6 +6,7 @@ import json
 import random
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -336,10 +337,14 @@ def test_cli_trains_and_summarizes(
     out = tmp_path / "tok"
     argv = ["train", str(default_corpus), "--algorithm", "unigram", "--engine", "sentencepiece"]
     argv += ["--vocab-size", "1100", "--special-token", "<unk>", "--special-token", "<mask>", "--quiet"]
-    assert cli.main([*argv, "--out", str(out)]) == 0
+    assert cli.main([*argv, "--heldout", "0.25", "--out", str(out)]) == 0
     summary = capsys.readouterr().out
     for expected in ("vocab size     1100", "bytes read", "MB/s", "-> ", "round trip     exact", "export"):
         assert expected in summary, summary
+    table = pd.read_csv(out / "fertility.csv")
+    worst = table[table["slice_kind"] == "script"].sort_values("fertility", ascending=False).iloc[0]
+    assert "top 5 scripts by tokens/word" in summary
+    assert f"    {worst['slice']:<8} {worst['texts']:>5} {worst['fertility']:>11.2f}" in summary
     assert len(summary.splitlines()) <= 24
     tok = load_tokenizer(out)
     assert (tok.algorithm, tok.engine, tok.vocab_size) == ("unigram", "sentencepiece", 1100)
