@@ -105,6 +105,7 @@ def test_atomic_write_replaces_whole_file(tmp_path) -> None:
     _atomic.atomic_write(target, "old")
     _atomic.atomic_write(target, b"new")
     assert target.read_text() == "new"
+    assert target.stat().st_mode & 0o777 == 0o666 & ~_atomic._umask()  # not mkstemp's 0600
     assert sorted(p.name for p in target.parent.iterdir()) == ["out.txt"]
 
 
@@ -113,6 +114,7 @@ def test_atomic_dir_refuses_existing_and_cleans_up_on_error(tmp_path) -> None:
     with _atomic.atomic_dir(out) as tmp:
         (tmp / "a.txt").write_text("1")
     assert (out / "a.txt").read_text() == "1"
+    assert out.stat().st_mode & 0o777 == 0o777 & ~_atomic._umask()  # not mkdtemp's 0700
     with pytest.raises(errors.ConfigError, match=r"already exists.*--overwrite"), _atomic.atomic_dir(out):
         pass
     with pytest.raises(RuntimeError), _atomic.atomic_dir(out, overwrite=True) as tmp:

@@ -26,6 +26,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str, *, encoding: s
     payload = data.encode(encoding) if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a written file gets the usual mode
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
             f.flush()
@@ -36,6 +37,12 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str, *, encoding: s
             os.unlink(tmp)
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 @contextlib.contextmanager
@@ -52,6 +59,7 @@ def atomic_dir(path: str | os.PathLike[str], *, overwrite: bool = False) -> Iter
         )
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    tmp.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; the finished folder gets the usual mode
     try:
         yield tmp
     except BaseException:
