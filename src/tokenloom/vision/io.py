@@ -81,14 +81,12 @@ class DecodeConfig:
     """How :func:`load_image` decodes; every field has a safe default."""
 
     background: tuple[int, int, int] = (255, 255, 255)  # RGB that transparent pixels are composited onto
-    max_pixels: int | None = (
-        _PIL_DEFAULT_MAX_PIXELS  # refuse larger images (decompression bombs); None: no limit
-    )
+    # refuse images with more pixels (decompression bombs); None: no limit
+    max_pixels: int | None = _PIL_DEFAULT_MAX_PIXELS
     draft: bool = True  # reduced-scale JPEG decode when the caller passes target_size
     exif_transpose: bool = True  # rotate/flip as the EXIF Orientation tag says
-    backend: Backend = (
-        "auto"  # "auto": torchvision decode_jpeg for full-size RGB/L JPEGs; "pil": always Pillow
-    )
+    # "auto": torchvision decode_jpeg for full-size RGB/L JPEGs, Pillow otherwise; "pil": always Pillow
+    backend: Backend = "auto"
 
     def __post_init__(self) -> None:
         bg = self.background

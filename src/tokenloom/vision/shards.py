@@ -56,7 +56,7 @@ REJECT_COLUMNS = ("index", "path", "label", "kind", "reason")
 class PreprocessConfig:
     """Settings of one preprocessing run (all but ``workers`` must match when resuming)."""
 
-    size: int = 224  # output side S (eval transform: resize shorter side to round(S / 0.875), center crop S)
+    size: int = 224  # output side S (eval transform: resize shorter side to floor(S / 0.875), center crop S)
     shard_size: int = 1000  # input items per shard (a shard stores the ok ones among them)
     num_shards: int = 1  # K: number of independent parts the work is split into
     shard_index: int = 0  # I: which part this run does, 0 <= I < K

@@ -1,7 +1,7 @@
 """Train / eval image transforms on uint8 tensors (torchvision.transforms.v2), normalizing only at the end.
 
-* eval: resize the shorter side to ``resize_size`` (default ``round(size / crop_pct)`` = 256 for 224),
-  center crop ``size``;
+* eval: resize the shorter side to ``resize_size`` (default ``floor(size / crop_pct)``, 256 for 224, as in
+  timm), center crop ``size``;
 * train: ``RandomResizedCrop(size, scale=(0.08, 1), ratio=(3/4, 4/3))``, horizontal flip with probability
   ``hflip``, optional RandAugment or TrivialAugmentWide;
 * none (:func:`plain_transform`): no geometry, for images already at their size (preprocessed shards);
@@ -23,6 +23,7 @@ Shape legend: ``C`` channels (3), ``H, W`` input size, ``S`` output side (``size
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -59,7 +60,7 @@ class TransformConfig:
 
     size: int = 224  # output side S (square crop)
     crop_pct: float = 0.875  # eval: size / resize_size (the ImageNet convention 224/256)
-    resize_size: int | None = None  # eval: shorter side before the center crop; None: round(size / crop_pct)
+    resize_size: int | None = None  # eval: shorter side before the center crop; None: floor(size / crop_pct)
     scale: tuple[float, float] = (0.08, 1.0)  # train: RandomResizedCrop area fraction range
     ratio: tuple[float, float] = (3 / 4, 4 / 3)  # train: RandomResizedCrop aspect-ratio range
     hflip: float = 0.5  # train: probability of a horizontal flip
@@ -107,7 +108,7 @@ class TransformConfig:
     @property
     def eval_resize(self) -> int:
         """The shorter side eval resizes to before cropping."""
-        return self.resize_size if self.resize_size is not None else round(self.size / self.crop_pct)
+        return self.resize_size if self.resize_size is not None else math.floor(self.size / self.crop_pct)
 
 
 def normalize_reference(
