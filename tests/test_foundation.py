@@ -69,10 +69,22 @@ def test_no_command_prints_help_and_fails(capsys: pytest.CaptureFixture[str]) ->
     assert "commands" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_demo_runs_and_says_what_it_did(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["demo", "--quiet", "--out", str(tmp_path / "demo")]) == 0
+    out_dir = tmp_path / "demo"
+    for _ in range(2):  # the Quickstart command can be repeated: the demo replaces its own outputs
+        assert cli.main(["demo", "--quiet", "--out", str(out_dir)]) == 0
     out = capsys.readouterr().out
-    assert "eng_Latn" in out and "zho_Hans" in out
+    assert "decoded back exactly (byte fallback)" in out
+    for lang in ("eng_Latn", "zho_Hans", "tha_Thai"):
+        assert f"language       {lang}     12 |" in out
+    assert "   eng_Latn      1.00   4096        1.00       1.00            1.00" in out  # the pivot costs ×1
+    assert "-> (3, " in out and "+ class token -> (1, 197, 96)" in out
+    assert {"report.csv", "report.md", "report.html"} <= {p.name for p in (out_dir / "report").iterdir()}
+    from tokenloom.text.tokenizer import load_tokenizer
+
+    tok = load_tokenizer(out_dir / "tokenizer")
+    assert tok.decode(tok.encode("Der Weber saß am Fenster.")) == "Der Weber saß am Fenster."
 
 
 @pytest.mark.parametrize(
