@@ -1,6 +1,7 @@
 """Atomic outputs: a reader sees the old file (or folder) or the new one, never half of one.
 
-``atomic_write`` writes to a temporary name in the destination folder and renames it over the target;
+``atomic_write`` (and ``atomic_open``, for writers that stream) write to a temporary name in the destination
+folder and rename it over the target;
 ``atomic_dir`` builds a whole folder under a temporary name and renames it into place at the end,
 refusing to replace an existing folder unless ``overwrite=True``. This module does no other I/O.
 """
@@ -13,22 +14,23 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from tokenloom.errors import ConfigError
 
-__all__ = ["atomic_dir", "atomic_write"]
+__all__ = ["atomic_dir", "atomic_open", "atomic_write"]
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes | str, *, encoding: str = "utf-8") -> Path:
-    """Write ``data`` to ``path`` atomically (temp file in the same folder, fsync, rename)."""
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """A binary file to write ``path`` through: temp file in the same folder, fsync, rename on success."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = data.encode(encoding) if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a written file gets the usual mode
         with os.fdopen(fd, "wb") as f:
-            f.write(payload)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -36,7 +38,13 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str, *, encoding: s
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    return path
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes | str, *, encoding: str = "utf-8") -> Path:
+    """Write ``data`` to ``path`` atomically (see :func:`atomic_open`)."""
+    with atomic_open(path) as f:
+        f.write(data.encode(encoding) if isinstance(data, str) else data)
+    return Path(path)
 
 
 def _umask() -> int:

@@ -24,14 +24,12 @@ This module does not augment images (train transforms apply when reading shards)
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import hashlib
 import io
 import json
 import logging
 import os
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -39,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tokenloom._atomic import atomic_write
+from tokenloom._atomic import atomic_open, atomic_write
 from tokenloom._progress import progress
 from tokenloom.errors import ConfigError, ImageDecodeError
 
@@ -159,17 +157,8 @@ def _map_jobs(jobs: Sequence[tuple[int, str]], workers: int, size: int) -> Itera
 def _atomic_npy(path: Path, array: Any) -> None:
     import numpy as np
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, array, allow_pickle=False)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with atomic_open(path) as f:
+        np.save(f, array, allow_pickle=False)
 
 
 def _csv_text(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
