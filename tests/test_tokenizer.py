@@ -120,6 +120,55 @@ def test_batch_matches_single(trained: Tokenizer, corpus_lines: list[str]) -> No
     assert trained.encode_batch([]) == []
 
 
+def _byte_runs_fix_per_token(ids: list[int], offsets: list, text: str, byte_ids: frozenset[int]) -> list:
+    """The original per-token loop (an independent oracle for the run-by-run ``_byte_runs_fix``)."""
+    out = list(offsets)
+    i = 0
+    while i < len(ids):
+        if ids[i] not in byte_ids:
+            i += 1
+            continue
+        j = i
+        while j < len(ids) and ids[j] in byte_ids:
+            j += 1
+        start, end = min(s for s, _ in offsets[i:j]), max(e for _, e in offsets[i:j])
+        lengths = [len(ch.encode("utf-8")) for ch in text[start:end]]
+        if sum(lengths) == j - i:
+            out[i:j] = [(p, p + 1) for p, n in enumerate(lengths, start=start) for _ in range(n)]
+        else:
+            out[i:j] = [(start, end)] * (j - i)
+        i = j
+    return out
+
+
+def test_batch_offsets_equal_per_text_engine_calls(trained: Tokenizer, corpus_lines: list[str]) -> None:
+    """The batch engine call (sentencepiece: one ``encode(list)``) and the run-by-run byte fix give what the
+    engine gives text by text, fixed token by token."""
+    texts = corpus_lines[:60] + EDGE_CASES + ["\u13a3\u13b3 \U0001e900 mixed \u13a9x", "é\u0301\u13a3\u13a3"]
+    got = trained.encode_batch_with_offsets(texts)
+    handle = trained.engine_handle()
+    for text, (ids, offsets) in zip(texts, got, strict=True):
+        if trained.engine == "sentencepiece":
+            raw = handle.encode(text, out_type="offset_mapping")
+            want_ids, want_offsets = list(raw["ids"]), [tuple(o) for o in raw["offsets"]]
+        else:
+            enc = handle.encode(text, add_special_tokens=False)
+            want_ids, want_offsets = list(enc.ids), [tuple(o) for o in enc.offsets]
+        want = _byte_runs_fix_per_token(want_ids, want_offsets, text, trained.byte_fallback_ids)
+        assert (ids, offsets) == (want_ids, want), text
+    assert any(set(ids) & trained.byte_fallback_ids for ids, _ in got)  # byte runs were exercised
+
+
+def test_decode_batch_matches_decode(trained: Tokenizer, corpus_lines: list[str]) -> None:
+    texts = corpus_lines[:40] + EDGE_CASES
+    batch = trained.encode_batch(texts)
+    assert trained.decode_batch(batch) == [trained.decode(ids) for ids in batch]
+    assert trained.decode_batch([]) == []
+    assert trained.decode_batch([[]]) == [""]
+    with pytest.raises(TokenizerError, match=f"token id {VOCAB} is out of range"):
+        trained.decode_batch([[5], [5, VOCAB]])
+
+
 def test_merges_stay_inside_words(trained: Tokenizer, corpus_lines: list[str]) -> None:
     for line in corpus_lines[:50]:
         for token in trained.tokens(line):

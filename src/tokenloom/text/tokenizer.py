@@ -66,16 +66,21 @@ def _panic_safe(what: str, func: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def _byte_runs_fix(ids: Sequence[int], offsets: Offsets, text: str, byte_ids: frozenset[int]) -> Offsets:
-    """Give every byte piece the span of the one character its byte belongs to (engines differ here)."""
+    """Give every byte piece the span of the one character its byte belongs to (engines differ here).
+
+    A text without byte pieces (``isdisjoint`` runs in C) is returned as is; otherwise only the byte pieces'
+    positions are visited, run by run.
+    """
     out = list(offsets)
-    i = 0
-    while i < len(ids):
-        if ids[i] not in byte_ids:
-            i += 1
-            continue
-        j = i
-        while j < len(ids) and ids[j] in byte_ids:
+    if byte_ids.isdisjoint(ids):
+        return out
+    where = [k for k, i in enumerate(ids) if i in byte_ids]  # positions of byte pieces, in order
+    r = 0
+    while r < len(where):
+        i = j = where[r]
+        while r < len(where) and where[r] == j:  # a run: consecutive byte pieces [i, j)
             j += 1
+            r += 1
         start = min(s for s, _ in offsets[i:j])
         end = max(e for _, e in offsets[i:j])
         lengths = [len(ch.encode("utf-8")) for ch in text[start:end]]
@@ -87,7 +92,6 @@ def _byte_runs_fix(ids: Sequence[int], offsets: Offsets, text: str, byte_ids: fr
                     k += 1
         else:  # normalization changed the text: every piece of the run gets the run's span
             out[i:j] = [(start, end)] * (j - i)
-        i = j
     return out
 
 
@@ -197,7 +201,7 @@ class Tokenizer:
         out: list[tuple[list[int], Offsets]] = []
         with _clear_input_errors(texts):
             if self.engine == "sentencepiece":
-                raw = [self._sp.encode(t, out_type="offset_mapping") for t in texts]
+                raw = self._sp.encode(texts, out_type="offset_mapping") if texts else []  # one batch call
                 pairs = [(list(r["ids"]), [tuple(o) for o in r["offsets"]]) for r in raw]
             else:
                 encs = self._hf.encode_batch(texts, add_special_tokens=False)
@@ -217,6 +221,24 @@ class Tokenizer:
         if self.engine == "sentencepiece":
             return str(self._sp.decode(ids))
         return str(self._hf.decode(ids))
+
+    def decode_batch(self, batch: Sequence[Sequence[int]]) -> list[str]:
+        """:meth:`decode` of each id sequence, in one engine call (the same strings as ``decode`` one by one)."""
+        lists = [list(map(int, ids)) for ids in batch]
+        for ids in lists:
+            if ids and (min(ids) < 0 or max(ids) >= self.vocab_size):
+                bad = next(i for i in ids if not 0 <= i < self.vocab_size)
+                raise TokenizerError(f"token id {bad} is out of range for vocabulary size {self.vocab_size}")
+        if not lists:
+            return []
+        if self.engine == "sentencepiece":
+            return [str(t) for t in self._sp.decode(lists)]
+        return [str(t) for t in self._hf.decode_batch(lists)]
+
+    def engine_handle(self) -> Any:
+        """The engine object itself, for native batch calls by fast paths (``tokenloom.fertility.encoding``):
+        the ``SentencePieceProcessor`` for sentencepiece, the ``tokenizers.Tokenizer`` for hf. Read-only use."""
+        return self._sp if self.engine == "sentencepiece" else self._hf
 
     def tokens(self, text: str) -> list[str]:
         """The token strings (pieces) of ``text``."""
