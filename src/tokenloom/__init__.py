@@ -6,8 +6,7 @@ neither torch nor pandas until a name that needs them is used.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tokenloom._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -78,14 +77,4 @@ _LAZY: dict[str, str] = {
 __all__ = ["__version__", *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tokenloom' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # cache: later lookups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)

@@ -6,9 +6,7 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from tokenloom._lazy import lazy_exports
 from tokenloom.encoder.config import PRESETS, EncoderConfig
 
 # public name -> module that defines it (imported lazily: importing this package must not import torch)
@@ -24,14 +22,4 @@ _LAZY: dict[str, str] = {
 __all__ = ["PRESETS", "EncoderConfig", *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tokenloom.encoder' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(__all__) | set(globals()))
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)

@@ -9,8 +9,7 @@ numpy, pandas nor matplotlib, and nothing here ever imports torch.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tokenloom._lazy import lazy_exports
 
 # public name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {
@@ -24,14 +23,4 @@ _LAZY: dict[str, str] = {
 __all__ = list(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tokenloom.fertility' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)

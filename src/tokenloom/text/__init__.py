@@ -7,8 +7,7 @@ Names are imported lazily (like the top-level package), so ``import tokenloom.te
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tokenloom._lazy import lazy_exports
 
 # public name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {
@@ -35,14 +34,4 @@ _LAZY: dict[str, str] = {
 __all__ = list(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tokenloom.text' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)

@@ -13,8 +13,7 @@ Names are imported lazily (torch, torchvision and PIL load on first use):
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tokenloom._lazy import lazy_exports
 
 _LAZY: dict[str, str] = {
     "DecodeConfig": "tokenloom.vision.io",
@@ -37,14 +36,4 @@ _LAZY: dict[str, str] = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tokenloom.vision' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
