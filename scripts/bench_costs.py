@@ -12,7 +12,7 @@ kernel), and prints next to the cost model (``tokenloom.costs``):
 The model counts arithmetic and the bytes a naive implementation materializes, not latency: the ratios show
 how far each path is from it. Run it alone, under the shared lock:
 
-    flock /tmp/tokenloom-bench.lock /work/venv/bin/python scripts/bench_costs.py [--lengths 256,512,...]
+    flock /tmp/tokenloom-bench.lock python scripts/bench_costs.py [--lengths 256,512,...]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ first alternates) so that a slow moment of a shared machine hits both; the table
 best images/s of each, their ratios, and the median of the per-repeat ratios (the verdict; target:
 ours/timm >= 0.95). Run it alone, under the shared lock:
 
-    flock /tmp/tokenloom-bench.lock /work/venv/bin/python scripts/bench_encoder.py
+    flock /tmp/tokenloom-bench.lock python scripts/bench_encoder.py
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Run under the shared lock (ratios only mean something when nothing else runs)::
 
-    flock /tmp/tokenloom-bench.lock /work/venv/bin/python scripts/bench_images.py
+    flock /tmp/tokenloom-bench.lock python scripts/bench_images.py
 
 Measures, on the real JPEGs in ../shared/images/imagenet-sample (or $TOKENLOOM_SHARED), single process,
 one torch thread for every contestant:

@@ -14,7 +14,7 @@ is compared with the fastest raw engine for each algorithm.
 The corpus is the issue's: FLORES-200 devtest (99 languages) plus ``corpora/train`` from ../shared (40.6 MB).
 ``--max-mb`` takes the same proportional prefix of every file (all languages stay in) into one temp file.
 
-    flock /tmp/tokenloom-bench.lock /work/venv/bin/python scripts/bench_tokenizers.py --max-mb 10
+    flock /tmp/tokenloom-bench.lock python scripts/bench_tokenizers.py --max-mb 10
 """
 
 from __future__ import annotations

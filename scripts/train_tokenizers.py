@@ -1,6 +1,6 @@
 """Train all four tokenizers (bpe/unigram × hf/sentencepiece) on one corpus and save them side by side.
 
-    /work/venv/bin/python scripts/train_tokenizers.py ../shared/corpora/flores200/devtest --vocab-size 8000 \\
+    python scripts/train_tokenizers.py ../shared/corpora/flores200/devtest --vocab-size 8000 \\
         --max-bytes 5000000 --out /tmp/tokenizers
 
 writes ``OUT/bpe-hf``, ``OUT/unigram-hf``, ``OUT/bpe-sentencepiece``, ``OUT/unigram-sentencepiece`` (each a
