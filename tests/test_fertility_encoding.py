@@ -95,10 +95,38 @@ def test_report_is_the_same_on_both_paths(saved: dict[str, Path], default_corpus
     pd.testing.assert_frame_equal(auto, ref)
 
 
-def test_foreign_sentencepiece_model_uses_the_reference_path(saved: dict[str, Path]) -> None:
-    tok = load_tokenizer(saved["unigram"] / "tokenizer.model")  # a bare .model: no verified export record
+def test_foreign_sentencepiece_model_takes_the_engine_path(
+    saved: dict[str, Path], default_corpus: Path
+) -> None:
+    """A bare .model (no verified export) still has sentencepiece's own batch calls, equal to the reference."""
+    tok = load_tokenizer(saved["unigram"] / "tokenizer.model")
+    assert engine_of(tok) is tok.engine_handle()
+    texts = _texts(default_corpus)
+    bases = metrics.text_bases(texts)
+    ref = encode_part(tok, texts, bases, path="reference")
+    fast = encode_part(tok, texts, bases, batch_size=5)
+    assert fast.path == "engine"
+    assert np.array_equal(fast.ids, ref.ids) and np.array_equal(fast.offsets, ref.offsets)
+    assert fast.decoded == ref.decoded
+
+
+def test_object_without_engine_uses_the_reference_path(saved: dict[str, Path]) -> None:
+    inner = load_tokenizer(saved["bpe"])
+
+    class Foreign:  # the Tokenizer contract without an engine handle
+        name, engine, vocab_size = "foreign", "other", inner.vocab_size
+        byte_fallback_ids, unk_id = inner.byte_fallback_ids, inner.unk_id
+
+        def encode_batch_with_offsets(self, texts: list[str]) -> list:
+            return inner.encode_batch_with_offsets(texts)
+
+        def decode(self, ids: list[int]) -> str:
+            return inner.decode(ids)
+
+    tok = Foreign()
     assert engine_of(tok) is None
     enc = encode_part(tok, ["hello world"], np.zeros(1, dtype=np.int64))
     assert enc.path == "reference"
+    assert enc.ids.tolist() == inner.encode("hello world")
     with pytest.raises(ValueError, match="no engine batch path"):
         encode_part(tok, ["x"], np.zeros(1, dtype=np.int64), path="engine")

@@ -5,13 +5,13 @@ compares them on real text):
 
 - ``"reference"``: the Tokenizer contract — ``Tokenizer.encode_batch_with_offsets`` and ``Tokenizer.decode``
   per text. Always available.
-- ``"engine"``: the engine's own batch API through ``Tokenizer.hf_export()`` (for an ``hf`` tokenizer, its
-  ``tokenizers.Tokenizer`` itself; for a sentencepiece tokenizer saved by tokenloom, the exported
-  ``tokenizer.json`` that ``save`` verified id-for-id against sentencepiece): ``encode_batch`` and
-  ``decode_batch`` run in Rust on all cores. Byte-fallback pieces are then given the span of the one
-  character their byte belongs to, as the contract says, by :func:`split_byte_runs` (vectorized).
-  ``"auto"`` takes it when available (an ``hf`` tokenizer, or a sentencepiece tokenizer whose record says
-  its export was verified) and the reference path otherwise.
+- ``"engine"``: the engine's own batch API. For a sentencepiece tokenizer, its ``SentencePieceProcessor``
+  (``Tokenizer.engine_handle()``): ``encode(list, out_type="offset_mapping")`` and ``decode(list)`` run in
+  C++ on all cores — the very calls the reference makes, batched. For an ``hf`` tokenizer, its
+  ``tokenizers.Tokenizer``: ``encode_batch`` and ``decode_batch`` run in Rust on all cores. Byte-fallback
+  pieces are then given the span of the one character their byte belongs to, as the contract says, by
+  :func:`split_byte_runs` (vectorized). ``"auto"`` takes it when available (any tokenloom ``Tokenizer``)
+  and the reference path otherwise.
 
 Offsets are returned in the end-to-end coordinates of :func:`tokenloom.fertility.metrics.text_bases`
 (text j starts at ``bases[j]``), ready for :func:`tokenloom.fertility.metrics.count_flat`.
@@ -44,18 +44,16 @@ class EncodedBatch:
 
 
 def engine_of(tok: Any) -> Any | None:
-    """The ``tokenizers.Tokenizer`` the engine path uses for ``tok``, or ``None`` when it has none."""
-    engine = getattr(tok, "engine", None)
-    verified = bool(getattr(tok, "record", {}).get("export", {}).get("identical"))
-    if engine != "hf" and not (engine == "sentencepiece" and verified):
+    """The engine object the engine path uses for ``tok`` (a ``SentencePieceProcessor`` or a
+    ``tokenizers.Tokenizer``), or ``None`` when it has none (a foreign tokenizer object)."""
+    if getattr(tok, "engine", None) not in ("hf", "sentencepiece"):
         return None
-    export = getattr(tok, "hf_export", None)
-    if export is None:
-        return None
-    try:
-        return export()
-    except Exception:  # an export that cannot be built: the reference path still works
-        return None
+    handle = getattr(tok, "engine_handle", None)
+    return handle() if handle is not None else None
+
+
+def _is_sentencepiece(engine: Any) -> bool:
+    return not hasattr(engine, "encode_batch")  # a tokenizers.Tokenizer has it, a SentencePieceProcessor not
 
 
 def _utf8_prefix(texts: Sequence[str]) -> np.ndarray:
@@ -132,15 +130,20 @@ def encode_part(
     """
     if path not in ("auto", "engine", "reference"):
         raise ValueError(f"path must be 'auto', 'engine' or 'reference', got {path!r}")
-    hf = None if path == "reference" else engine if engine is not None else engine_of(tok)
-    if path == "engine" and hf is None:
+    eng = None if path == "reference" else engine if engine is not None else engine_of(tok)
+    if path == "engine" and eng is None:
         raise ValueError(f"{tok!r} has no engine batch path; use path='reference' or 'auto'")
+    kind = None if eng is None else "sentencepiece" if _is_sentencepiece(eng) else "hf"
     pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     decoded: list[str] | None = [] if decode else None
     for start in range(0, len(texts), batch_size):  # Python lists live for one batch, arrays for the part
         chunk = list(texts[start : start + batch_size])
-        if hf is not None:
-            encs = hf.encode_batch(chunk, add_special_tokens=False)
+        if kind == "sentencepiece":
+            raw = eng.encode(chunk, out_type="offset_mapping")  # one C++ call for the batch
+            ids_lists, spans = [r["ids"] for r in raw], [r["offsets"] for r in raw]
+            del raw
+        elif kind == "hf":
+            encs = eng.encode_batch(chunk, add_special_tokens=False)
             ids_lists, spans = [e.ids for e in encs], [e.offsets for e in encs]
             del encs
         else:
@@ -149,8 +152,10 @@ def encode_part(
             del pairs
         pieces.append(_flatten(ids_lists, spans, bases[start : start + batch_size]))
         del spans
-        if decoded is not None and hf is not None:
-            decoded += hf.decode_batch(ids_lists)  # skips special tokens, as Tokenizer.decode does
+        if decoded is not None and kind == "sentencepiece":
+            decoded += eng.decode(ids_lists)  # a list of id lists in, a list of str out
+        elif decoded is not None and kind == "hf":
+            decoded += eng.decode_batch(ids_lists)  # skips special tokens, as Tokenizer.decode does
         elif decoded is not None:
             decoded += [tok.decode(i) for i in ids_lists]
         del ids_lists
@@ -159,6 +164,6 @@ def encode_part(
     else:
         lengths, ids, offsets = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2), np.int64)
     del pieces
-    if hf is not None:
+    if eng is not None:
         offsets = split_byte_runs(texts, ids, offsets, lengths, tok.byte_fallback_ids)
-    return EncodedBatch(lengths, ids, offsets, decoded, "engine" if hf is not None else "reference")
+    return EncodedBatch(lengths, ids, offsets, decoded, "engine" if eng is not None else "reference")
