@@ -169,6 +169,12 @@ def test_decode_batch_matches_decode(trained: Tokenizer, corpus_lines: list[str]
         trained.decode_batch([[5], [5, VOCAB]])
 
 
+def test_normalize_batch_matches_normalize(trained: Tokenizer, corpus_lines: list[str]) -> None:
+    texts = corpus_lines[:40] + EDGE_CASES + ["a\u2581b", "ﬁne Ｆｕｌｌ ①"]
+    assert trained.normalize_batch(texts) == [trained.normalize(t) for t in texts]
+    assert trained.normalize_batch([]) == []
+
+
 def test_merges_stay_inside_words(trained: Tokenizer, corpus_lines: list[str]) -> None:
     for line in corpus_lines[:50]:
         for token in trained.tokens(line):
@@ -337,6 +343,7 @@ def test_normalization_is_visible(
     for text in ["Cafe\u0301 \u212b", "ﬁne Ｆｕｌｌ ①", "plain text"]:
         expected = unicodedata.normalize(normalization.upper(), text)
         assert tok.normalize(text) == expected
+        assert tok.normalize_batch([text, text]) == [expected, expected]
         assert tok.decode(tok.encode(text)) == expected
         assert tok.is_lossless(text) == (expected == text)
     saved = tok.save(tmp_path / "n")  # the export (Precompiled charsmap or NFC/NFKC) verifies on the sample

@@ -238,7 +238,9 @@ class _Run:
             else:
                 rt = np.zeros(n, dtype=bool)
             del enc
-            nc = np.fromiter((tok.normalize(t) != t for t in texts), dtype=bool, count=n)
+            batch = getattr(tok, "normalize_batch", None)  # one engine call where the tokenizer has it
+            normalized = batch(texts) if batch is not None else map(tok.normalize, texts)
+            nc = np.fromiter((a != t for a, t in zip(normalized, texts, strict=True)), dtype=bool, count=n)
             if is_pivot and part.align is not None:
                 self.pivot_tokens[(name, part.align)] = dict(zip(ids, bc.tokens.tolist(), strict=True))
             pmap = self.pivot_tokens.get((name, part.align)) if part.align is not None else None

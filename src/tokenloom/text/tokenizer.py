@@ -259,6 +259,16 @@ class Tokenizer:
             normalized = normalizer.normalize_str(text) if normalizer is not None else text
         return normalized.replace("\u2581", " ")
 
+    def normalize_batch(self, texts: Sequence[str]) -> list[str]:
+        """:meth:`normalize` of each text (sentencepiece: one engine call for the batch)."""
+        texts = list(texts)
+        if self.engine == "sentencepiece" and texts:
+            return [str(t).replace("\u2581", " ") for t in self._sp.normalize(texts)]
+        normalizer = None if self.engine == "sentencepiece" else self._hf.normalizer
+        if normalizer is None:
+            return [t.replace("\u2581", " ") for t in texts]
+        return [normalizer.normalize_str(t).replace("\u2581", " ") for t in texts]
+
     def is_lossless(self, text: str) -> bool:
         """True when ``decode(encode(text)) == text`` (false e.g. for U+2581 in the input, NFKC changes)."""
         return self.decode(self.encode(text)) == text
