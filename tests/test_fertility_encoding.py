@@ -55,10 +55,18 @@ def test_split_byte_runs_known_answer() -> None:
     assert out.tolist() == [[0, 1], [1, 2], [3, 4], [3, 4]]
 
 
+@pytest.mark.parametrize("widths", [True, False], ids=["piece-widths", "engine-offsets"])
 @pytest.mark.parametrize("algorithm", ["bpe", "unigram"])
-def test_engine_path_equals_reference(saved: dict[str, Path], default_corpus: Path, algorithm: str) -> None:
+def test_engine_path_equals_reference(
+    saved: dict[str, Path], default_corpus: Path, algorithm: str, widths: bool
+) -> None:
+    """Both engine routes: offsets as running sums of piece widths (ids-only engine calls), and the
+    engine's own offsets (tokenizers whose normalization rules the widths out)."""
     tok = load_tokenizer(saved[algorithm])
     assert engine_of(tok) is not None
+    assert tok.piece_widths() is not None
+    if not widths:
+        tok.piece_widths = lambda: None  # type: ignore[method-assign]
     texts = _texts(default_corpus)
     bases = metrics.text_bases(texts)
     ref = encode_part(tok, texts, bases, path="reference")
@@ -85,6 +93,9 @@ def test_engine_path_on_real_flores(saved: dict[str, Path], shared_dir: Path) ->
         fast = encode_part(tok, texts, bases, path="engine")
         assert np.array_equal(fast.ids, ref.ids) and np.array_equal(fast.offsets, ref.offsets), algorithm
         assert fast.decoded == ref.decoded, algorithm
+        tok.piece_widths = lambda: None  # type: ignore[method-assign]  # the engine's offsets
+        slow = encode_part(tok, texts, bases, path="engine")
+        assert np.array_equal(slow.ids, ref.ids) and np.array_equal(slow.offsets, ref.offsets), algorithm
 
 
 def test_report_is_the_same_on_both_paths(saved: dict[str, Path], default_corpus: Path) -> None:

@@ -346,6 +346,7 @@ def test_normalization_is_visible(
         assert tok.normalize_batch([text, text]) == [expected, expected]
         assert tok.decode(tok.encode(text)) == expected
         assert tok.is_lossless(text) == (expected == text)
+    assert tok.piece_widths() is None  # normalization moves offsets: no running-sum fast path
     saved = tok.save(tmp_path / "n")  # the export (Precompiled charsmap or NFC/NFKC) verifies on the sample
     assert load_tokenizer(saved).encode("ﬁne e\u0301") == tok.encode("ﬁne e\u0301")
 
@@ -359,3 +360,38 @@ def test_lone_surrogate_gets_a_clear_error(trained: Tokenizer) -> None:
     ):
         with pytest.raises(TokenizerError, match="lone surrogate U\\+D800 at index 1"):
             call("a\ud800b")
+
+
+def test_piece_widths_give_the_engine_offsets(trained: Tokenizer, corpus_lines: list[str]) -> None:
+    """Where the running sum of piece widths applies (no normalization, no prefix space), it gives exactly
+    the offsets of ``encode_batch_with_offsets``; texts where it cannot hold are flagged, never wrong."""
+    import numpy as np
+
+    widths = trained.piece_widths()
+    assert widths is not None  # normalization "none": every trained combination qualifies
+    texts = corpus_lines[:80] + EDGE_CASES + ["a\u2581b \u2581", "\U0001e900\U0001e922x\u13a3"]
+    ref = trained.encode_batch_with_offsets(texts)
+    ids = np.array([i for got, _ in ref for i in got], dtype=np.int64)
+    lengths = np.array([len(got) for got, _ in ref])
+    out, ok = widths.offsets(ids, lengths, np.array([len(t) for t in texts]))
+    assert ok.all()
+    want = np.array([span for _, spans in ref for span in spans], dtype=np.int64).reshape(-1, 2)
+    assert np.array_equal(out, want)
+
+
+def test_piece_widths_known_answer() -> None:
+    import numpy as np
+
+    from tokenloom.text._widths import piece_widths
+
+    vocab = ["<unk>", "▁a", "b", "<0xC3>", "<0xA9>", "▁c"]
+    widths = piece_widths(vocab, byte_ids={3, 4}, unsafe_ids={0})
+    # " abé c" | "" | "x" as <unk> | a continuation byte with no lead | "b" after them
+    ids = np.array([1, 2, 3, 4, 5, 0, 4, 2])
+    lengths = np.array([5, 0, 1, 1, 1])
+    out, ok = widths.offsets(ids, lengths, np.array([6, 0, 1, 1, 1]))
+    assert ok.tolist() == [True, True, False, False, True]
+    assert out[:5].tolist() == [[0, 2], [2, 3], [3, 4], [3, 4], [4, 6]]
+    assert out[7].tolist() == [0, 1]  # local to its own text
+    out, ok = widths.offsets(np.array([9]), np.array([1]), np.array([1]))  # id outside the vocabulary
+    assert ok.tolist() == [False]

@@ -114,6 +114,33 @@ def _flatten(
     return lengths, ids, offsets
 
 
+def _widths_chunk(
+    kind: str | None, eng: Any, widths: Any, chunk: list[str], bases: np.ndarray
+) -> tuple[Sequence[Any], tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
+    """The ids-only engine call and offsets from piece widths (``tokenloom.text._widths``) for one batch:
+    (id sequences for decoding, (lengths, ids, end-to-end offsets)); ``None`` when the widths do not apply
+    to every text of the batch (the caller then asks the engine for offsets)."""
+    if widths is None or kind is None:
+        return None
+    if kind == "sentencepiece":
+        arrays = eng.encode(chunk, out_type="numpy")  # [n] int32 arrays, one C++ call for the batch
+        lengths = np.fromiter(map(len, arrays), dtype=np.int64, count=len(chunk))
+        ids = np.concatenate(arrays).astype(np.int64) if arrays else np.zeros(0, np.int64)
+        lists: Sequence[Any] = arrays
+    else:
+        encs = eng.encode_batch_fast(chunk, add_special_tokens=False)  # no offset tracking
+        lists = [e.ids for e in encs]
+        del encs
+        lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(chunk))
+        ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
+    chars = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
+    offsets, ok = widths.offsets(ids, lengths, chars)  # [T, 2] local, [n]
+    if not ok.all():
+        return None
+    offsets += np.repeat(bases, lengths)[:, None]  # [T, 1] broadcast: local -> end-to-end coordinates
+    return lists, (lengths, ids, offsets)
+
+
 def encode_part(
     tok: Any,
     texts: Sequence[str],
@@ -134,11 +161,17 @@ def encode_part(
     if path == "engine" and eng is None:
         raise ValueError(f"{tok!r} has no engine batch path; use path='reference' or 'auto'")
     kind = None if eng is None else "sentencepiece" if _is_sentencepiece(eng) else "hf"
+    widths = getattr(tok, "piece_widths", None) if kind is not None else None
+    widths = widths() if widths is not None else None  # offsets as running sums of piece widths, or None
     pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     decoded: list[str] | None = [] if decode else None
     for start in range(0, len(texts), batch_size):  # Python lists live for one batch, arrays for the part
         chunk = list(texts[start : start + batch_size])
-        if kind == "sentencepiece":
+        fast = _widths_chunk(kind, eng, widths, chunk, bases[start : start + batch_size])
+        if fast is not None:
+            ids_lists, piece = fast
+            pieces.append(piece)
+        elif kind == "sentencepiece":
             raw = eng.encode(chunk, out_type="offset_mapping")  # one C++ call for the batch
             ids_lists, spans = [r["ids"] for r in raw], [r["offsets"] for r in raw]
             del raw
@@ -150,8 +183,9 @@ def encode_part(
             pairs = tok.encode_batch_with_offsets(chunk)
             ids_lists, spans = [i for i, _ in pairs], [o for _, o in pairs]
             del pairs
-        pieces.append(_flatten(ids_lists, spans, bases[start : start + batch_size]))
-        del spans
+        if fast is None:
+            pieces.append(_flatten(ids_lists, spans, bases[start : start + batch_size]))
+            del spans
         if decoded is not None and kind == "sentencepiece":
             decoded += eng.decode(ids_lists)  # a list of id lists in, a list of str out
         elif decoded is not None and kind == "hf":

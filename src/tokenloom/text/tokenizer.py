@@ -240,6 +240,19 @@ class Tokenizer:
         the ``SentencePieceProcessor`` for sentencepiece, the ``tokenizers.Tokenizer`` for hf. Read-only use."""
         return self._sp if self.engine == "sentencepiece" else self._hf
 
+    def piece_widths(self) -> Any | None:
+        """Per-id width tables (``tokenloom.text._widths.PieceWidths``) when this tokenizer's offsets are the
+        running sum of its pieces' lengths (no normalization, no prefix space); ``None`` otherwise. Built once."""
+        if not hasattr(self, "_widths"):
+            from tokenloom.text._widths import engine_widths
+
+            spec = getattr(self, "_spec", None)
+            self._widths = engine_widths(
+                sp=self._sp if self.engine == "sentencepiece" else None, spec=spec, hf=self._hf,
+                vocab_size=self.vocab_size, byte_ids=self.byte_fallback_ids, unk_id=self.unk_id,
+            )  # fmt: skip
+        return self._widths
+
     def tokens(self, text: str) -> list[str]:
         """The token strings (pieces) of ``text``."""
         with _clear_input_errors([text]):

@@ -1,0 +1,118 @@
+"""Offsets from piece widths: for tokenizers whose offsets are the running sum of their pieces' lengths.
+
+When a tokenizer does not normalize its input and adds no prefix space (sentencepiece ``identity`` without
+dummy prefix or whitespace removal; a ``tokenizers`` pipeline without normalizer whose pre-tokenizer is
+``Metaspace`` with ``prepend_scheme="never"``), every piece covers exactly its own characters in the text
+(the meta-symbol ``▁`` stands for one space or one ``▁``). Token offsets are then a running sum of widths
+looked up per id, with the byte-fallback pieces of one character all given that character's span (the
+contract of ``Tokenizer.encode_with_offsets``): a piece holding a UTF-8 lead byte opens a character (width
+1), a continuation byte belongs to the character before it (width 0).
+
+:meth:`PieceWidths.offsets` is the vectorized fast path; it checks every text (the widths must add up to
+its length and no unknown piece may occur, whose surface is not its spelling) and reports the texts where
+the rule does not hold, so that the caller asks the engine for those. The engines' own offsets are the
+reference (``tests/test_fertility_encoding.py`` compares them).
+
+What it does not do: decide when the rule applies (``Tokenizer.piece_widths`` does) or call an engine.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["PieceWidths", "engine_widths", "piece_widths"]
+
+
+@dataclass(frozen=True)
+class PieceWidths:
+    """Per-id tables of one vocabulary (V ids)."""
+
+    width: np.ndarray  # [V] int64 code points a piece covers (byte pieces: 1 lead byte, 0 continuation)
+    is_byte: np.ndarray  # [V] bool byte-fallback piece
+    unsafe: np.ndarray  # [V] bool piece whose surface is not its spelling (unk, control): no fast offsets
+
+    def offsets(
+        self, ids: np.ndarray, lengths: np.ndarray, chars: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """([T, 2] code-point offsets local to each text, [n] bool text whose offsets hold).
+
+        ``ids`` [T] the texts' ids one after another, ``lengths`` [n] tokens per text, ``chars`` [n] code
+        points per text. Offsets of texts marked False are meaningless (ask the engine for them).
+        """
+        n = len(lengths)
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.size and (ids.min() < 0 or ids.max() >= len(self.width)):
+            return np.zeros((ids.size, 2), dtype=np.int64), np.zeros(n, dtype=bool)
+        w = self.width[ids]  # [T]
+        ends = np.cumsum(w)  # [T] running sum over all texts
+        text_end = ends[np.cumsum(lengths) - 1] if ids.size else np.zeros(n, dtype=np.int64)  # [n]
+        text_end = np.where(lengths > 0, text_end, 0)  # [n]; empty texts fixed below
+        before = np.maximum.accumulate(np.concatenate([[0], text_end]))[:-1]  # [n] running sum before text j
+        start = ends - w - np.repeat(before, lengths)  # [T] local start of each piece
+        out = np.stack([start, start + w], axis=1)  # [T, 2]
+        byte = self.is_byte[ids]  # [T]
+        cont = byte & (w == 0)  # [T] continuation byte: the character opened before it
+        out[byte, 1] = out[byte, 0] + 1
+        out[cont] -= 1
+        tok_text = np.repeat(np.arange(n), lengths)  # [T] text index of each piece
+        after_byte = np.zeros(ids.size, dtype=bool)  # [T] the piece before, in the same text, is a byte piece
+        after_byte[1:] = byte[:-1] & (tok_text[1:] == tok_text[:-1])
+        broken = self.unsafe[ids] | (cont & ~after_byte)  # [T] unknown piece, or a byte run that opens badly
+        total = np.bincount(tok_text, weights=w, minlength=n).astype(np.int64)  # [n]
+        bad = np.bincount(tok_text, weights=broken, minlength=n)  # [n]
+        ok = (total == chars) & (bad == 0)
+        return out, ok
+
+
+def _byte_value(piece: str) -> int:
+    return int(piece[3:5], 16)  # "<0xNN>"
+
+
+def piece_widths(
+    pieces: Sequence[str], *, byte_ids: Collection[int], unsafe_ids: Collection[int]
+) -> PieceWidths:
+    """Tables for a vocabulary whose piece ``i`` is spelled ``pieces[i]`` (see the module docstring)."""
+    v = len(pieces)
+    width = np.fromiter(map(len, pieces), dtype=np.int64, count=v)
+    is_byte = np.zeros(v, dtype=bool)
+    unsafe = np.zeros(v, dtype=bool)
+    for i in byte_ids:
+        is_byte[i] = True
+        width[i] = 0 if 0x80 <= _byte_value(pieces[i]) < 0xC0 else 1  # continuation bytes are 10xxxxxx
+    for i in unsafe_ids:
+        unsafe[i] = True
+    return PieceWidths(width=width, is_byte=is_byte, unsafe=unsafe)
+
+
+def engine_widths(
+    *, sp: Any, spec: Any, hf: Any, vocab_size: int, byte_ids: Collection[int], unk_id: int | None
+) -> PieceWidths | None:
+    """Tables for a sentencepiece model (``sp`` and its ``spec``) or, when ``sp`` is None, a ``tokenizers``
+    pipeline ``hf``; ``None`` when its offsets are not running sums of piece lengths."""
+    if sp is not None:
+        plain = spec is not None and spec.normalizer_name == "identity" and not spec.precompiled_charsmap
+        if not plain or spec.add_dummy_prefix or spec.remove_extra_whitespaces:
+            return None
+        unsafe = [i for i in range(vocab_size) if sp.is_unknown(i) or sp.is_control(i)]
+        return piece_widths(
+            [sp.id_to_piece(i) for i in range(vocab_size)], byte_ids=byte_ids, unsafe_ids=unsafe
+        )
+    config = json.loads(hf.to_str())
+    model, pre = config.get("model") or {}, config.get("pre_tokenizer") or {}
+    if config.get("normalizer") is not None or config.get("added_tokens"):
+        return None  # normalization moves offsets; added tokens are matched before the model
+    if pre.get("type") != "Metaspace" or pre.get("prepend_scheme") != "never":
+        return None  # other pre-tokenizers may drop or add characters
+    if model.get("type") not in ("BPE", "Unigram"):
+        return None
+    if model.get("continuing_subword_prefix") or model.get("end_of_word_suffix"):
+        return None  # pieces spelled with characters that are not in the text
+    pieces = [hf.id_to_token(i) for i in range(vocab_size)]
+    if any(p is None for p in pieces):
+        return None
+    return piece_widths(pieces, byte_ids=byte_ids, unsafe_ids=[unk_id] if unk_id is not None else [])
