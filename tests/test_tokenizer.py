@@ -377,6 +377,11 @@ def test_piece_widths_give_the_engine_offsets(trained: Tokenizer, corpus_lines: 
     assert ok.all()
     want = np.array([span for _, spans in ref for span in spans], dtype=np.int64).reshape(-1, 2)
     assert np.array_equal(out, want)
+    # the round-trip rule (the pieces spell the text) agrees with decoding
+    rule = widths.roundtrip_exact(texts)
+    assert rule is not None
+    assert rule.tolist() == [trained.decode(got) == t for (got, _), t in zip(ref, texts, strict=True)]
+    assert not rule.all()  # "▁" in the input decodes as a space
 
 
 def test_piece_widths_known_answer() -> None:

@@ -39,8 +39,9 @@ class EncodedBatch:
     lengths: np.ndarray  # [n] tokens per text
     ids: np.ndarray  # [T] token ids, texts one after another
     offsets: np.ndarray  # [T, 2] [start, end) code points, end-to-end coordinates (text j from bases[j])
-    decoded: list[str] | None  # decode(ids) per text; None when not asked for
+    decoded: list[str] | None  # decode(ids) per text; None when not asked for or not needed (see roundtrip)
     path: str  # "engine" or "reference"
+    roundtrip: np.ndarray | None = None  # [n] bool decode(ids) == text; None when decoding was not asked for
 
 
 def engine_of(tok: Any) -> Any | None:
@@ -164,7 +165,9 @@ def encode_part(
     widths = getattr(tok, "piece_widths", None) if kind is not None else None
     widths = widths() if widths is not None else None  # offsets as running sums of piece widths, or None
     pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    decoded: list[str] | None = [] if decode else None
+    decoded: list[str] = []
+    exact: list[np.ndarray] = []  # [n] per batch: decode(ids) == text
+    ruled = False  # some batch used the round-trip rule instead of decoding
     for start in range(0, len(texts), batch_size):  # Python lists live for one batch, arrays for the part
         chunk = list(texts[start : start + batch_size])
         fast = _widths_chunk(kind, eng, widths, chunk, bases[start : start + batch_size])
@@ -186,12 +189,19 @@ def encode_part(
         if fast is None:
             pieces.append(_flatten(ids_lists, spans, bases[start : start + batch_size]))
             del spans
-        if decoded is not None and kind == "sentencepiece":
-            decoded += eng.decode(ids_lists)  # a list of id lists in, a list of str out
-        elif decoded is not None and kind == "hf":
-            decoded += eng.decode_batch(ids_lists)  # skips special tokens, as Tokenizer.decode does
-        elif decoded is not None:
-            decoded += [tok.decode(i) for i in ids_lists]
+        rule = widths.roundtrip_exact(chunk) if decode and fast is not None else None
+        if rule is not None:  # the pieces spell the text: no need to decode (tokenloom.text._widths)
+            exact.append(rule)
+            ruled = True
+        elif decode:
+            if kind == "sentencepiece":
+                back = eng.decode(ids_lists)  # a list of id lists in, a list of str out
+            elif kind == "hf":
+                back = eng.decode_batch(ids_lists)  # skips special tokens, as Tokenizer.decode does
+            else:
+                back = [tok.decode(i) for i in ids_lists]
+            exact.append(np.fromiter(map(str.__eq__, back, chunk), dtype=bool, count=len(chunk)))
+            decoded += back
         del ids_lists
     if pieces:
         lengths, ids, offsets = (np.concatenate(arrays) for arrays in zip(*pieces, strict=True))
@@ -200,4 +210,8 @@ def encode_part(
     del pieces
     if eng is not None:
         offsets = split_byte_runs(texts, ids, offsets, lengths, tok.byte_fallback_ids)
-    return EncodedBatch(lengths, ids, offsets, decoded, "engine" if eng is not None else "reference")
+    roundtrip = (np.concatenate(exact) if exact else np.zeros(0, dtype=bool)) if decode else None
+    return EncodedBatch(
+        lengths, ids, offsets, decoded if decode and not ruled else None,
+        "engine" if eng is not None else "reference", roundtrip,
+    )  # fmt: skip

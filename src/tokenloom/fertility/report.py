@@ -231,12 +231,7 @@ class _Run:
                 enc.lengths, enc.ids, enc.offsets, words, flat_words, vocab_size=int(tok.vocab_size),
                 byte_fallback_ids=tok.byte_fallback_ids, unk_id=tok.unk_id,
             )  # fmt: skip
-            if enc.decoded is not None:
-                rt = np.fromiter(
-                    (d == t for d, t in zip(enc.decoded, texts, strict=True)), dtype=bool, count=n
-                )
-            else:
-                rt = np.zeros(n, dtype=bool)
+            rt = enc.roundtrip if enc.roundtrip is not None else np.zeros(n, dtype=bool)
             del enc
             batch = getattr(tok, "normalize_batch", None)  # one engine call where the tokenizer has it
             normalized = batch(texts) if batch is not None else map(tok.normalize, texts)

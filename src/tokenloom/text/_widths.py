@@ -35,6 +35,17 @@ class PieceWidths:
     width: np.ndarray  # [V] int64 code points a piece covers (byte pieces: 1 lead byte, 0 continuation)
     is_byte: np.ndarray  # [V] bool byte-fallback piece
     unsafe: np.ndarray  # [V] bool piece whose surface is not its spelling (unk, control): no fast offsets
+    # decode joins the pieces, meta-symbol as space, byte runs as UTF-8 (and nothing else): then a text whose
+    # widths hold decodes back to itself with every U+2581 as a space (see :meth:`roundtrip_exact`)
+    plain_decoder: bool = False
+
+    def roundtrip_exact(self, texts: Sequence[str]) -> np.ndarray | None:
+        """[n] ``decode(encode(t)) == t`` for texts whose :meth:`offsets` hold, without decoding: the pieces
+        spell the text (spaces as U+2581), so decoding gives ``t.replace("\u2581", " ")``. ``None`` when the
+        decoder is not the plain one (then decode)."""
+        if not self.plain_decoder:
+            return None
+        return np.fromiter(("\u2581" not in t for t in texts), dtype=bool, count=len(texts))
 
     def offsets(
         self, ids: np.ndarray, lengths: np.ndarray, chars: np.ndarray
@@ -74,7 +85,11 @@ def _byte_value(piece: str) -> int:
 
 
 def piece_widths(
-    pieces: Sequence[str], *, byte_ids: Collection[int], unsafe_ids: Collection[int]
+    pieces: Sequence[str],
+    *,
+    byte_ids: Collection[int],
+    unsafe_ids: Collection[int],
+    plain_decoder: bool = False,
 ) -> PieceWidths:
     """Tables for a vocabulary whose piece ``i`` is spelled ``pieces[i]`` (see the module docstring)."""
     v = len(pieces)
@@ -86,7 +101,7 @@ def piece_widths(
         width[i] = 0 if 0x80 <= _byte_value(pieces[i]) < 0xC0 else 1  # continuation bytes are 10xxxxxx
     for i in unsafe_ids:
         unsafe[i] = True
-    return PieceWidths(width=width, is_byte=is_byte, unsafe=unsafe)
+    return PieceWidths(width=width, is_byte=is_byte, unsafe=unsafe, plain_decoder=plain_decoder)
 
 
 def engine_widths(
@@ -100,7 +115,11 @@ def engine_widths(
             return None
         unsafe = [i for i in range(vocab_size) if sp.is_unknown(i) or sp.is_control(i)]
         return piece_widths(
-            [sp.id_to_piece(i) for i in range(vocab_size)], byte_ids=byte_ids, unsafe_ids=unsafe
+            [sp.id_to_piece(i) for i in range(vocab_size)],
+            byte_ids=byte_ids,
+            unsafe_ids=unsafe,
+            plain_decoder=True,  # sentencepiece strips a leading space only with a dummy prefix or
+            # whitespace removal (both ruled out above); otherwise it joins pieces, "▁" as " ", bytes as UTF-8
         )
     config = json.loads(hf.to_str())
     model, pre = config.get("model") or {}, config.get("pre_tokenizer") or {}
@@ -115,4 +134,17 @@ def engine_widths(
     pieces = [hf.id_to_token(i) for i in range(vocab_size)]
     if any(p is None for p in pieces):
         return None
-    return piece_widths(pieces, byte_ids=byte_ids, unsafe_ids=[unk_id] if unk_id is not None else [])
+    unsafe = [unk_id] if unk_id is not None else []
+    plain = config.get("decoder") == _PLAIN_DECODER
+    return piece_widths(pieces, byte_ids=byte_ids, unsafe_ids=unsafe, plain_decoder=plain)
+
+
+# the decoder tokenloom writes for Metaspace pipelines: "▁" -> " ", byte pieces -> UTF-8, join
+_PLAIN_DECODER = {
+    "type": "Sequence",
+    "decoders": [
+        {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+        {"type": "ByteFallback"},
+        {"type": "Fuse"},
+    ],
+}
