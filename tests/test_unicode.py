@@ -113,3 +113,23 @@ def test_word_spans_are_ordered_disjoint_and_wordlike(text: str) -> None:
         # letter classes are wider than Python's categories, e.g. U+1F150 and new Unicode characters)
         assert not any(ch.isspace() for ch in piece), piece
         assert any(unicodedata.category(ch)[0] not in "PZ" for ch in piece), piece
+
+
+def test_letter_script_variety_matches_a_per_text_count() -> None:
+    texts = [
+        "I said नमस्ते to him",
+        "日本語のテキストです",
+        "",
+        "123 !?",
+        "plain",
+        "한국어 漢字",
+        "Ελληνικά and English",
+        "\U0001e900\U0001e922 x",
+        "\u0301",
+        "ab" * 50 + "中",
+    ]
+    want = [len({U.script_of(ch) for ch in t if ch.isalpha()} - {"Zyyy", "Zinh", "Zzzz"}) for t in texts]
+    assert U.letter_script_variety(texts).tolist() == want
+    assert U.letter_script_variety([]).tolist() == []
+    for t in texts:  # the pre-filter never hides a code-mixed text
+        assert len(U.letter_scripts(t)) <= U.letter_script_variety([t])[0]

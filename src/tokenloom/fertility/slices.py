@@ -24,9 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from tokenloom.errors import ConfigError
 from tokenloom.text.corpus import CorpusPart
-from tokenloom.text.unicode import dominant_script, letter_scripts, transliterate
+from tokenloom.text.unicode import dominant_script, letter_script_variety, letter_scripts, transliterate
 
 __all__ = ["Membership", "SliceConfig", "SliceKey", "memberships", "part_script", "translit_part"]
 
@@ -99,10 +101,9 @@ def memberships(
     if part.slice_kind == "code_mixed":
         return out
     mixed: dict[str, list[int]] = {}
-    if len(letter_scripts("".join(set().union(*texts)))) < 2:
-        return out  # the whole part's letters come from one writing system: no text is code-mixed
-    for i, text in enumerate(texts):
-        found = letter_scripts(text, min_share=config.mixed_min_share)
+    # only texts whose letters come from 2+ scripts can be code-mixed (vectorized pre-filter, exact)
+    for i in np.flatnonzero(letter_script_variety(texts) >= 2).tolist():
+        found = letter_scripts(texts[i], min_share=config.mixed_min_share)
         if len(found) >= 2:
             mixed.setdefault("+".join(found), []).append(i)
     for combo, idx in mixed.items():

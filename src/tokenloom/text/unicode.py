@@ -36,6 +36,7 @@ __all__ = [
     "count_words",
     "dominant_script",
     "get_segmenter",
+    "letter_script_variety",
     "letter_scripts",
     "script_of",
     "transliterate",
@@ -170,6 +171,31 @@ def letter_scripts(text: str, *, min_share: float = 0.0) -> tuple[str, ...]:
 
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")  # code points outside the BMP (two UTF-16 units)
+
+
+def letter_script_variety(texts: Sequence[str]) -> Any:
+    """[n] numpy int array: how many distinct scripts (raw, before merging Japanese / Korean) the letters of
+    each text come from. Vectorized over all texts (one code-point array, one lookup per distinct character);
+    ``len(letter_scripts(t)) <= letter_script_variety([t])[0]``, so only texts with 2 or more can be
+    code-mixed. Reference: ``len({script of each letter})`` per text (``tests/test_unicode.py``)."""
+    import numpy as np
+
+    n = len(texts)
+    chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+    cps = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # [C]
+    if cps.size == 0:
+        return np.zeros(n, dtype=np.int64)
+    uniq, inv = np.unique(cps, return_inverse=True)  # [U] distinct code points, [C] index into them
+    table = _LETTER_SCRIPT
+    names = [table[ch] if ch in table else _letter_script(ch) for ch in map(chr, uniq.tolist())]
+    codes = {name: k for k, name in enumerate(sorted({x for x in names if x is not None}))}
+    if not codes:
+        return np.zeros(n, dtype=np.int64)
+    sid = np.array([codes.get(x, -1) if x is not None else -1 for x in names], dtype=np.int64)[inv]  # [C]
+    text = np.repeat(np.arange(n, dtype=np.int64), chars)  # [C] text of each code point
+    keep = sid >= 0
+    pairs = np.unique(text[keep] * len(codes) + sid[keep])  # distinct (text, script) pairs
+    return np.bincount(pairs // len(codes), minlength=n)
 
 
 def utf16_to_codepoints(text: str) -> list[int] | None:
