@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -133,3 +134,48 @@ def test_letter_script_variety_matches_a_per_text_count() -> None:
     assert U.letter_script_variety([]).tolist() == []
     for t in texts:  # the pre-filter never hides a code-mixed text
         assert len(U.letter_scripts(t)) <= U.letter_script_variety([t])[0]
+
+
+def _flat_reference(seg: U.IcuWordSegmenter, texts: list[str], lang: str | None) -> tuple[list, list]:
+    counts, flat, base = [], [], 0
+    for t in texts:
+        spans = seg.word_spans(t, lang)
+        counts.append(len(spans))
+        flat += [[s + base, e + base] for s, e in spans]
+        base += len(t) + 1
+    return counts, flat
+
+
+def test_flat_word_spans_equal_per_text_segmentation() -> None:
+    seg = U.IcuWordSegmenter()
+    texts = [
+        "",
+        "Hello, world!",
+        "ends with CR\r",
+        "\u0301starts with a mark",
+        "emoji \U0001f468\u200d\U0001f469 z",
+        "\U0001e900\U0001e922 adlam \U00010330",
+        "line\ninside",
+        "",
+        "ภาษาไทยเป็นภาษาที่",
+        "我们在北京。",
+        "日本語のテキストです",
+        "ends with ZWJ\u200d",
+        "\u200d",
+        " ",
+    ]
+    for lang in (None, "tha_Thai", "eng_Latn"):
+        counts, flat = seg.flat_word_spans(texts, lang)
+        want_counts, want_flat = _flat_reference(seg, texts, lang)
+        assert counts.tolist() == want_counts
+        assert flat.tolist() == want_flat
+    counts, flat = seg.flat_word_spans([], None)
+    assert counts.tolist() == [] and flat.shape == (0, 2)
+
+
+def test_flat_word_spans_on_every_flores_language(shared_dir: Path) -> None:
+    seg = U.IcuWordSegmenter()
+    for path in sorted((shared_dir / "corpora" / "flores200" / "devtest").glob("*_*.txt")):
+        texts = path.read_text("utf-8").splitlines()[:40]
+        counts, flat = seg.flat_word_spans(texts, path.stem)
+        assert (counts.tolist(), flat.tolist()) == _flat_reference(seg, texts, path.stem), path.stem

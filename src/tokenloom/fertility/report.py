@@ -210,10 +210,14 @@ class _Run:
         bases = metrics.text_bases(texts)
         encoded = self._start_encoding(texts, bases)  # in a background thread with prefetch: overlaps below
         lang = None if part.slice_kind == "code" or part.lang == "und" else part.lang
-        spans = [self.segmenter.word_spans(t, lang) for t in texts]
-        words = np.fromiter(map(len, spans), dtype=np.int64, count=n)
-        flat_words = metrics.flat_spans(spans, words, bases)  # [W, 2] end-to-end word spans
-        del spans
+        flat_segment = getattr(self.segmenter, "flat_word_spans", None)  # all texts in one call (ICU)
+        if flat_segment is not None:
+            words, flat_words = flat_segment(texts, lang)  # [n], [W, 2] end-to-end word spans
+        else:
+            spans = [self.segmenter.word_spans(t, lang) for t in texts]
+            words = np.fromiter(map(len, spans), dtype=np.int64, count=n)
+            flat_words = metrics.flat_spans(spans, words, bases)  # [W, 2] end-to-end word spans
+            del spans
         chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
         nbytes = np.fromiter((len(t.encode("utf-8")) for t in texts), dtype=np.int64, count=n)
         mems = memberships(part, texts, config=self.slice_config)

@@ -265,6 +265,37 @@ class IcuWordSegmenter:
             spans = [(table[s], table[e]) for s, e in spans]
         return spans
 
+    def flat_word_spans(self, texts: Sequence[str], lang: str | None = None) -> tuple[Any, Any]:
+        """All texts at once: ([n] words per text, [W, 2] spans in end-to-end code points, text j starting
+        at ``sum(len(t) + 1 for t in texts[:j])``) — the :meth:`word_spans` of each text, shifted.
+
+        One ``setText`` on the texts joined by ``"\\n"``: ICU always breaks before and after a line feed
+        (UAX #29 WB3a/WB3b, and dictionary ranges stop there too), so no word crosses from one text to the
+        next. The per-text :meth:`word_spans` is the reference (``tests/test_unicode.py``)."""
+        import numpy as np
+
+        n = len(texts)
+        joined = "\n".join(texts)
+        it = self._iterator(lang)
+        it.setText(joined)
+        flat: list[int] = []  # start, end, start, end, ... in UTF-16 units
+        prev = 0
+        status = it.getRuleStatus
+        for boundary in it:
+            if status() >= _WORD_STATUS_MIN:
+                flat += (prev, boundary)
+            prev = boundary
+        spans = np.array(flat, dtype=np.int64).reshape(-1, 2)  # [W, 2]
+        if _ASTRAL.search(joined) is not None:  # UTF-16 units -> code points
+            cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # [C]
+            units = 1 + (cps > 0xFFFF)  # [C] UTF-16 units per code point
+            table = np.append(np.repeat(np.arange(cps.size), units), cps.size)  # [U + 1]
+            spans = table[spans]  # [W, 2]
+        chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+        bases = np.concatenate([[0], np.cumsum(chars + 1)[:-1]]) if n else chars  # [n]
+        owner = np.searchsorted(bases, spans[:, 0], side="right") - 1  # [W] text of each word
+        return np.bincount(owner, minlength=n).astype(np.int64), spans
+
 
 class WhitespaceSegmenter:
     """Words = whitespace-separated runs, trimmed of punctuation and symbols at both ends, that hold a letter
