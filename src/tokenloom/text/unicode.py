@@ -185,17 +185,22 @@ def letter_script_variety(texts: Sequence[str]) -> Any:
     cps = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # [C]
     if cps.size == 0:
         return np.zeros(n, dtype=np.int64)
-    uniq, inv = np.unique(cps, return_inverse=True)  # [U] distinct code points, [C] index into them
+    seen = np.zeros(int(cps.max()) + 1, dtype=bool)
+    seen[cps] = True
+    uniq = np.flatnonzero(seen)  # [U] distinct code points, sorted (no sort of all C)
     table = _LETTER_SCRIPT
     names = [table[ch] if ch in table else _letter_script(ch) for ch in map(chr, uniq.tolist())]
     codes = {name: k for k, name in enumerate(sorted({x for x in names if x is not None}))}
     if not codes:
         return np.zeros(n, dtype=np.int64)
-    sid = np.array([codes.get(x, -1) if x is not None else -1 for x in names], dtype=np.int64)[inv]  # [C]
+    lookup = np.full(int(uniq[-1]) + 1, -1, dtype=np.int64)  # code point -> script code (-1: not a letter)
+    lookup[uniq] = [codes[x] if x is not None else -1 for x in names]
+    sid = lookup[cps]  # [C]
     text = np.repeat(np.arange(n, dtype=np.int64), chars)  # [C] text of each code point
-    keep = sid >= 0
-    pairs = np.unique(text[keep] * len(codes) + sid[keep])  # distinct (text, script) pairs
-    return np.bincount(pairs // len(codes), minlength=n)
+    variety = np.zeros(n, dtype=np.int64)
+    for k in range(len(codes)):  # a part's letters come from few scripts
+        variety += np.bincount(text[sid == k], minlength=n) > 0
+    return variety
 
 
 def utf16_to_codepoints(text: str) -> list[int] | None:
