@@ -115,31 +115,55 @@ def _flatten(
     return lengths, ids, offsets
 
 
-def _widths_chunk(
-    kind: str | None, eng: Any, widths: Any, chunk: list[str], bases: np.ndarray
-) -> tuple[Sequence[Any], tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
-    """The ids-only engine call and offsets from piece widths (``tokenloom.text._widths``) for one batch:
-    (id sequences for decoding, (lengths, ids, end-to-end offsets)); ``None`` when the widths do not apply
-    to every text of the batch (the caller then asks the engine for offsets)."""
-    if widths is None or kind is None:
-        return None
-    if kind == "sentencepiece":
-        arrays = eng.encode(chunk, out_type="numpy")  # [n] int32 arrays, one C++ call for the batch
-        lengths = np.fromiter(map(len, arrays), dtype=np.int64, count=len(chunk))
-        ids = np.concatenate(arrays).astype(np.int64) if arrays else np.zeros(0, np.int64)
-        lists: Sequence[Any] = arrays
-    else:
-        encs = eng.encode_batch_fast(chunk, add_special_tokens=False)  # no offset tracking
-        lists = [e.ids for e in encs]
-        del encs
-        lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(chunk))
-        ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
-    chars = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
-    offsets, ok = widths.offsets(ids, lengths, chars)  # [T, 2] local, [n]
+def _widths_part(
+    tok: Any,
+    kind: str,
+    eng: Any,
+    widths: Any,
+    texts: Sequence[str],
+    bases: np.ndarray,
+    *,
+    decode: bool,
+    batch_size: int,
+) -> EncodedBatch | None:
+    """The engine path for tokenizers whose offsets are running sums of piece widths (``tokenloom.text.
+    _widths``): ids-only engine calls per batch, then offsets for the whole part at once. ``None`` when the
+    widths do not hold for some text (the caller then asks the engine for offsets)."""
+    n = len(texts)
+    lens: list[np.ndarray] = []
+    flat: list[np.ndarray] = []
+    decoded: list[str] | None = [] if decode and not widths.plain_decoder else None
+    for start in range(0, n, batch_size):  # Python lists live for one batch, arrays for the part
+        chunk = list(texts[start : start + batch_size])
+        if kind == "sentencepiece":
+            lists: Sequence[Any] = eng.encode(chunk, out_type="numpy")  # [n] int32 arrays, one C++ call
+            lens.append(np.fromiter(map(len, lists), dtype=np.int64, count=len(chunk)))
+            flat.append(np.concatenate(lists).astype(np.int64))
+        else:
+            encs = eng.encode_batch_fast(chunk, add_special_tokens=False)  # no offset tracking
+            lists = [e.ids for e in encs]
+            del encs
+            lens.append(np.fromiter(map(len, lists), dtype=np.int64, count=len(chunk)))
+            flat.append(np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(lens[-1].sum())))
+        if decoded is not None:
+            decoded += eng.decode(lists) if kind == "sentencepiece" else eng.decode_batch(lists)
+        del lists
+    lengths = np.concatenate(lens) if lens else np.zeros(0, np.int64)
+    ids = np.concatenate(flat) if flat else np.zeros(0, np.int64)
+    del lens, flat
+    chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+    utf8 = np.diff(_utf8_prefix(texts)) if n else np.zeros(0, np.int64)  # [C] UTF-8 bytes per position
+    offsets, ok = widths.offsets(ids, lengths, chars, utf8=utf8, bases=bases)  # [T, 2] local, [n]
     if not ok.all():
         return None
     offsets += np.repeat(bases, lengths)[:, None]  # [T, 1] broadcast: local -> end-to-end coordinates
-    return lists, (lengths, ids, offsets)
+    if not decode:
+        roundtrip = None
+    elif decoded is not None:
+        roundtrip = np.fromiter(map(str.__eq__, decoded, texts), dtype=bool, count=n)
+    else:  # the pieces spell the text: no need to decode
+        roundtrip = widths.roundtrip_exact(texts)
+    return EncodedBatch(lengths, ids, offsets, decoded, "engine", roundtrip)
 
 
 def encode_part(
@@ -164,17 +188,16 @@ def encode_part(
     kind = None if eng is None else "sentencepiece" if _is_sentencepiece(eng) else "hf"
     widths = getattr(tok, "piece_widths", None) if kind is not None else None
     widths = widths() if widths is not None else None  # offsets as running sums of piece widths, or None
+    if kind is not None and widths is not None:
+        fast = _widths_part(tok, kind, eng, widths, texts, bases, decode=decode, batch_size=batch_size)
+        if fast is not None:
+            return fast
     pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     decoded: list[str] = []
     exact: list[np.ndarray] = []  # [n] per batch: decode(ids) == text
-    ruled = False  # some batch used the round-trip rule instead of decoding
     for start in range(0, len(texts), batch_size):  # Python lists live for one batch, arrays for the part
         chunk = list(texts[start : start + batch_size])
-        fast = _widths_chunk(kind, eng, widths, chunk, bases[start : start + batch_size])
-        if fast is not None:
-            ids_lists, piece = fast
-            pieces.append(piece)
-        elif kind == "sentencepiece":
+        if kind == "sentencepiece":
             raw = eng.encode(chunk, out_type="offset_mapping")  # one C++ call for the batch
             ids_lists, spans = [r["ids"] for r in raw], [r["offsets"] for r in raw]
             del raw
@@ -186,14 +209,9 @@ def encode_part(
             pairs = tok.encode_batch_with_offsets(chunk)
             ids_lists, spans = [i for i, _ in pairs], [o for _, o in pairs]
             del pairs
-        if fast is None:
-            pieces.append(_flatten(ids_lists, spans, bases[start : start + batch_size]))
-            del spans
-        rule = widths.roundtrip_exact(chunk) if decode and fast is not None else None
-        if rule is not None:  # the pieces spell the text: no need to decode (tokenloom.text._widths)
-            exact.append(rule)
-            ruled = True
-        elif decode:
+        pieces.append(_flatten(ids_lists, spans, bases[start : start + batch_size]))
+        del spans
+        if decode:
             if kind == "sentencepiece":
                 back = eng.decode(ids_lists)  # a list of id lists in, a list of str out
             elif kind == "hf":
@@ -212,6 +230,6 @@ def encode_part(
         offsets = split_byte_runs(texts, ids, offsets, lengths, tok.byte_fallback_ids)
     roundtrip = (np.concatenate(exact) if exact else np.zeros(0, dtype=bool)) if decode else None
     return EncodedBatch(
-        lengths, ids, offsets, decoded if decode and not ruled else None,
+        lengths, ids, offsets, decoded if decode else None,
         "engine" if eng is not None else "reference", roundtrip,
     )  # fmt: skip

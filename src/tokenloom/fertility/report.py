@@ -202,13 +202,23 @@ class _Run:
         futures = {name: self.pool.submit(encode, name) for name in self.toks}
         return {name: future.result for name, future in futures.items()}
 
-    def part(self, part: CorpusPart, texts: list[str], ids: list[Any]) -> None:
+    def part(
+        self,
+        part: CorpusPart,
+        texts: list[str],
+        ids: list[Any],
+        *,
+        meanwhile: Callable[[], Any] | None = None,
+    ) -> Any:
+        """Count one part. ``meanwhile``: work that does not need this part's tokens (the next generated
+        part's transliteration), run while the engines encode; its result is returned (None if not run)."""
         cfg = self.config
         n = len(texts)
         if n == 0:
-            return
+            return None
         bases = metrics.text_bases(texts)
         encoded = self._start_encoding(texts, bases)  # in a background thread with prefetch: overlaps below
+        result = meanwhile() if meanwhile is not None else None
         lang = None if part.slice_kind == "code" or part.lang == "und" else part.lang
         flat_segment = getattr(self.segmenter, "flat_word_spans", None)  # all texts in one call (ICU)
         if flat_segment is not None:
@@ -275,6 +285,7 @@ class _Run:
                 acc = self.accs.get((name, key))
                 if acc is not None and acc.final is None:
                     self._finish(acc, tok)
+        return result
 
     def _finish(self, acc: _Acc, tok: Any) -> None:
         """Compute the slice's intervals, median and Rényi efficiency; drop its per-text and per-id arrays
@@ -447,8 +458,9 @@ def fertility_report(
         run.pool = pool if config.prefetch else None
         for part in progress(ordered, desc="fertility", unit="part", quiet=quiet):
             texts, ids = corp.texts(part)
-            run.part(part, texts, ids)
-            generated = translit_part(part, texts, ids, config=slice_config)
+            # the transliterated part is made while the engines encode this one (an empty part: none)
+            make = functools.partial(translit_part, part, texts, ids, config=slice_config)
+            generated = run.part(part, texts, ids, meanwhile=make)
             if generated is not None:
                 run.part(generated[0], generated[1], ids)
             del texts, ids

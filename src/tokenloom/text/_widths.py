@@ -45,15 +45,27 @@ class PieceWidths:
         decoder is not the plain one (then decode)."""
         if not self.plain_decoder:
             return None
+        if "\u2581" not in "".join(texts):  # the usual case: one scan
+            return np.ones(len(texts), dtype=bool)
         return np.fromiter(("\u2581" not in t for t in texts), dtype=bool, count=len(texts))
 
     def offsets(
-        self, ids: np.ndarray, lengths: np.ndarray, chars: np.ndarray
+        self,
+        ids: np.ndarray,
+        lengths: np.ndarray,
+        chars: np.ndarray,
+        *,
+        utf8: np.ndarray | None = None,
+        bases: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """([T, 2] code-point offsets local to each text, [n] bool text whose offsets hold).
 
         ``ids`` [T] the texts' ids one after another, ``lengths`` [n] tokens per text, ``chars`` [n] code
         points per text. Offsets of texts marked False are meaningless (ask the engine for them).
+        With ``utf8`` (UTF-8 bytes of every position of the texts laid end to end, text j from ``bases[j]``),
+        a text also holds only if every byte run spells whole characters (a lead piece followed by as many
+        continuation pieces as its character has further bytes), the case in which giving each byte piece
+        its character's span needs no other rule (``split_byte_runs`` would change nothing).
         """
         n = len(lengths)
         ids = np.asarray(ids, dtype=np.int64)
@@ -76,6 +88,14 @@ class PieceWidths:
         broken = self.unsafe[ids] | (cont & ~after_byte)  # [T] unknown piece, or a byte run that opens badly
         total = np.bincount(tok_text, weights=w, minlength=n).astype(np.int64)  # [n]
         bad = np.bincount(tok_text, weights=broken, minlength=n)  # [n]
+        if utf8 is not None and bases is not None and byte.any():
+            heads = np.flatnonzero(~cont)  # [H] pieces that are not continuation bytes
+            follow = np.diff(np.append(heads, ids.size)) - 1  # [H] continuation pieces right after each
+            lead = byte[heads]  # [H] the head is a byte piece (a lead byte)
+            pos = heads[lead]  # [L] positions of lead byte pieces
+            where = np.clip(out[pos, 0] + bases[tok_text[pos]], 0, max(len(utf8) - 1, 0))  # [L] its character
+            wrong = utf8[where] != 1 + follow[lead]  # [L]
+            bad = bad + np.bincount(tok_text[pos], weights=wrong, minlength=n)
         ok = (total == chars) & (bad == 0)
         return out, ok
 
