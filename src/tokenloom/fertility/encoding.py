@@ -152,8 +152,10 @@ def _widths_part(
     ids = np.concatenate(flat) if flat else np.zeros(0, np.int64)
     del lens, flat
     chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
-    utf8 = np.diff(_utf8_prefix(texts)) if n else np.zeros(0, np.int64)  # [C] UTF-8 bytes per position
-    offsets, ok = widths.offsets(ids, lengths, chars, utf8=utf8, bases=bases)  # [T, 2] local, [n]
+    cps = None  # the texts' code points end to end, only needed to check byte runs
+    if n and widths.is_byte[ids].any():
+        cps = np.frombuffer("\n".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # [C]
+    offsets, ok = widths.offsets(ids, lengths, chars, cps=cps, bases=bases)  # [T, 2] local, [n]
     if not ok.all():
         return None
     offsets += np.repeat(bases, lengths)[:, None]  # [T, 1] broadcast: local -> end-to-end coordinates

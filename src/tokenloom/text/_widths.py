@@ -55,17 +55,17 @@ class PieceWidths:
         lengths: np.ndarray,
         chars: np.ndarray,
         *,
-        utf8: np.ndarray | None = None,
+        cps: np.ndarray | None = None,
         bases: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """([T, 2] code-point offsets local to each text, [n] bool text whose offsets hold).
 
         ``ids`` [T] the texts' ids one after another, ``lengths`` [n] tokens per text, ``chars`` [n] code
         points per text. Offsets of texts marked False are meaningless (ask the engine for them).
-        With ``utf8`` (UTF-8 bytes of every position of the texts laid end to end, text j from ``bases[j]``),
-        a text also holds only if every byte run spells whole characters (a lead piece followed by as many
-        continuation pieces as its character has further bytes), the case in which giving each byte piece
-        its character's span needs no other rule (``split_byte_runs`` would change nothing).
+        With ``cps`` (the code points of the texts laid end to end, text j from ``bases[j]``), a text also
+        holds only if every byte run spells whole characters (a lead piece followed by as many continuation
+        pieces as its character has further UTF-8 bytes), the case in which giving each byte piece its
+        character's span needs no other rule (``split_byte_runs`` would change nothing).
         """
         n = len(lengths)
         ids = np.asarray(ids, dtype=np.int64)
@@ -73,29 +73,40 @@ class PieceWidths:
             return np.zeros((ids.size, 2), dtype=np.int64), np.zeros(n, dtype=bool)
         w = self.width[ids]  # [T]
         ends = np.cumsum(w)  # [T] running sum over all texts
-        text_end = ends[np.cumsum(lengths) - 1] if ids.size else np.zeros(n, dtype=np.int64)  # [n]
-        text_end = np.where(lengths > 0, text_end, 0)  # [n]; empty texts fixed below
+        last = np.cumsum(lengths)  # [n] one past each text's last piece
+        text_end = np.where(lengths > 0, ends[np.maximum(last - 1, 0)] if ids.size else 0, 0)  # [n]
         before = np.maximum.accumulate(np.concatenate([[0], text_end]))[:-1]  # [n] running sum before text j
+        total = np.where(lengths > 0, text_end - before, 0)  # [n] code points the pieces cover
         start = ends - w - np.repeat(before, lengths)  # [T] local start of each piece
-        out = np.stack([start, start + w], axis=1)  # [T, 2]
         byte = self.is_byte[ids]  # [T]
-        cont = byte & (w == 0)  # [T] continuation byte: the character opened before it
-        out[byte, 1] = out[byte, 0] + 1
-        out[cont] -= 1
-        tok_text = np.repeat(np.arange(n), lengths)  # [T] text index of each piece
-        after_byte = np.zeros(ids.size, dtype=bool)  # [T] the piece before, in the same text, is a byte piece
-        after_byte[1:] = byte[:-1] & (tok_text[1:] == tok_text[:-1])
-        broken = self.unsafe[ids] | (cont & ~after_byte)  # [T] unknown piece, or a byte run that opens badly
-        total = np.bincount(tok_text, weights=w, minlength=n).astype(np.int64)  # [n]
-        bad = np.bincount(tok_text, weights=broken, minlength=n)  # [n]
-        if utf8 is not None and bases is not None and byte.any():
-            heads = np.flatnonzero(~cont)  # [H] pieces that are not continuation bytes
-            follow = np.diff(np.append(heads, ids.size)) - 1  # [H] continuation pieces right after each
-            lead = byte[heads]  # [H] the head is a byte piece (a lead byte)
-            pos = heads[lead]  # [L] positions of lead byte pieces
-            where = np.clip(out[pos, 0] + bases[tok_text[pos]], 0, max(len(utf8) - 1, 0))  # [L] its character
-            wrong = utf8[where] != 1 + follow[lead]  # [L]
-            bad = bad + np.bincount(tok_text[pos], weights=wrong, minlength=n)
+        out = np.empty((ids.size, 2), dtype=np.int64)  # [T, 2]
+        bad = np.zeros(n, dtype=np.int64)
+        broken = self.unsafe[ids]  # [T] unknown piece (its surface is not its spelling)
+        if byte.any():
+            cont = byte & (w == 0)  # [T] continuation byte: the character opened before it
+            start = np.where(cont, start - 1, start)  # [T]
+            out[:, 1] = np.where(byte, start + 1, start + w)
+            after_byte = np.zeros(ids.size, dtype=bool)  # [T] the piece before, in the same text, is a byte
+            after_byte[1:] = byte[:-1]
+            after_byte[(last - lengths)[lengths > 0]] = False  # a text's first piece follows nothing
+            broken = broken | (cont & ~after_byte)  # a byte run that opens with a continuation byte
+            if cps is not None and bases is not None:
+                heads = np.flatnonzero(~cont)  # [H] pieces that are not continuation bytes
+                follow = np.diff(np.append(heads, ids.size)) - 1  # [H] continuation pieces right after each
+                lead = byte[heads]  # [H] the head is a lead byte piece
+                pos = heads[lead]  # [L]
+                text_of = np.searchsorted(last, pos, side="right")  # [L] text of each lead piece
+                at = np.clip(start[pos] + bases[text_of], 0, max(len(cps) - 1, 0))  # [L] its character
+                c = cps[at]  # [L] code points
+                need = (c >= 0x80).astype(np.int64) + (c >= 0x800) + (c >= 0x10000)  # [L] further bytes
+                wrong = need != follow[lead]  # [L]
+                if wrong.any():
+                    bad += np.bincount(text_of[wrong], minlength=n)
+        else:
+            out[:, 1] = start + w
+        out[:, 0] = start
+        if broken.any():
+            bad += np.bincount(np.searchsorted(last, np.flatnonzero(broken), side="right"), minlength=n)
         ok = (total == chars) & (bad == 0)
         return out, ok
 
