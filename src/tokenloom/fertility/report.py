@@ -186,7 +186,7 @@ class _Run:
         self.pivot_tokens: dict[tuple[str, str], dict[Any, int]] = {}  # (tokenizer, align) -> id -> tokens
         self.lang_parts_left: Counter[str] = Counter()  # input parts per language not processed yet
 
-    def _start_encoding(self, texts: list[str], bases: np.ndarray) -> dict[str, Callable[[], EncodedBatch]]:
+    def start_encoding(self, texts: list[str], bases: np.ndarray) -> dict[str, Callable[[], EncodedBatch]]:
         """One getter per tokenizer; with a pool, every encoding of this part is queued on its one worker,
         so the engines (which release the GIL) run while this thread segments words and counts."""
         cfg = self.config
@@ -209,15 +209,18 @@ class _Run:
         ids: list[Any],
         *,
         meanwhile: Callable[[], Any] | None = None,
+        encoded: dict[str, Callable[[], EncodedBatch]] | None = None,
     ) -> Any:
         """Count one part. ``meanwhile``: work that does not need this part's tokens (the next generated
-        part's transliteration), run while the engines encode; its result is returned (None if not run)."""
+        part's transliteration), run while the engines encode; its result is returned (None if not run).
+        ``encoded``: the getters of :meth:`start_encoding` when this part's encoding was queued already."""
         cfg = self.config
         n = len(texts)
         if n == 0:
             return None
         bases = metrics.text_bases(texts)
-        encoded = self._start_encoding(texts, bases)  # in a background thread with prefetch: overlaps below
+        if encoded is None:  # in a background thread with prefetch: overlaps below
+            encoded = self.start_encoding(texts, bases)
         result = meanwhile() if meanwhile is not None else None
         lang = None if part.slice_kind == "code" or part.lang == "und" else part.lang
         flat_segment = getattr(self.segmenter, "flat_word_spans", None)  # all texts in one call (ICU)
@@ -407,6 +410,16 @@ class _Run:
         return out
 
 
+def _translit_and_queue(
+    run: _Run, part: CorpusPart, texts: list[str], ids: list[Any], config: SliceConfig
+) -> tuple[Any, dict[str, Callable[[], EncodedBatch]] | None]:
+    """The generated transliterated part of ``part`` (or None) and, with prefetching, its queued encodings."""
+    generated = translit_part(part, texts, ids, config=config)
+    if generated is None or run.pool is None or not generated[1]:
+        return generated, None
+    return generated, run.start_encoding(generated[1], metrics.text_bases(generated[1]))
+
+
 def _label(counts: Counter[str]) -> str:
     keys = [k for k, v in counts.items() if v > 0]
     return keys[0] if len(keys) == 1 else "mul" if keys else ""
@@ -459,10 +472,12 @@ def fertility_report(
         for part in progress(ordered, desc="fertility", unit="part", quiet=quiet):
             texts, ids = corp.texts(part)
             # the transliterated part is made while the engines encode this one (an empty part: none)
-            make = functools.partial(translit_part, part, texts, ids, config=slice_config)
-            generated = run.part(part, texts, ids, meanwhile=make)
+            # and queued for encoding at once, so the engines encode it while this part is counted: at most
+            # the two parts of one language (its texts and their transliteration) hold token ids at a time
+            make = functools.partial(_translit_and_queue, run, part, texts, ids, slice_config)
+            generated, queued = run.part(part, texts, ids, meanwhile=make) or (None, None)
             if generated is not None:
-                run.part(generated[0], generated[1], ids)
+                run.part(generated[0], generated[1], ids, encoded=queued)
             del texts, ids
     df = pd.DataFrame(run.rows(), columns=[*REPORT_COLUMNS, *EXTRA_COLUMNS])
     df.attrs.update(
