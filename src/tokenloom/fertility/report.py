@@ -26,6 +26,7 @@ import functools
 import logging
 import math
 import os
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -159,7 +160,7 @@ def _resolve_corpus(corpus: Any, errors: Literal["strict", "replace"]) -> Corpus
 class _Run:
     """One report computation: accumulators, pivot token counts, and the per-part step."""
 
-    pool: Any = None  # a one-worker ThreadPoolExecutor when prefetching, set by fertility_report
+    pool: Any = None  # a two-worker ThreadPoolExecutor when prefetching, set by fertility_report
 
     def __init__(
         self,
@@ -183,19 +184,21 @@ class _Run:
         if config.encode_path == "engine" and any(e is None for e in self.engines.values()):
             missing = [n for n, e in self.engines.items() if e is None]
             raise ConfigError(f"tokenizer(s) {missing} have no engine batch path; use encode_path='auto'")
+        self.locks = {n: threading.Lock() for n in toks}
         self.pivot_tokens: dict[tuple[str, str], dict[Any, int]] = {}  # (tokenizer, align) -> id -> tokens
         self.lang_parts_left: Counter[str] = Counter()  # input parts per language not processed yet
 
     def start_encoding(self, texts: list[str], bases: np.ndarray) -> dict[str, Callable[[], EncodedBatch]]:
-        """One getter per tokenizer; with a pool, every encoding of this part is queued on its one worker,
+        """One getter per tokenizer; with a pool, every encoding of this part is queued on its workers,
         so the engines (which release the GIL) run while this thread segments words and counts."""
         cfg = self.config
 
         def encode(name: str) -> EncodedBatch:
-            return encode_part(
-                self.toks[name], texts, bases, path=cfg.encode_path, decode=cfg.roundtrip,
-                batch_size=cfg.batch_size, engine=self.engines.get(name),
-            )  # fmt: skip
+            with self.locks[name]:  # one tokenizer is never used by two workers at once
+                return encode_part(
+                    self.toks[name], texts, bases, path=cfg.encode_path, decode=cfg.roundtrip,
+                    batch_size=cfg.batch_size, engine=self.engines.get(name),
+                )  # fmt: skip
 
         if self.pool is None:
             return {name: functools.partial(encode, name) for name in self.toks}
@@ -467,7 +470,8 @@ def fertility_report(
     run = _Run(toks, pivot=pivot, segmenter=seg, config=config, slice_config=slice_config)
     run.lang_parts_left.update(p.lang for p in parts)
     ordered = pivots + [p for p in parts if p not in pivots]
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="fertility-encode") as pool:
+    # two workers: one tokenizer's array work (GIL-bound) overlaps the other's engine call (GIL released)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="fertility-encode") as pool:
         run.pool = pool if config.prefetch else None
         for part in progress(ordered, desc="fertility", unit="part", quiet=quiet):
             texts, ids = corp.texts(part)
