@@ -2,11 +2,13 @@
 
 What it does: loads tokenizers (objects, our folders, any ``tokenizer.json`` or sentencepiece ``.model``)
 and a corpus (paths or a :class:`~tokenloom.text.corpus.Corpus`), then streams the corpus **part by part**
-(one language file at a time): it segments the part's words once (ICU by default), and for each tokenizer
-encodes the part with offsets (:mod:`tokenloom.fertility.encoding`, in a background thread while words are
-segmented), reduces the token ids to per-text counts (:func:`metrics.count_flat`) and a token-id histogram,
-and drops them before the next part. So at most one part's token ids are held per tokenizer: memory does
-not grow with the number of languages. The pivot part is processed first so that every later part's
+(one language file at a time): it segments the part's words once for all tokenizers (ICU by default, the
+whole part in one call), and for each tokenizer encodes the part with offsets
+(:mod:`tokenloom.fertility.encoding`, on two background workers while words are segmented and the part is
+transliterated), reduces the token ids to per-text counts (:func:`metrics.count_flat`) and a token-id
+histogram, and drops them before the next language. A language's transliterated part is queued for encoding
+as soon as it is made, so at most one language's token ids (its texts and their transliteration) are held
+per tokenizer: memory does not grow with the number of languages. The pivot part is processed first so that every later part's
 premium is computed on the fly from the pivot's per-sentence token counts; a slice is finished (intervals,
 median, Rényi efficiency) as soon as no later part can add to it.
 
