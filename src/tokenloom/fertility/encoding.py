@@ -1,4 +1,4 @@
-"""Encode one part of a corpus for a report: token ids, code-point offsets and decodings as flat arrays.
+"""Encode one part of a corpus for a report: token ids, code-point offsets and round trips as flat arrays.
 
 Two paths, chosen by an explicit argument, with the same output (``tests/test_fertility_encoding.py``
 compares them on real text):
@@ -12,6 +12,14 @@ compares them on real text):
   pieces are then given the span of the one character their byte belongs to, as the contract says, by
   :func:`split_byte_runs` (vectorized). ``"auto"`` takes it when available (any tokenloom ``Tokenizer``)
   and the reference path otherwise.
+
+  Fast route of the engine path: when ``Tokenizer.piece_widths()`` says the offsets are running sums of
+  piece widths (no normalization, no prefix space: tokenloom's default), the engines are asked for ids
+  only (``encode(list, out_type="numpy")`` / ``encode_batch_fast``) and the offsets of the whole part come
+  from the widths (:mod:`tokenloom.text._widths`), checked text by text (widths add up to the text's
+  length, byte runs spell whole characters); with the plain decoder the round trip is known without
+  decoding (the pieces spell the text: only U+2581 in the input decodes differently). Any text where a
+  check fails sends the whole part down the engine-offsets route.
 
 Offsets are returned in the end-to-end coordinates of :func:`tokenloom.fertility.metrics.text_bases`
 (text j starts at ``bases[j]``), ready for :func:`tokenloom.fertility.metrics.count_flat`.
