@@ -141,9 +141,14 @@ def _byte_runs_fix_per_token(ids: list[int], offsets: list, text: str, byte_ids:
     return out
 
 
-def test_batch_offsets_equal_per_text_engine_calls(trained: Tokenizer, corpus_lines: list[str]) -> None:
-    """The batch engine call (sentencepiece: one ``encode(list)``) and the run-by-run byte fix give what the
-    engine gives text by text, fixed token by token."""
+@pytest.mark.parametrize("widths", [True, False], ids=["piece-widths", "engine-offsets"])
+def test_batch_offsets_equal_per_text_engine_calls(
+    trained: Tokenizer, corpus_lines: list[str], widths: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch engine call (sentencepiece: one ``encode(list)``) and the run-by-run byte fix, or the
+    running sums of piece widths, give what the engine gives text by text, fixed token by token."""
+    if not widths:
+        monkeypatch.setattr(trained, "piece_widths", lambda: None)
     texts = corpus_lines[:60] + EDGE_CASES + ["\u13a3\u13b3 \U0001e900 mixed \u13a9x", "é\u0301\u13a3\u13a3"]
     got = trained.encode_batch_with_offsets(texts)
     handle = trained.engine_handle()
@@ -370,7 +375,7 @@ def test_piece_widths_give_the_engine_offsets(trained: Tokenizer, corpus_lines: 
     widths = trained.piece_widths()
     assert widths is not None  # normalization "none": every trained combination qualifies
     texts = corpus_lines[:80] + EDGE_CASES + ["a\u2581b \u2581", "\U0001e900\U0001e922x\u13a3"]
-    ref = trained.encode_batch_with_offsets(texts)
+    ref = [trained.encode_with_offsets(t) for t in texts]  # one text: the engine's offsets, the reference
     ids = np.array([i for got, _ in ref for i in got], dtype=np.int64)
     lengths = np.array([len(got) for got, _ in ref])
     out, ok = widths.offsets(ids, lengths, np.array([len(t) for t in texts]))

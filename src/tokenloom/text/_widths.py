@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PieceWidths", "engine_widths", "piece_widths"]
+__all__ = ["PieceWidths", "engine_widths", "local_offsets", "piece_widths"]
 
 
 @dataclass(frozen=True)
@@ -179,3 +179,19 @@ _PLAIN_DECODER = {
         {"type": "Fuse"},
     ],
 }
+
+
+def local_offsets(
+    widths: PieceWidths, texts: Sequence[str], ids: np.ndarray, lengths: np.ndarray
+) -> np.ndarray | None:
+    """[T, 2] offsets local to each text from ``widths`` with every check of :meth:`PieceWidths.offsets`
+    (byte runs included); ``None`` when some text fails one (ask the engine for offsets)."""
+    n = len(texts)
+    chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+    cps = bases = None
+    if n and ids.size and widths.is_byte[np.clip(ids, 0, len(widths.width) - 1)].any():
+        cps = np.frombuffer("\n".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # [C]
+        bases = np.zeros(n, dtype=np.int64)
+        bases[1:] = np.cumsum(chars + 1)[:-1]  # [n] text j starts here, texts joined by one separator
+    offsets, ok = widths.offsets(ids, lengths, chars, cps=cps, bases=bases)
+    return offsets if ok.all() else None

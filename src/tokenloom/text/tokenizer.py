@@ -196,8 +196,17 @@ class Tokenizer:
         return self.encode_batch_with_offsets([text])[0]
 
     def encode_batch_with_offsets(self, texts: Sequence[str]) -> list[tuple[list[int], Offsets]]:
-        """:meth:`encode_with_offsets` for many texts."""
+        """:meth:`encode_with_offsets` for many texts.
+
+        For two or more texts where :meth:`piece_widths` applies, the engine is asked for ids only and the
+        offsets are running sums of piece widths (checked per text); otherwise (and for one text: the
+        reference) the engine's own offsets, byte runs fixed."""
         texts = list(texts)
+        widths = self.piece_widths() if len(texts) > 1 else None
+        if widths is not None:
+            fast = self._offsets_by_widths(texts, widths)
+            if fast is not None:
+                return fast
         out: list[tuple[list[int], Offsets]] = []
         with _clear_input_errors(texts):
             if self.engine == "sentencepiece":
@@ -211,6 +220,28 @@ class Tokenizer:
                 offsets = _byte_runs_fix(ids, offsets, text, self.byte_fallback_ids)
             out.append((ids, offsets))
         return out
+
+    def _offsets_by_widths(self, texts: list[str], widths: Any) -> list[tuple[list[int], Offsets]] | None:
+        from itertools import chain
+
+        import numpy as np
+
+        from tokenloom.text._widths import local_offsets
+
+        with _clear_input_errors(texts):
+            if self.engine == "sentencepiece":
+                arrays = self._sp.encode(texts, out_type="numpy")
+                lists: list[list[int]] = [a.tolist() for a in arrays]
+            else:
+                lists = [e.ids for e in self._hf.encode_batch_fast(texts, add_special_tokens=False)]
+        lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
+        offsets = local_offsets(widths, texts, ids, lengths)
+        if offsets is None:
+            return None
+        spans = list(zip(offsets[:, 0].tolist(), offsets[:, 1].tolist(), strict=True))
+        ends = np.cumsum(lengths).tolist()
+        return [(got, spans[end - len(got) : end]) for got, end in zip(lists, ends, strict=True)]
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of ``ids``; byte pieces are joined back into UTF-8 (invalid sequences become U+FFFD)."""
