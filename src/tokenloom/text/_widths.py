@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
 
-__all__ = ["PieceWidths", "engine_widths", "local_offsets", "piece_widths"]
+__all__ = ["PieceWidths", "encode_by_widths", "engine_widths", "local_offsets", "piece_widths"]
 
 
 @dataclass(frozen=True)
@@ -195,3 +196,23 @@ def local_offsets(
         bases[1:] = np.cumsum(chars + 1)[:-1]  # [n] text j starts here, texts joined by one separator
     offsets, ok = widths.offsets(ids, lengths, chars, cps=cps, bases=bases)
     return offsets if ok.all() else None
+
+
+def encode_by_widths(
+    handle: Any, engine: str, texts: list[str], widths: PieceWidths
+) -> list[tuple[list[int], list[tuple[int, int]]]] | None:
+    """``Tokenizer.encode_batch_with_offsets`` by an ids-only engine call (``handle``: the
+    ``SentencePieceProcessor`` or ``tokenizers.Tokenizer``) and :func:`local_offsets`; ``None`` when a check
+    fails (the caller then asks the engine for offsets)."""
+    if engine == "sentencepiece":
+        lists: list[list[int]] = [a.tolist() for a in handle.encode(texts, out_type="numpy")]
+    else:
+        lists = [e.ids for e in handle.encode_batch_fast(texts, add_special_tokens=False)]
+    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
+    offsets = local_offsets(widths, texts, ids, lengths)
+    if offsets is None:
+        return None
+    spans = list(zip(offsets[:, 0].tolist(), offsets[:, 1].tolist(), strict=True))
+    ends = np.cumsum(lengths).tolist()
+    return [(got, spans[end - len(got) : end]) for got, end in zip(lists, ends, strict=True)]

@@ -204,7 +204,10 @@ class Tokenizer:
         texts = list(texts)
         widths = self.piece_widths() if len(texts) > 1 else None
         if widths is not None:
-            fast = self._offsets_by_widths(texts, widths)
+            from tokenloom.text._widths import encode_by_widths
+
+            with _clear_input_errors(texts):
+                fast = encode_by_widths(self.engine_handle(), self.engine, texts, widths)
             if fast is not None:
                 return fast
         out: list[tuple[list[int], Offsets]] = []
@@ -220,28 +223,6 @@ class Tokenizer:
                 offsets = _byte_runs_fix(ids, offsets, text, self.byte_fallback_ids)
             out.append((ids, offsets))
         return out
-
-    def _offsets_by_widths(self, texts: list[str], widths: Any) -> list[tuple[list[int], Offsets]] | None:
-        from itertools import chain
-
-        import numpy as np
-
-        from tokenloom.text._widths import local_offsets
-
-        with _clear_input_errors(texts):
-            if self.engine == "sentencepiece":
-                arrays = self._sp.encode(texts, out_type="numpy")
-                lists: list[list[int]] = [a.tolist() for a in arrays]
-            else:
-                lists = [e.ids for e in self._hf.encode_batch_fast(texts, add_special_tokens=False)]
-        lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-        ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
-        offsets = local_offsets(widths, texts, ids, lengths)
-        if offsets is None:
-            return None
-        spans = list(zip(offsets[:, 0].tolist(), offsets[:, 1].tolist(), strict=True))
-        ends = np.cumsum(lengths).tolist()
-        return [(got, spans[end - len(got) : end]) for got, end in zip(lists, ends, strict=True)]
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of ``ids``; byte pieces are joined back into UTF-8 (invalid sequences become U+FFFD)."""
