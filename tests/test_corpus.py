@@ -71,6 +71,20 @@ def test_folder_whose_files_all_differ_is_read_unaligned(tmp_path: Path) -> None
         load_corpus(tmp_path / "udhr", parallel=True)
 
 
+def test_two_files_that_disagree_warn_that_no_premiums_follow(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write(tmp_path / "pair" / "eng_Latn.txt", "one\n" * 10)
+    write(tmp_path / "pair" / "fra_Latn.txt", "un\n" * 9)  # one line short: no majority to blame
+    with caplog.at_level("WARNING", logger="tokenloom.text.corpus"):
+        corpus = load_corpus(tmp_path / "pair")
+    assert [p.align for p in corpus] == [None, None]
+    assert "eng_Latn.txt 10, fra_Latn.txt 9" in caplog.text
+    assert "NOT parallel and no premiums" in caplog.text
+    with pytest.raises(CorpusError, match=r"line 10 has no counterpart"):
+        load_corpus(tmp_path / "pair", parallel=True)
+
+
 def test_empty_file_is_an_error(flores: Path) -> None:
     write(flores / "fra_Latn.txt", "")
     with pytest.raises(CorpusError, match=r"fra_Latn\.txt: empty file"):

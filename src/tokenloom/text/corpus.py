@@ -352,7 +352,15 @@ def _flores_parts(
                 f"{bad.name}, or pass parallel=False to read the files independently"
             )
         else:
-            logger.info("%s: line counts differ across files; reading them as non-parallel", folder)
+            shown = ", ".join(f"{f.name} {n}" for f, n in sorted(counts.items())[:4])
+            logger.warning(
+                "%s: line counts differ across files (%s%s), so its files are read as NOT parallel and no "
+                "premiums against a pivot can be computed; pass parallel=True to require line alignment "
+                "(an error names the first file that breaks it)",
+                folder,
+                shown,
+                ", ..." if len(counts) > 4 else "",
+            )
     align = str(folder.resolve()) if aligned or (parallel is not False and len(files) == 1) else None
 
     def loader(path: Path) -> Callable[[], tuple[list[str], list[Any]]]:
