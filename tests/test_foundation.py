@@ -112,6 +112,25 @@ def test_cli_turns_tokenloom_errors_into_one_line(monkeypatch, capsys: pytest.Ca
     assert capsys.readouterr().err.strip() == "tokenloom: error: corpus 'x.txt' is empty; add text or drop it"
 
 
+def test_cli_reports_file_system_errors_in_one_line(monkeypatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from tokenloom._commands import demo
+
+    def boom(args: object) -> int:
+        raise NotADirectoryError(20, "Not a directory", "/tmp/a-file/out")
+
+    monkeypatch.setattr(demo, "run", boom)
+    assert cli.main(["demo"]) == 2
+    assert (
+        capsys.readouterr().err.strip() == "tokenloom: error: [Errno 20] Not a directory: '/tmp/a-file/out'"
+    )
+
+
+def test_atomic_write_refuses_a_folder(tmp_path) -> None:
+    with pytest.raises(errors.ConfigError, match="is a folder; give the name of a file"):
+        _atomic.atomic_write(tmp_path, "x")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_atomic_write_replaces_whole_file(tmp_path) -> None:
     target = tmp_path / "sub" / "out.txt"
     _atomic.atomic_write(target, "old")

@@ -25,6 +25,8 @@ __all__ = ["atomic_dir", "atomic_open", "atomic_write"]
 def atomic_open(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """A binary file to write ``path`` through: temp file in the same folder, fsync, rename on success."""
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{str(path)!r} is a folder; give the name of a file to write")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -9,8 +9,9 @@ A command module defines::
     def run(args) -> int                        # does the work; heavy imports happen inside
 
 Every subcommand also gets ``--quiet`` (no progress bars) and ``--verbose`` (debug logging).
-Errors that tokenloom raises on purpose (:class:`tokenloom.errors.TokenloomError`) are printed as one
-line, ``tokenloom: error: ...``, with exit status 2; anything else is a bug and keeps its traceback.
+Errors that tokenloom raises on purpose (:class:`tokenloom.errors.TokenloomError`) and file-system errors
+(``OSError``: a missing folder, a file where a folder was asked for) are printed as one line,
+``tokenloom: error: ...``, with exit status 2; anything else is a bug and keeps its traceback.
 ``tokenloom --help`` and ``--version`` import neither torch, pandas nor matplotlib.
 """
 
@@ -80,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return int(run(args) or 0)
-    except TokenloomError as exc:
+    except (TokenloomError, OSError) as exc:  # OSError: a path that cannot be read or written as asked
         print(f"tokenloom: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

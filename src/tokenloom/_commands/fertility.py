@@ -43,8 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tokenloom.errors import ConfigError
     from tokenloom.fertility.report import fertility_report, format_table, write_report
 
+    if args.out.exists() and not args.out.is_dir():
+        raise ConfigError(f"--out {str(args.out)!r} is a file; give a folder for the report")
     df = fertility_report(
         args.tokenizer,
         args.corpus,
