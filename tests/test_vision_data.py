@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -201,9 +202,10 @@ def test_split_parts_and_workers_reproduce_the_single_run(tree: Path, tmp_path: 
     single = tmp_path / "single"
     preprocess_images(tree, single, config=PreprocessConfig(size=SIZE, shard_size=2), quiet=True)
     split = tmp_path / "split"
+    elsewhere = shutil.copytree(tree, tmp_path / "mounted-elsewhere")  # another machine's mount point
     totals = [
         preprocess_images(
-            tree,
+            elsewhere if i == 1 else tree,
             split,
             config=PreprocessConfig(size=SIZE, shard_size=2, num_shards=3, shard_index=i),
             quiet=True,
@@ -216,6 +218,12 @@ def test_split_parts_and_workers_reproduce_the_single_run(tree: Path, tmp_path: 
     for i in range(GOOD):
         assert a.rows[i]["path"] == b.rows[i]["path"]
         assert torch.equal(a.uint8(i), b.uint8(i))
+    other = tmp_path / "other-size"
+    for i, size in ((0, SIZE), (1, SIZE + 8)):
+        config = PreprocessConfig(size=size, shard_size=2, num_shards=2, shard_index=i)
+        preprocess_images(tree, other, config=config, quiet=True)
+    with pytest.raises(ConfigError, match=r"parts of different runs \(plan-\*\.json disagree on size\)"):
+        ShardDataset(other)
     parallel = tmp_path / "parallel"
     preprocess_images(tree, parallel, config=PreprocessConfig(size=SIZE, shard_size=2, workers=2), quiet=True)
     assert _files(parallel) == _files(single)

@@ -335,10 +335,14 @@ def read_manifest(out: str | os.PathLike[str]) -> list[dict[str, Any]]:
         raise ConfigError(
             f"{out}: not a preprocessed folder (no plan-*.json); run `tokenloom images preprocess`"
         )
-    keys = ("src", "size", "num_shards", "items_sha256")
-    if any(tuple(p[k] for k in keys) != tuple(plans[0][k] for k in keys) for p in plans):
+    # the same run split across machines: same settings and the same item list (relative paths), wherever
+    # each machine mounted the source (so "src" is not compared)
+    keys = ("format", "size", "num_shards", "items_sha256")
+    differ = [k for k in keys if any(p.get(k) != plans[0].get(k) for p in plans)]
+    if differ:
         raise ConfigError(
-            f"{out}: holds parts of different runs (plan-*.json disagree on {keys}); keep one run per folder"
+            f"{out}: holds parts of different runs (plan-*.json disagree on {', '.join(differ)}); "
+            "keep one run per folder"
         )
     rows = []
     for part in sorted((out / "shards").glob("shard-*.jsonl")):
