@@ -303,6 +303,7 @@ def test_foreign_byte_level_bpe_json(tmp_path: Path) -> None:
         ("garbage.model", b"\x00\x01garbage\xff" * 20),
         ("empty.model", b""),
         ("text.model", b"just some text, not a protobuf\n"),
+        ("plain.json", b"not json at all"),
     ],
 )
 def test_load_corrupt_files_raise_tokenizer_error(tmp_path: Path, name: str, content: bytes) -> None:
@@ -311,6 +312,9 @@ def test_load_corrupt_files_raise_tokenizer_error(tmp_path: Path, name: str, con
     with pytest.raises(TokenizerError) as exc:
         load_tokenizer(path)
     assert str(path) in str(exc.value)
+    if name.endswith(".json"):  # a .json file is judged as a tokenizer.json, whatever its first bytes
+        assert "tokenizer.json" in str(exc.value)
+        assert "sentencepiece" not in str(exc.value)
 
 
 def test_load_truncated_model_and_bad_folders(saved: Path, trained: Tokenizer, tmp_path: Path) -> None:

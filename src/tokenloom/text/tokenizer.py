@@ -419,6 +419,6 @@ def load_tokenizer(path: str | os.PathLike[str]) -> Tokenizer:
         )
     with path.open("rb") as f:
         head = f.read(64).lstrip()
-    if head.startswith(b"{"):
+    if head.startswith(b"{") or path.suffix.lower() == ".json":  # the suffix decides the error message too
         return _load_hf_file(path, path.stem)
     return _load_sp_file(path, path.stem)
