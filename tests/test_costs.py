@@ -105,7 +105,7 @@ def test_bad_counts_name_the_argument() -> None:
         costs.kv_cache_bytes(32, 1, 4096, 0, 128, 2)
     with pytest.raises(ConfigError, match=r"q_len must be a positive int, got 1\.5"):
         costs.score_bytes(1, 1, 1.5, 4, 2)  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match="q_len <= kv_len"):
+    with pytest.raises(ConfigError, match=r"q_len <= kv_len.*drop causal \(CLI: --causal\)"):
         costs.attention_flops(1, 1, 8, 4, 2, causal=True)
     with pytest.raises(ConfigError, match="MLP kind must be one of"):
         costs.mlp_flops(1, 1, 8, 32, "relu")  # type: ignore[arg-type]

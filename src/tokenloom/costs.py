@@ -197,7 +197,7 @@ def attention_flops(
     if n > m:
         raise ConfigError(
             f"causal attention needs q_len <= kv_len (queries are the last q_len of the keys), got "
-            f"q_len={n}, kv_len={m}; pass causal=False or a longer kv_len"
+            f"q_len={n}, kv_len={m}; drop causal (CLI: --causal) or give a kv_len of at least q_len (--kv-len)"
         )
     return 4 * b * h * n * m * d - 2 * b * h * n * n * d  # 4·B·H·D·(N·M − N²/2)
 
