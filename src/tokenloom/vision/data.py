@@ -248,7 +248,10 @@ def _collate(batch: list[Any]) -> tuple[torch.Tensor | None, torch.Tensor | None
 
 
 class ImageLoader:
-    """Iterates ``(images, labels)`` batches; rejected items are dropped and kept in :attr:`rejects`."""
+    """Iterates ``(images, labels)`` batches; rejected items are dropped and kept in :attr:`rejects`.
+
+    ``rejects`` and :meth:`summary` count every pass so far: a bad file appears once per epoch.
+    """
 
     def __init__(self, loader: Any, sampler: _SeededSampler) -> None:
         self.loader = loader
