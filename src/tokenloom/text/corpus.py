@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tokenloom.errors import CorpusError
-from tokenloom.text.sources import Errors, SourceStats, iter_lines, resolve_inputs
+from tokenloom.text.sources import Errors, SourceStats, decode_utf8, iter_lines, resolve_inputs
 
 __all__ = [
     "CODE_EXTENSIONS",
@@ -178,21 +178,7 @@ def _read_lines(path: Path, errors: Errors, stats: SourceStats) -> tuple[list[st
 
 
 def _decode(path: Path, data: bytes, errors: Errors, stats: SourceStats) -> str:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if errors == "strict":
-            line = data.count(b"\n", 0, exc.start) + 1
-            raise CorpusError(
-                f"{path}: line {line} (byte offset {exc.start}): invalid UTF-8 "
-                f"(bytes {data[exc.start : exc.end].hex(' ')}: {exc.reason}); "
-                "pass errors='replace' (--errors replace) to substitute U+FFFD and count"
-            ) from None
-        text = data.decode("utf-8", errors="replace")
-        stats.replaced += text.count("\ufffd") - data.count("\ufffd".encode())
-        stats.replaced_lines += 1
-        if len(stats.replaced_where) < 10:
-            stats.replaced_where.append(str(path))
+    text = decode_utf8(data, path, errors=errors, stats=stats)
     stats.files += 1
     stats.bytes += len(data)
     return text.removeprefix("\ufeff")

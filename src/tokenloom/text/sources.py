@@ -28,7 +28,7 @@ from typing import Literal
 
 from tokenloom.errors import CorpusError
 
-__all__ = ["Errors", "SourceStats", "iter_lines", "resolve_inputs"]
+__all__ = ["Errors", "SourceStats", "decode_utf8", "iter_lines", "resolve_inputs"]
 
 Errors = Literal["strict", "replace"]
 
@@ -103,12 +103,34 @@ def resolve_inputs(
     return sorted(found)
 
 
-def _strict_error(path: Path, number: int, offset: int, raw: bytes, exc: UnicodeDecodeError) -> CorpusError:
-    bad = raw[exc.start : exc.end].hex(" ")
-    return CorpusError(
-        f"{path}: line {number} (byte offset {offset + exc.start}): invalid UTF-8 (bytes {bad}: {exc.reason}); "
-        "pass errors='replace' (--errors replace) to substitute U+FFFD and count"
-    )
+def decode_utf8(
+    data: bytes,
+    path: str | os.PathLike[str],
+    *,
+    errors: Errors = "strict",
+    stats: SourceStats | None = None,
+    line: int = 1,
+    offset: int = 0,
+) -> str:
+    """Decode ``data``, read from ``path`` at ``line`` / byte ``offset``: strict errors name the file, line and
+    byte offset of the first bad byte; ``"replace"`` substitutes U+FFFD and counts in ``stats``."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        number = line + data.count(b"\n", 0, exc.start)
+        if errors == "strict":
+            bad = data[exc.start : exc.end].hex(" ")
+            raise CorpusError(
+                f"{path}: line {number} (byte offset {offset + exc.start}): invalid UTF-8 (bytes {bad}: "
+                f"{exc.reason}); pass errors='replace' (--errors replace) to substitute U+FFFD and count"
+            ) from None
+        text = data.decode("utf-8", errors="replace")
+        if stats is not None:
+            stats.replaced += text.count("\ufffd") - data.count(_REPLACEMENT_BYTES)
+            stats.replaced_lines += 1
+            if len(stats.replaced_where) < 10:
+                stats.replaced_where.append(f"{path}:{number}")
+        return text
 
 
 def iter_lines(
@@ -136,17 +158,7 @@ def iter_lines(
             body = raw[:-1] if raw.endswith(b"\n") else raw
             if body.endswith(b"\r"):
                 body = body[:-1]
-            try:
-                line = body.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                if errors == "strict":
-                    raise _strict_error(path, number, offset, body, exc) from None
-                line = body.decode("utf-8", errors="replace")
-                if stats is not None:
-                    stats.replaced += line.count("\ufffd") - body.count(_REPLACEMENT_BYTES)
-                    stats.replaced_lines += 1
-                    if len(stats.replaced_where) < 10:
-                        stats.replaced_where.append(f"{path}:{number}")
+            line = decode_utf8(body, path, errors=errors, stats=stats, line=number, offset=offset)
             if number == 1 and line.startswith(_BOM):
                 line = line[1:]
             offset += size
