@@ -35,6 +35,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from tokenloom.text._widths import code_points
+
 __all__ = ["EncodePath", "EncodedBatch", "encode_part", "engine_of", "split_byte_runs"]
 
 EncodePath = Literal["auto", "engine", "reference"]
@@ -67,7 +69,7 @@ def _is_sentencepiece(engine: Any) -> bool:
 
 def _utf8_prefix(texts: Sequence[str]) -> np.ndarray:
     """[C + 1] UTF-8 bytes before each end-to-end position (texts joined by one separator character)."""
-    cps = np.frombuffer("\n".join(texts).encode("utf-32-le"), dtype=np.uint32)  # [C] code points
+    cps = code_points("\n".join(texts))  # [C] code points
     width = 1 + (cps >= 0x80) + (cps >= 0x800) + (cps >= 0x10000)  # [C] UTF-8 bytes per code point
     return np.concatenate([[0], np.cumsum(width, dtype=np.int64)])
 
@@ -162,7 +164,7 @@ def _widths_part(
     chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
     cps = None  # the texts' code points end to end, only needed to check byte runs
     if n and widths.is_byte[ids].any():
-        cps = np.frombuffer("\n".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # [C]
+        cps = code_points("\n".join(texts))  # [C]
     offsets, ok = widths.offsets(ids, lengths, chars, cps=cps, bases=bases)  # [T, 2] local, [n]
     if not ok.all():
         return None

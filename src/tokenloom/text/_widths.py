@@ -29,6 +29,11 @@ import numpy as np
 __all__ = ["PieceWidths", "encode_by_widths", "engine_widths", "local_offsets", "piece_widths"]
 
 
+def code_points(text: str) -> np.ndarray:
+    """The code points of ``text`` as a uint32 array ``[C]`` (lone surrogates kept as their values)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
 @dataclass(frozen=True)
 class PieceWidths:
     """Per-id tables of one vocabulary (V ids)."""
@@ -191,7 +196,7 @@ def local_offsets(
     chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
     cps = bases = None
     if n and ids.size and widths.is_byte[np.clip(ids, 0, len(widths.width) - 1)].any():
-        cps = np.frombuffer("\n".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # [C]
+        cps = code_points("\n".join(texts))  # [C]
         bases = np.zeros(n, dtype=np.int64)
         bases[1:] = np.cumsum(chars + 1)[:-1]  # [n] text j starts here, texts joined by one separator
     offsets, ok = widths.offsets(ids, lengths, chars, cps=cps, bases=bases)

@@ -180,9 +180,11 @@ def letter_script_variety(texts: Sequence[str]) -> Any:
     code-mixed. Reference: ``len({script of each letter})`` per text (``tests/test_unicode.py``)."""
     import numpy as np
 
+    from tokenloom.text._widths import code_points
+
     n = len(texts)
     chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
-    cps = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # [C]
+    cps = code_points("".join(texts))  # [C]
     if cps.size == 0:
         return np.zeros(n, dtype=np.int64)
     seen = np.zeros(int(cps.max()) + 1, dtype=bool)
@@ -279,6 +281,8 @@ class IcuWordSegmenter:
         next. The per-text :meth:`word_spans` is the reference (``tests/test_unicode.py``)."""
         import numpy as np
 
+        from tokenloom.text._widths import code_points
+
         n = len(texts)
         joined = "\n".join(texts)
         it = self._iterator(lang)
@@ -292,7 +296,7 @@ class IcuWordSegmenter:
             prev = boundary
         spans = np.array(flat, dtype=np.int64).reshape(-1, 2)  # [W, 2]
         if _ASTRAL.search(joined) is not None:  # UTF-16 units -> code points
-            cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # [C]
+            cps = code_points(joined)  # [C]
             units = 1 + (cps > 0xFFFF)  # [C] UTF-16 units per code point
             table = np.append(np.repeat(np.arange(cps.size), units), cps.size)  # [U + 1]
             spans = table[spans]  # [W, 2]
