@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tokenloom import _costs_tables, cli, costs
+from tokenloom import cli, costs
+from tokenloom.costs import tables as cost_tables
 from tokenloom.encoder.config import EncoderConfig
 from tokenloom.errors import ConfigError, CorpusError
 
@@ -169,7 +170,7 @@ def test_sweep_over_image_and_patch_sizes(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_sweep_rows_attention_share_grows() -> None:
-    rows = _costs_tables.sweep_rows(EncoderConfig(), [256, 1024, 4096, 16384])
+    rows = cost_tables.sweep_rows(EncoderConfig(), [256, 1024, 4096, 16384])
     shares = [r.attention_share for r in rows]
     assert shares == sorted(shares) and shares[0] < 0.1 < 0.5 < shares[-1]
     assert all(r.total_flops == r.linear_flops + r.attention_flops for r in rows)
@@ -213,9 +214,9 @@ def _report(tmp_path: Path) -> Path:
 
 def test_language_costs_scale_with_premium(tmp_path: Path) -> None:
     cfg = EncoderConfig.preset("vit-b16")
-    report = _costs_tables.load_fertility_report(_report(tmp_path))
-    frame = _costs_tables.language_costs(report, cfg, pivot="eng_Latn", context=1000, dtype="bf16")
-    assert list(frame.columns) == list(_costs_tables.LANGUAGE_COLUMNS)
+    report = cost_tables.load_fertility_report(_report(tmp_path))
+    frame = cost_tables.language_costs(report, cfg, pivot="eng_Latn", context=1000, dtype="bf16")
+    assert list(frame.columns) == list(cost_tables.LANGUAGE_COLUMNS)
     assert len(frame) == 8  # 4 languages x 2 tokenizers; 'all' and 'script' rows skipped
     bpe = frame[frame["tokenizer"] == "bpe-8k"].set_index("lang")
     assert list(bpe.index) == ["eng_Latn", "zho_Hans", "hin_Deva", "tha_Thai"]  # sorted by premium, NaN last
@@ -235,30 +236,30 @@ def test_language_costs_scale_with_premium(tmp_path: Path) -> None:
 
 
 def test_language_costs_against_another_pivot(tmp_path: Path) -> None:
-    report = _costs_tables.load_fertility_report(_report(tmp_path))
-    frame = _costs_tables.language_costs(report, EncoderConfig(), pivot="hin_Deva", context=2000)
+    report = cost_tables.load_fertility_report(_report(tmp_path))
+    frame = cost_tables.language_costs(report, EncoderConfig(), pivot="hin_Deva", context=2000)
     bpe = frame[frame["tokenizer"] == "bpe-8k"].set_index("lang")
     assert bpe.loc["eng_Latn", "premium"] == 0.5 and bpe.loc["eng_Latn", "seq_len"] == 1000
     assert bpe.loc["hin_Deva", "premium"] == 1.0
     assert frame["premium_lo"].isna().all()  # intervals are not rescaled to another pivot
     with pytest.raises(ConfigError, match=r"pivot 'xxx_Latn' is not a language.*among \['eng_Latn'"):
-        _costs_tables.language_costs(report, EncoderConfig(), pivot="xxx_Latn")
+        cost_tables.language_costs(report, EncoderConfig(), pivot="xxx_Latn")
     with pytest.raises(ConfigError, match="pivot 'tha_Thai' has no premium_mean"):
-        _costs_tables.language_costs(report, EncoderConfig(), pivot="tha_Thai")
+        cost_tables.language_costs(report, EncoderConfig(), pivot="tha_Thai")
 
 
 def test_bad_reports_name_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("tokenizer,slice\nx,eng_Latn\n")
     with pytest.raises(CorpusError, match=r"bad.csv' lacks the columns \['slice_kind', 'tokens'"):
-        _costs_tables.load_fertility_report(bad)
+        cost_tables.load_fertility_report(bad)
     with pytest.raises(CorpusError, match=r"missing\.csv' does not exist"):
-        _costs_tables.load_fertility_report(tmp_path / "missing.csv")
+        cost_tables.load_fertility_report(tmp_path / "missing.csv")
     with pytest.raises(CorpusError, match="cannot read fertility report"):
-        _costs_tables.load_fertility_report(tmp_path)  # a folder
+        cost_tables.load_fertility_report(tmp_path)  # a folder
     (tmp_path / "empty.csv").write_text("")
     with pytest.raises(CorpusError, match=r"empty\.csv' is not a readable CSV"):
-        _costs_tables.load_fertility_report(tmp_path / "empty.csv")
+        cost_tables.load_fertility_report(tmp_path / "empty.csv")
 
 
 def test_languages_cli_table_csv_and_chart(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -278,7 +279,7 @@ def test_languages_cli_table_csv_and_chart(capsys: pytest.CaptureFixture[str], t
     )
     assert png.read_bytes()[:4] == b"\x89PNG"
     written = pd.read_csv(csv)
-    assert list(written.columns) == list(_costs_tables.LANGUAGE_COLUMNS) and len(written) == 8
+    assert list(written.columns) == list(cost_tables.LANGUAGE_COLUMNS) and len(written) == 8
     only = _out(capsys, [*argv[:3], "--tokenizer", "uni-8k", "--pivot", "zho_Hans"])
     assert "tokenizer bpe-8k" not in only and "same content as 4,096 zho_Hans tokens" in only
     err = _out(capsys, [*argv[:3], "--tokenizer", "nope"], status=2)

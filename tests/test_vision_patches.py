@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from tokenloom.vision.patches import PatchEmbed, grid_size, patchify, unpatchify
+from tokenloom.encoder.embed import PatchEmbed
+from tokenloom.vision.patches import grid_size, patchify, unpatchify
 
 
 def test_vit_worked_example_196_patches_of_768() -> None:

@@ -55,8 +55,9 @@ _LAZY: dict[str, str] = {
     "attention": "tokenloom.encoder.attention",
     # encoder: model, front ends, timm conversion (encoder-model engineer)
     "Encoder": "tokenloom.encoder.model",
-    "TextEmbed": "tokenloom.encoder.model",
-    "ImageEmbed": "tokenloom.encoder.model",
+    "TextEmbed": "tokenloom.encoder.embed",
+    "ImageEmbed": "tokenloom.encoder.embed",
+    "PatchEmbed": "tokenloom.encoder.embed",
     "from_timm": "tokenloom.encoder.timm_compat",
     # images: decode, transforms, patches, datasets, sharded preprocessing (image engineer)
     "load_image": "tokenloom.vision.io",
@@ -66,7 +67,6 @@ _LAZY: dict[str, str] = {
     "train_transform": "tokenloom.vision.transforms",
     "patchify": "tokenloom.vision.patches",
     "unpatchify": "tokenloom.vision.patches",
-    "PatchEmbed": "tokenloom.vision.patches",
     "ImageDataset": "tokenloom.vision.data",
     "ShardDataset": "tokenloom.vision.data",
     "build_loader": "tokenloom.vision.data",

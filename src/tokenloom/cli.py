@@ -1,6 +1,6 @@
 """The ``tokenloom`` command line: subcommands, thin over the Python API.
 
-Each subcommand lives in its own module under ``tokenloom._commands`` and is found there at start-up.
+Each subcommand lives in its own module under ``tokenloom._commands``, listed in ``COMMANDS``.
 A command module defines::
 
     NAME: str                                   # the subcommand, e.g. "train"
@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
-import pkgutil
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -29,21 +28,12 @@ from tokenloom import __version__
 
 __all__ = ["build_parser", "main"]
 
-_REQUIRED = ("NAME", "HELP", "add_arguments", "run")
+# the subcommand modules under tokenloom._commands, in the order ``tokenloom --help`` lists them
+COMMANDS: tuple[str, ...] = ("costs", "demo", "fertility", "images", "train")
 
 
 def _command_modules() -> list[ModuleType]:
-    from tokenloom import _commands
-
-    modules = []
-    for info in sorted(pkgutil.iter_modules(_commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{_commands.__name__}.{info.name}")
-        missing = [attr for attr in _REQUIRED if not hasattr(module, attr)]
-        assert not missing, f"{module.__name__} lacks {missing}"
-        modules.append(module)
-    return modules
+    return [importlib.import_module(f"tokenloom._commands.{name}") for name in COMMANDS]
 
 
 def build_parser() -> argparse.ArgumentParser:

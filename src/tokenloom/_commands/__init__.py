@@ -1,1 +1,1 @@
-"""One module per ``tokenloom`` subcommand; ``tokenloom.cli`` finds them here (see its docstring)."""
+"""One module per ``tokenloom`` subcommand; ``tokenloom.cli.COMMANDS`` lists them (see its docstring)."""

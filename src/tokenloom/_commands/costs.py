@@ -1,7 +1,7 @@
 """``tokenloom costs``: FLOPs, attention-score memory, KV-cache bytes and weights, from the command line.
 
 Sub-commands: ``kv``, ``attention``, ``weights``, ``encoder``, ``sweep``, ``languages``. Thin over
-:mod:`tokenloom.costs` and :mod:`tokenloom._costs_tables`; pandas and matplotlib are imported only by the
+:mod:`tokenloom.costs` and :mod:`tokenloom.costs.tables`; pandas and matplotlib are imported only by the
 sub-commands that need them. Lengths accept ``k``/``m`` suffixes (powers of 1024: ``4k`` = 4096).
 Memory is printed in binary units (KiB, MiB, GiB) unless ``--units decimal``; ``--bytes`` prints exact bytes.
 """
@@ -266,7 +266,6 @@ def _run_weights(args: argparse.Namespace) -> int:
 
 
 def _run_encoder(args: argparse.Namespace) -> int:
-    from tokenloom._costs_tables import encoder_cost_rows, format_table
     from tokenloom.costs import (
         encoder_flops,
         encoder_kv_cache_bytes,
@@ -276,6 +275,7 @@ def _run_encoder(args: argparse.Namespace) -> int:
         vit_tokens,
         weight_bytes,
     )
+    from tokenloom.costs.tables import encoder_cost_rows, format_table
 
     cfg, name = _config(args)
     if args.seq_len is not None:
@@ -319,8 +319,8 @@ def _run_encoder(args: argparse.Namespace) -> int:
 
 
 def _run_sweep(args: argparse.Namespace) -> int:
-    from tokenloom._costs_tables import format_table, sweep_rows
     from tokenloom.costs import format_count
+    from tokenloom.costs.tables import format_table, sweep_rows
 
     cfg, name = _config(args)
     lengths, labels = args.seq_len, [f"{n:,}" for n in args.seq_len]
@@ -358,7 +358,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
     ]
     print(format_table(header, table))
     if args.png:
-        from tokenloom._costs_plots import plot_sweep
+        from tokenloom.costs.plots import plot_sweep
 
         path = plot_sweep(rows, args.png, title=f"{name}, B={args.batch}, {args.dtype}")
         print(f"chart: {path}")
@@ -369,8 +369,8 @@ def _run_languages(args: argparse.Namespace) -> int:
     import math
 
     from tokenloom._atomic import atomic_write
-    from tokenloom._costs_tables import format_table, language_costs, load_fertility_report
     from tokenloom.costs import format_count
+    from tokenloom.costs.tables import format_table, language_costs, load_fertility_report
     from tokenloom.errors import ConfigError
 
     cfg, name = _config(args)
@@ -416,7 +416,7 @@ def _run_languages(args: argparse.Namespace) -> int:
         atomic_write(args.csv, frame.to_csv(index=False))
         print(f"table: {args.csv}")
     if args.png:
-        from tokenloom._costs_plots import plot_languages
+        from tokenloom.costs.plots import plot_languages
 
         title = f"{name}, same content as {args.context} {args.pivot} tokens"
         print(f"chart: {plot_languages(frame, args.png, title=title)}")

@@ -75,7 +75,7 @@ def _report(tok, out: Path, *, quiet: bool):  # -> pandas.DataFrame
 
 
 def _costs(report) -> None:
-    from tokenloom._costs_tables import language_costs
+    from tokenloom.costs.tables import language_costs
     from tokenloom.encoder.config import EncoderConfig
 
     table = language_costs(report, EncoderConfig.preset("vit-b16"), pivot="eng_Latn", context=4096)
@@ -98,7 +98,8 @@ def _encode(tok) -> None:
 
     from tokenloom.encoder.attention import last_impl
     from tokenloom.encoder.config import EncoderConfig
-    from tokenloom.encoder.model import Encoder, ImageEmbed, TextEmbed
+    from tokenloom.encoder.embed import ImageEmbed, TextEmbed
+    from tokenloom.encoder.model import Encoder
     from tokenloom.vision.io import load_image
     from tokenloom.vision.transforms import eval_transform
 

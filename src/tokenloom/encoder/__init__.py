@@ -12,8 +12,9 @@ from tokenloom.encoder.config import PRESETS, EncoderConfig
 # public name -> module that defines it (imported lazily: importing this package must not import torch)
 _LAZY: dict[str, str] = {
     "Encoder": "tokenloom.encoder.model",
-    "TextEmbed": "tokenloom.encoder.model",
-    "ImageEmbed": "tokenloom.encoder.model",
+    "TextEmbed": "tokenloom.encoder.embed",
+    "ImageEmbed": "tokenloom.encoder.embed",
+    "PatchEmbed": "tokenloom.encoder.embed",
     "ImageClassifier": "tokenloom.encoder.model",
     "KVCache": "tokenloom.encoder.model",
     "from_timm": "tokenloom.encoder.timm_compat",

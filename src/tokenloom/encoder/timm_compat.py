@@ -20,7 +20,8 @@ import torch
 from torch import nn
 
 from tokenloom.encoder.config import EncoderConfig
-from tokenloom.encoder.model import Encoder, ImageClassifier, ImageEmbed
+from tokenloom.encoder.embed import ImageEmbed
+from tokenloom.encoder.model import Encoder, ImageClassifier
 from tokenloom.errors import ConfigError
 
 __all__ = ["from_timm"]

@@ -5,7 +5,7 @@ Names are imported lazily (torch, torchvision and PIL load on first use):
 * ``io``: :func:`load_image`, :class:`DecodeConfig`
 * ``transforms``: :class:`TransformConfig`, :func:`eval_transform`, :func:`train_transform`,
   :func:`plain_transform`
-* ``patches``: :func:`patchify`, :func:`unpatchify`, :class:`PatchEmbed`
+* ``patches``: :func:`patchify`, :func:`unpatchify` (``PatchEmbed`` lives in ``tokenloom.encoder``)
 * ``data``: :class:`ImageDataset` (``from_folder`` / ``from_list`` / ``from_csv``), :class:`ShardDataset`,
   :func:`build_loader`
 * ``shards``: :func:`preprocess_images`, :class:`PreprocessConfig`, :func:`read_manifest`
@@ -24,7 +24,6 @@ _LAZY: dict[str, str] = {
     "plain_transform": "tokenloom.vision.transforms",
     "patchify": "tokenloom.vision.patches",
     "unpatchify": "tokenloom.vision.patches",
-    "PatchEmbed": "tokenloom.vision.patches",
     "ImageDataset": "tokenloom.vision.data",
     "ShardDataset": "tokenloom.vision.data",
     "build_loader": "tokenloom.vision.data",

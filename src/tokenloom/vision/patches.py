@@ -1,8 +1,8 @@
-"""Image patches: ``patchify`` / ``unpatchify`` and ``PatchEmbed`` (a linear layer equal to a stride-P conv).
+"""Image patches: ``patchify`` / ``unpatchify`` (``tokenloom.encoder.embed.PatchEmbed`` projects them).
 
 A 224×224 RGB image with patch size 16 becomes a 14×14 grid of N = 196 patches of C·P·P = 768 values.
 
-Order, fixed by contract (COMMON.md #5):
+Order, fixed by contract:
 
 * patches are listed in **row-major grid order** (left to right, then top to bottom);
 * the values inside one patch vector are in **(c, p_h, p_w)** order — channel outermost, then the row
@@ -30,9 +30,8 @@ from typing import Literal
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
-__all__ = ["PatchEmbed", "grid_size", "patchify", "unpatchify"]
+__all__ = ["grid_size", "patchify", "unpatchify"]
 
 Impl = Literal["fast", "reference"]
 
@@ -182,74 +181,3 @@ def unpatchify(
     if gh * p != h or gw * p != w:
         out = out[:, :, :h, :w].contiguous()  # [B, C, H, W]: crop the zero padding
     return out[0] if unbatched else out
-
-
-class PatchEmbed(nn.Module):
-    """Patch embedding: ``[B, C, H, W] -> [B, N, embed_dim]`` = ``proj(patchify(images))``.
-
-    ``proj`` is ``nn.Linear(C*P*P, embed_dim)``; with ``proj.weight = conv.weight.reshape(d, -1)`` it equals
-    ``nn.Conv2d(C, d, kernel_size=P, stride=P)`` followed by ``flatten(2).transpose(1, 2)`` (and timm's
-    ``timm.layers.PatchEmbed``). Any H, W divisible by P is accepted (``pad=True``: any size, zero-padded).
-    """
-
-    def __init__(
-        self,
-        patch_size: int = 16,
-        in_chans: int = 3,
-        embed_dim: int = 768,
-        *,
-        bias: bool = True,
-        pad: bool = False,
-    ) -> None:
-        super().__init__()
-        _check_patch_size(patch_size)
-        if in_chans < 1 or embed_dim < 1:
-            raise ValueError(f"in_chans and embed_dim must be positive, got {in_chans}, {embed_dim}")
-        self.patch_size = patch_size
-        self.in_chans = in_chans
-        self.embed_dim = embed_dim
-        self.pad = pad
-        self.proj = nn.Linear(in_chans * patch_size * patch_size, embed_dim, bias=bias)
-
-    def forward(self, images: torch.Tensor) -> torch.Tensor:
-        if images.dim() != 4 or images.shape[1] != self.in_chans:
-            raise ValueError(
-                f"PatchEmbed expects images [B, {self.in_chans}, H, W], got shape {tuple(images.shape)}"
-            )
-        if not images.is_floating_point():
-            raise TypeError(
-                f"PatchEmbed expects float images (normalized), got {images.dtype}; "
-                "apply the transforms' normalize step (or images.float()) first"
-            )
-        tokens = patchify(images.to(self.proj.weight.dtype), self.patch_size, pad=self.pad)  # [B, N, K]
-        return self.proj(tokens)  # [B, N, d]
-
-    @torch.no_grad()
-    def load_conv_weights(self, weight: torch.Tensor, bias: torch.Tensor | None = None) -> PatchEmbed:
-        """Copy a conv weight ``[d, C, P, P]`` (and bias ``[d]``) into ``proj``; returns ``self``."""
-        expected = (self.embed_dim, self.in_chans, self.patch_size, self.patch_size)
-        if tuple(weight.shape) != expected:
-            raise ValueError(f"conv weight must have shape {expected}, got {tuple(weight.shape)}")
-        self.proj.weight.copy_(weight.reshape(self.embed_dim, -1))  # [d, C, P, P] -> [d, K] in (c, p_h, p_w)
-        if bias is not None:
-            if self.proj.bias is None:
-                raise ValueError("this PatchEmbed was built with bias=False; it cannot take a conv bias")
-            if tuple(bias.shape) != (self.embed_dim,):
-                raise ValueError(f"conv bias must have shape ({self.embed_dim},), got {tuple(bias.shape)}")
-            self.proj.bias.copy_(bias)
-        elif self.proj.bias is not None:
-            self.proj.bias.zero_()  # a conv without bias adds nothing
-        return self
-
-    def conv_weight(self) -> torch.Tensor:
-        """The equivalent conv weight ``[d, C, P, P]`` (a view of ``proj.weight``)."""
-        p = self.patch_size
-        return self.proj.weight.reshape(self.embed_dim, self.in_chans, p, p)  # [d, K] -> [d, C, P, P]
-
-    def num_patches(self, image_size: tuple[int, int]) -> int:
-        """N for an ``(H, W)`` image."""
-        gh, gw = grid_size(image_size, self.patch_size, pad=self.pad)
-        return gh * gw
-
-    def extra_repr(self) -> str:
-        return f"patch_size={self.patch_size}, in_chans={self.in_chans}, embed_dim={self.embed_dim}, pad={self.pad}"

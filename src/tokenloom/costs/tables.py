@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from tokenloom import costs
+from tokenloom.costs import formulas as costs
 from tokenloom.errors import ConfigError, CorpusError
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 Pure functions over integers (and an :class:`~tokenloom.encoder.config.EncoderConfig`); nothing here
 imports torch, numpy or pandas, runs a model or measures anything. ``scripts/bench_costs.py`` compares
-these numbers with measurements; ``tokenloom._costs_tables`` builds the CLI's tables from them.
+these numbers with measurements; ``tokenloom.costs.tables`` builds the CLI's tables from them.
 
 Conventions shared by every formula (each docstring repeats the ones it relies on):
 

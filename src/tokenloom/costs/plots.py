@@ -1,7 +1,7 @@
 """PNG charts of the cost tables: terms across sequence lengths, and per-language costs.
 
 Draws with matplotlib (imported inside each function, Agg backend, no display needed) and writes the file
-atomically. It computes nothing itself: the rows come from :mod:`tokenloom._costs_tables`.
+atomically. It computes nothing itself: the rows come from :mod:`tokenloom.costs.tables`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tokenloom._atomic import atomic_write
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tokenloom._costs_tables import SweepRow
+    from tokenloom.costs.tables import SweepRow
 
 __all__ = ["plot_languages", "plot_sweep"]
 

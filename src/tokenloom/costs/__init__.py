@@ -1,0 +1,54 @@
+"""The cost model: what an encoder costs in FLOPs, attention-score memory, KV-cache bytes and weights.
+
+``formulas`` holds the pure formulas (integers in, integers out; no torch, numpy or pandas) and is
+re-exported here; ``tables`` builds the CLI's tables from them (pandas only for fertility reports) and
+``plots`` draws them (matplotlib, imported on use).
+"""
+
+from __future__ import annotations
+
+from tokenloom.costs.formulas import (
+    DTYPE_BYTES,
+    DType,
+    EncoderFlops,
+    attention_flops,
+    bytes_per_element,
+    encoder_flops,
+    encoder_kv_cache_bytes,
+    encoder_param_breakdown,
+    encoder_params,
+    format_bytes,
+    format_count,
+    kv_cache_bytes,
+    linear_flops,
+    mlp_flops,
+    projection_flops,
+    score_bytes,
+    tensor_bytes,
+    vit_patch_dim,
+    vit_tokens,
+    weight_bytes,
+)
+
+__all__ = [
+    "DTYPE_BYTES",
+    "DType",
+    "EncoderFlops",
+    "attention_flops",
+    "bytes_per_element",
+    "encoder_flops",
+    "encoder_kv_cache_bytes",
+    "encoder_param_breakdown",
+    "encoder_params",
+    "format_bytes",
+    "format_count",
+    "kv_cache_bytes",
+    "linear_flops",
+    "mlp_flops",
+    "projection_flops",
+    "score_bytes",
+    "tensor_bytes",
+    "vit_patch_dim",
+    "vit_tokens",
+    "weight_bytes",
+]
