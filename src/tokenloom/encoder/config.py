@@ -20,6 +20,7 @@ MlpKind = Literal["gelu", "swiglu"]
 NormKind = Literal["layernorm", "rmsnorm"]
 Placement = Literal["pre", "post"]
 PositionKind = Literal["learned", "sinusoidal", "rope", "none"]
+AttnImpl = Literal["auto", "reference", "sdpa", "tiled", "triton"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class EncoderConfig:
     qkv_bias: bool = True  # bias in the q, k, v projections
     proj_bias: bool = True  # bias in the attention output projection and MLP layers
     causal: bool = False  # causal self-attention (decoder-style use with a KV cache)
-    attn_impl: str = "auto"  # attention path: "auto" | "reference" | "sdpa" | "tiled" | "triton"
+    attn_impl: AttnImpl = "auto"  # attention path: "auto" | "reference" | "sdpa" | "tiled" | "triton"
 
     def __post_init__(self) -> None:
         for name in ("width", "depth", "heads"):

@@ -282,7 +282,7 @@ class _Run:
                 acc.boot = block.copy() if acc.boot is None else acc.boot + block
         # finish the slices no later part adds to: a language / code / transliterated part's own slice
         # (Corpus refuses duplicates), and code-mixed slices of a language after its last part
-        done = [(part.slice_kind, part.slice)]
+        done: list[SliceKey] = [(part.slice_kind, part.slice)]
         if not part.generated:
             self.lang_parts_left[part.lang] -= 1
             if self.lang_parts_left[part.lang] == 0:
@@ -290,9 +290,9 @@ class _Run:
                 done += [k for _, k in self.accs if k[0] == "code_mixed" and k[1].startswith(prefix)]
         for name, tok in self.toks.items():
             for key in done:
-                acc = self.accs.get((name, key))
-                if acc is not None and acc.final is None:
-                    self._finish(acc, tok)
+                pending = self.accs.get((name, key))
+                if pending is not None and pending.final is None:
+                    self._finish(pending, tok)
         return result
 
     def _finish(self, acc: _Acc, tok: Any) -> None:
