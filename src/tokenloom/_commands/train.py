@@ -105,18 +105,17 @@ def _fertility_lines(table: Any, out: Path, top: int = 5) -> list[str]:
     """The top rows (highest tokens per word) of the held-out fertility table, per script."""
     if table is None or table.empty:
         return []
+    from tokenloom._tables import format_table
+
     rows = table[table["slice_kind"] == "script"].sort_values("fertility", ascending=False).head(top)
-    lines = [
-        f"  fertility      {out / 'fertility.csv'} (held-out lines; top {len(rows)} scripts by tokens/word)"
+    what = "script" if len(rows) == 1 else f"{len(rows)} scripts"
+    lines = [f"  fertility      {out / 'fertility.csv'} (held-out lines; top {what} by tokens/word)"]
+    header = ["script", "texts", "tokens/word", "chars/token", "byte fallback"]
+    cells = [
+        [r.slice, r.texts, f"{r.fertility:.2f}", f"{r.chars_per_token:.2f}", f"{r.byte_fallback_rate:.1%}"]
+        for r in rows.itertuples()
     ]
-    lines.append(
-        f"    {'script':<8} {'texts':>5} {'tokens/word':>11} {'chars/token':>11} {'byte fallback':>13}"
-    )
-    for r in rows.itertuples():
-        lines.append(
-            f"    {r.slice:<8} {r.texts:>5} {r.fertility:>11.2f} {r.chars_per_token:>11.2f} {r.byte_fallback_rate:>13.1%}"
-        )
-    return lines
+    return lines + ["    " + line for line in format_table(header, cells).splitlines()]
 
 
 def _summary(tok: object, out: Path, inputs: list[str]) -> None:
