@@ -1,10 +1,10 @@
-"""The one table formatter of tokenloom: rows of cells as aligned text, Markdown or HTML.
+"""The one table formatter of tokenloom: rows of cells as aligned text, Markdown or HTML; counted nouns.
 
 Every command and report that prints or writes a table builds ``header`` and ``rows`` (cells already
 formatted as strings, or values ``str()`` turns into text) and renders them here, so all tables share one
 look: the first column left-aligned, the others right-aligned unless ``align`` says otherwise
-(one letter per column, ``"l"`` or ``"r"``). This module formats only: it computes nothing, imports
-nothing heavy and writes no files.
+(one letter per column, ``"l"`` or ``"r"``). :func:`plural` words the counts in summaries ("1 file",
+"2 files"). This module formats only: it computes nothing, imports nothing heavy and writes no files.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-__all__ = ["format_table", "html_table", "markdown_table"]
+__all__ = ["format_table", "html_table", "markdown_table", "plural"]
 
 Cells = Sequence[object]
 
@@ -68,3 +68,11 @@ def html_table(header: Cells, rows: Sequence[Cells], *, align: str | None = None
         return f"<tr>{inner}</tr>"
 
     return "\n".join(["<table>", row("th", table[0]), *(row("td", r) for r in table[1:]), "</table>"])
+
+
+def plural(n: int, noun: str, plural_form: str | None = None, *, sep: str = ",") -> str:
+    """``n`` and ``noun`` in agreement: ``plural(1, "file")`` → ``"1 file"``, ``plural(1200, "line")`` →
+    ``"1,200 lines"`` (thousands separated by ``sep``; ``plural_form`` for irregular nouns)."""
+    word = noun if n == 1 else plural_form or noun + "s"
+    number = f"{n:,}".replace(",", sep)
+    return f"{number} {word}"

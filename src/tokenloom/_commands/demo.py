@@ -11,6 +11,7 @@ Quickstart command can be repeated); nothing is downloaded.
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 
 NAME = "demo"
@@ -70,7 +71,7 @@ def _report(tok, out: Path, *, quiet: bool):  # -> pandas.DataFrame
     print(
         f"\n2. fertility and premium against eng_Latn ({len(df)} rows -> {', '.join(p.name for p in written.values())})"
     )
-    print(report_table(df, kinds=("language",)))
+    print(textwrap.indent(report_table(df, kinds=("language",)), "   "))
     return df
 
 
@@ -87,7 +88,7 @@ def _costs(report) -> None:
          f"{r.encoder_flops_ratio:.2f}"]
         for r in table.itertuples()
     ]  # fmt: skip
-    print(format_table(header, rows))
+    print(textwrap.indent(format_table(header, rows), "   "))
 
 
 def _encode(tok) -> None:

@@ -86,6 +86,11 @@ class EncoderConfig:
             p = getattr(self, name)
             if not 0.0 <= p < 1.0:
                 raise ConfigError(f"EncoderConfig.{name} must be in [0, 1), got {p!r}")
+        if not (self.rope_base > 0 and math.isfinite(self.rope_base)):  # also refuses NaN
+            raise ConfigError(
+                f"EncoderConfig.rope_base must be a positive finite number (RoPE's theta, e.g. 10000.0), "
+                f"got {self.rope_base!r}"
+            )
         if not self.norm_eps > 0:
             raise ConfigError(f"EncoderConfig.norm_eps must be positive, got {self.norm_eps!r}")
 
