@@ -91,8 +91,9 @@ class TextEmbed(nn.Module):
                 f"TextEmbed expects integer ids [B, N] (any integer dtype), got {ids.dtype} shape "
                 f"{tuple(ids.shape)}"
             )
+        ids = ids.long()  # [B, N] int64: every integer dtype (uint16..uint64 have no min/max kernels)
         if ids.numel():
-            lo, hi = int(ids.min()), int(ids.max())
+            lo, hi = int(ids.min()), int(ids.max())  # a uint64 id >= 2**63 wraps negative: still refused
             if lo < 0 or hi >= self.vocab_size:
                 bad = lo if lo < 0 else hi
                 raise ValueError(
@@ -100,7 +101,7 @@ class TextEmbed(nn.Module):
                     "encode with the tokenizer this TextEmbed was built for (vocab_size must match)"
                 )
         b, n = ids.shape
-        x = self.tok(ids.long())  # [B, N, d]
+        x = self.tok(ids)  # [B, N, d]
         if self.pos is not None:
             x = self.pos(x, start=start)
         elif self.position == "sinusoidal":
