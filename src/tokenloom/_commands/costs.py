@@ -11,9 +11,14 @@ that a command would silently ignore in the given combination are errors.
 from __future__ import annotations
 
 import argparse
-import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from tokenloom._commands._args import DeprecatedAlias, parse_length, parse_lengths, refuse_ignored
+
+# value parsers under the short names the option definitions below use
+from tokenloom._commands._args import params as _params
+from tokenloom._commands._args import positive as _positive
+from tokenloom._commands._args import positives as _positives
 
 if TYPE_CHECKING:
     from tokenloom.costs.tables import Units
@@ -23,47 +28,6 @@ NAME = "costs"
 HELP = (
     "FLOPs, attention-score memory, KV-cache bytes and weights of an encoder, per component and per language"
 )
-
-_SUFFIX = {"": 1, "k": 1024, "m": 1024**2}
-
-
-def parse_length(text: str) -> int:
-    """``"4096"``, ``"4k"`` (4096), ``"1m"`` (1048576) → a positive int."""
-    match = re.fullmatch(r"\s*(\d+)\s*([kKmM]?)\s*", text)
-    if not match or int(match[1]) == 0:
-        raise argparse.ArgumentTypeError(
-            f"invalid length {text!r}: give a positive integer, optionally with k or m (4k = 4096)"
-        )
-    return int(match[1]) * _SUFFIX[match[2].lower()]
-
-
-def parse_lengths(text: str) -> list[int]:
-    """``"1k,2k,4k"`` → ``[1024, 2048, 4096]``."""
-    return [parse_length(part) for part in text.split(",") if part.strip()] or [parse_length(text)]
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: give a positive integer")
-    return value
-
-
-def _params(text: str) -> int:
-    try:
-        value = float(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        value = 0.0
-    if not (value >= 1 and value.is_integer()):
-        raise argparse.ArgumentTypeError(f"invalid parameter count {text!r}: give e.g. 70e9 or 85056000")
-    return int(value)
-
-
-def _positives(text: str) -> list[int]:
-    return [_positive(part) for part in text.split(",") if part.strip()] or [_positive(text)]
 
 
 def _add_vit(p: argparse.ArgumentParser) -> None:
@@ -96,17 +60,6 @@ def _add_units(p: argparse.ArgumentParser, *, both: bool = False) -> None:
         default="binary",
         help="binary (MiB, GiB: powers of 1024) or decimal (MB, GB: powers of 1000) (default: binary)",
     )
-
-
-class _DeprecatedAlias(argparse.Action):
-    """An old spelling of an option: works, warns once on stderr, hidden from ``--help``."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:  # fmt: skip
-        import sys
-
-        print(f"tokenloom: warning: {option_string} is deprecated; use {self.metavar}", file=sys.stderr)
-        setattr(namespace, self.dest, values)
 
 
 def _add_model(p: argparse.ArgumentParser) -> None:
@@ -202,7 +155,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--csv", help="also write the table to this CSV file")
     _add_model(p)
     p.add_argument(  # the old spelling of --preset here
-        "--model-preset", dest="preset", action=_DeprecatedAlias, metavar="--preset", help=argparse.SUPPRESS
+        "--model-preset", dest="preset", action=DeprecatedAlias, metavar="--preset", help=argparse.SUPPRESS
     )
     _add_dtype(p, "bf16")
     _add_units(p)
@@ -249,17 +202,6 @@ def _config(args: argparse.Namespace) -> tuple[EncoderConfig, str]:
     return EncoderConfig.preset(name, **overrides), name + (" (modified)" if overrides else "")
 
 
-def _refuse(args: argparse.Namespace, flags: Sequence[str], reason: str) -> None:
-    """ConfigError when any of ``flags`` was given: it would be ignored because of ``reason``."""
-    from tokenloom.errors import ConfigError
-
-    given = [f for f in flags if getattr(args, f.lstrip("-").replace("-", "_")) not in (None, False)]
-    if given:
-        raise ConfigError(
-            f"{', '.join(given)} would be ignored {reason}; drop {'it' if len(given) == 1 else 'them'}"
-        )
-
-
 # --------------------------------------------------------------------------- sub-commands
 
 
@@ -292,20 +234,11 @@ def _run_attention(args: argparse.Namespace) -> int:
     return 0
 
 
-def _weights(n: int, units: str) -> str:
-    from tokenloom.costs import format_bytes
-
-    if units == "bytes":
-        return str(n)
-    if units == "both":
-        return f"{format_bytes(n, system='decimal')} ({format_bytes(n)})"
-    return format_bytes(n, system="decimal" if units == "decimal" else "binary")
-
-
 def _run_weights(args: argparse.Namespace) -> int:
     from tokenloom.costs import weight_bytes
+    from tokenloom.costs.tables import format_memory
 
-    print(_weights(weight_bytes(args.params, args.dtype), "bytes" if args.bytes else args.units))
+    print(format_memory(weight_bytes(args.params, args.dtype), "bytes" if args.bytes else args.units))
     return 0
 
 
@@ -322,7 +255,7 @@ def _run_encoder(args: argparse.Namespace) -> int:
 
     cfg, name = _config(args)
     if args.seq_len is not None:
-        _refuse(args, ["--image-size", "--patch-size", "--no-class-token", "--pad"], "with --seq-len")
+        refuse_ignored(args, ["--image-size", "--patch-size", "--no-class-token", "--pad"], "with --seq-len")
         n, why = args.seq_len, ""
     else:
         size, patch = args.image_size or 224, args.patch_size or 16
@@ -339,7 +272,7 @@ def _run_encoder(args: argparse.Namespace) -> int:
         f"{format_count(2 * params * b * n)}), ∝N² {format_count(fl.attention)} ({fl.attention / fl.total:.1%}); "
         f"training step ≈ 3× forward = {format_count(fl.training)}"
     )
-    w = _weights(weight_bytes(params, args.dtype), units if units == "bytes" else "both")
+    w = format_memory(weight_bytes(params, args.dtype), units if units == "bytes" else "both")
     print(f"weights at {args.dtype}: {w}" + (" bytes" if units == "bytes" else ""))
     kv = format_memory(encoder_kv_cache_bytes(cfg, b, n, args.dtype), units)
     print(f"KV cache for N={n} (causal decode, all layers, 2·L·B·N·Hkv·D·s): {kv}")
@@ -354,13 +287,13 @@ def _run_sweep(args: argparse.Namespace) -> int:
     if vit:  # N = ViT tokens of each image side × patch side
         from tokenloom.costs import vit_tokens
 
-        _refuse(args, ["--seq-len"], "with --image-sizes / --patch-sizes (they set N)")
+        refuse_ignored(args, ["--seq-len"], "with --image-sizes / --patch-sizes (they set N)")
         combos = [(s, p) for s in args.image_sizes or [224] for p in args.patch_sizes or [16]]
         cls = not args.no_class_token
         lengths = [vit_tokens(s, p, class_token=cls, pad=args.pad) for s, p in combos]
         labels = [f"{s}px/{p} → {n:,}" for (s, p), n in zip(combos, lengths, strict=True)]
     else:
-        _refuse(args, ["--no-class-token", "--pad"], "without --image-sizes or --patch-sizes")
+        refuse_ignored(args, ["--no-class-token", "--pad"], "without --image-sizes or --patch-sizes")
         lengths = args.seq_len or parse_lengths("1k,2k,4k,8k,16k,32k")
         labels = [f"{n:,}" for n in lengths]
     rows = sweep_rows(cfg, lengths, batch=args.batch, dtype=args.dtype)

@@ -44,12 +44,17 @@ __all__ = [
 ]
 
 Growth = Literal["N", "N²", "-"]
-Units = Literal["binary", "decimal", "bytes"]  # KiB/MiB/GiB, kB/MB/GB, or exact bytes
+Units = Literal["binary", "decimal", "both", "bytes"]  # MiB, MB, "MB (MiB)" or exact bytes
 
 
 def format_memory(n: int, units: Units = "binary") -> str:
-    """Bytes as the tables print them: ``"512.0 MiB"`` (binary), ``"536.9 MB"`` (decimal) or ``"536870912"``."""
-    return str(n) if units == "bytes" else costs.format_bytes(n, system=units)
+    """Bytes as the tables print them: ``"512.0 MiB"`` (binary), ``"536.9 MB"`` (decimal),
+    ``"140.0 GB (130.4 GiB)"`` (both: how model sizes are quoted) or ``"536870912"`` (bytes)."""
+    if units == "bytes":
+        return str(n)
+    if units == "both":
+        return f"{costs.format_bytes(n, system='decimal')} ({costs.format_bytes(n)})"
+    return costs.format_bytes(n, system=units)
 
 
 def describe(config: EncoderConfig, name: str) -> str:
