@@ -85,7 +85,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars"
     )
     common.add_argument(
-        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging"
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="tokenloom's debug logging on stderr",
     )
     sub = parser.add_subparsers(dest="costs_command", metavar="WHAT", required=True)
 

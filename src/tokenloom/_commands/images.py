@@ -29,7 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=0, help="decoding processes (default 0: in this process)")
     # --quiet / --verbose come from the common parent parser; sub-sub-parsers need them too
     p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bar")
-    p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="tokenloom's debug logging on stderr",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
