@@ -39,16 +39,9 @@ import numpy as np
 
 from tokenloom._progress import progress
 from tokenloom.errors import ConfigError
-from tokenloom.fertility import metrics
+from tokenloom.fertility import metrics, slices
 from tokenloom.fertility.encoding import EncodedBatch, EncodePath, encode_part, engine_of
-from tokenloom.fertility.slices import (
-    KIND_ORDER,
-    Membership,
-    SliceConfig,
-    SliceKey,
-    memberships,
-    translit_part,
-)
+from tokenloom.fertility.slices import Membership, SliceConfig, SliceKey, memberships, translit_part
 from tokenloom.fertility.writers import report_table, to_markdown, write_report
 from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
 from tokenloom.text.unicode import Segmenter, SegmenterName, get_segmenter
@@ -369,7 +362,7 @@ class _Run:
 
     def rows(self) -> list[dict[str, Any]]:
         cfg = self.config
-        order: dict[str, int] = {k: i for i, k in enumerate(KIND_ORDER)}
+        order: dict[str, int] = {k: i for i, k in enumerate(slices.KIND_ORDER)}
         names = list(self.toks)
         keys = sorted(self.accs, key=lambda k: (names.index(k[0]), order.get(k[1][0], 99), k[1][1]))
         out = []
