@@ -28,7 +28,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from tokenloom import costs
-from tokenloom.costs.tables import format_table
+from tokenloom._tables import format_table
 from tokenloom.encoder.attention import attention, last_impl
 
 

@@ -70,7 +70,8 @@ def read_config(path: Path) -> dict[str, Any]:
 
 def run(config: dict[str, Any], *, quiet: bool = False) -> dict[str, Path]:
     """Compute and write the report described by ``config``; returns the written files."""
-    from tokenloom.fertility.report import ReportConfig, fertility_report, format_table, write_report
+    from tokenloom.fertility.report import ReportConfig, fertility_report
+    from tokenloom.fertility.writers import report_table, write_report
 
     corpus = config["corpus"]
     df = fertility_report(
@@ -84,7 +85,7 @@ def run(config: dict[str, Any], *, quiet: bool = False) -> dict[str, Path]:
         quiet=quiet,
     )
     if not quiet:
-        print(format_table(df))
+        print(report_table(df))
     return write_report(df, config["out"], title=config.get("title", "tokenloom fertility report"))
 
 

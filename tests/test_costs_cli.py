@@ -187,7 +187,7 @@ REPORT_COLUMNS = [
 
 
 def _report(tmp_path: Path) -> Path:
-    """A small report following COMMON.md contract 3: two tokenizers, an 'all' and a 'script' row to skip."""
+    """A small report with the columns `tokenloom fertility` writes: two tokenizers, 'all' and 'script' rows."""
     rows = []
     table = {  # slice: (tokens, premium_mean, premium_lo, premium_hi)
         "eng_Latn": (1000, 1.0, 1.0, 1.0),
@@ -265,7 +265,7 @@ def test_bad_reports_name_the_file(tmp_path: Path) -> None:
 def test_languages_cli_table_csv_and_chart(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     report = _report(tmp_path)
     png, csv = tmp_path / "langs.png", tmp_path / "langs.csv"
-    argv = ["costs", "languages", str(report), "--model-preset", "vit-b16", "--context", "1000",
+    argv = ["costs", "languages", str(report), "--preset", "vit-b16", "--context", "1000",
             "--png", str(png), "--csv", str(csv)]  # fmt: skip
     out = _out(capsys, argv)
     assert "same content as 1,000 eng_Latn tokens" in out
@@ -273,10 +273,7 @@ def test_languages_cli_table_csv_and_chart(capsys: pytest.CaptureFixture[str], t
     hin = next(line for line in out.splitlines() if line.startswith("hin_Deva"))
     cells = hin.split()
     assert cells[1:5] == ["2.00", "1.80–2.20", "2,000", "50%"] and cells[5] == "4.00"
-    assert (
-        "1 language(s)" not in out
-        and "2 language(s) without pivot-aligned text (no premium): tha_Thai, tha_Thai" in out
-    )
+    assert "\n2 languages without pivot-aligned text (no premium): tha_Thai, tha_Thai\n" in out
     assert png.read_bytes()[:4] == b"\x89PNG"
     written = pd.read_csv(csv)
     assert list(written.columns) == list(cost_tables.LANGUAGE_COLUMNS) and len(written) == 8
@@ -284,6 +281,23 @@ def test_languages_cli_table_csv_and_chart(capsys: pytest.CaptureFixture[str], t
     assert "tokenizer bpe-8k" not in only and "same content as 4,096 zho_Hans tokens" in only
     err = _out(capsys, [*argv[:3], "--tokenizer", "nope"], status=2)
     assert "tokenizer 'nope' is not in" in err and "['bpe-8k', 'uni-8k']" in err
+    one = _out(capsys, [*argv[:3], "--tokenizer", "uni-8k"])
+    assert "\n1 language without pivot-aligned text (no premium): tha_Thai\n" in one
+
+
+def test_languages_old_model_preset_flag_still_works_and_warns(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    argv = ["costs", "languages", str(_report(tmp_path)), "--context", "1000"]
+    assert cli.main([*argv, "--preset", "vit-s16"]) == 0
+    new = capsys.readouterr()
+    assert cli.main([*argv, "--model-preset", "vit-s16"]) == 0
+    old = capsys.readouterr()
+    assert old.out == new.out and old.out.startswith("vit-s16: d=384")
+    assert old.err == "tokenloom: warning: --model-preset is deprecated; use --preset\n" and new.err == ""
+    with pytest.raises(SystemExit):
+        cli.main(["costs", "languages", "--help"])
+    assert "--model-preset" not in capsys.readouterr().out
 
 
 def test_languages_from_a_real_fertility_report(
@@ -300,7 +314,7 @@ def test_languages_from_a_real_fertility_report(
     csv = tmp_path / "costs.csv"
     out = _out(
         capsys,
-        ["costs", "languages", str(path), "--model-preset", "vit-s16", "--context", "2k", "--csv", str(csv)],
+        ["costs", "languages", str(path), "--preset", "vit-s16", "--context", "2k", "--csv", str(csv)],
     )
     assert "tokenizer tiny" in out
     frame = pd.read_csv(csv).set_index("lang")

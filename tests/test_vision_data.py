@@ -273,7 +273,8 @@ def test_cli_preprocess_reports_counts(
     assert f"ok {GOOD}, rejected {BAD}" in text and "ignored non-image files 1" in text
     assert "broken.jpg: truncated" in text
     assert cli.main(argv) == 0  # rerun: everything resumed
-    assert "3 shards (3 already done, resumed)" in capsys.readouterr().out
+    rerun = capsys.readouterr().out
+    assert "  3 shards (3 done by an earlier run, 0 now)\n" in rerun and "images/s" not in rerun
     assert cli.main([*argv[:-1], "--num-shards", "2", "--shard-index", "2"]) == 2
     assert "shard_index must be in 0..1" in capsys.readouterr().err
 

@@ -6,6 +6,8 @@ neither torch nor pandas until a name that needs them is used.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tokenloom._lazy import lazy_exports
 
 __version__ = "0.1.0"
@@ -18,21 +20,21 @@ _LAZY: dict[str, str] = {
     "CorpusError": "tokenloom.errors",
     "TokenizerError": "tokenloom.errors",
     "ImageDecodeError": "tokenloom.errors",
-    # tokenizer trainers and the Tokenizer (tokenizer engineer)
+    # tokenizer trainers and the Tokenizer
     "train_tokenizer": "tokenloom.text.train",
     "TrainerConfig": "tokenloom.text.train",
     "Tokenizer": "tokenloom.text.tokenizer",
     "load_tokenizer": "tokenloom.text.tokenizer",
-    # fertility and multilingual slice reports (fertility engineer)
+    # fertility and multilingual slice reports
     "fertility_report": "tokenloom.fertility.report",
     "fertility_by_source": "tokenloom.fertility.report",
-    "write_report": "tokenloom.fertility.report",
+    "write_report": "tokenloom.fertility.writers",
     "ReportConfig": "tokenloom.fertility.report",
     "load_corpus": "tokenloom.text.corpus",
     "Corpus": "tokenloom.text.corpus",
     # encoder configuration
     "EncoderConfig": "tokenloom.encoder.config",
-    # cost model (costs engineer): pure formulas, no torch
+    # cost model: pure formulas, no torch
     "attention_flops": "tokenloom.costs",
     "projection_flops": "tokenloom.costs",
     "mlp_flops": "tokenloom.costs",
@@ -51,15 +53,15 @@ _LAZY: dict[str, str] = {
     "vit_patch_dim": "tokenloom.costs",
     "format_bytes": "tokenloom.costs",
     "format_count": "tokenloom.costs",
-    # encoder: attention (attention engineer)
+    # encoder: attention
     "attention": "tokenloom.encoder.attention",
-    # encoder: model, front ends, timm conversion (encoder-model engineer)
+    # encoder: model, front ends, timm conversion
     "Encoder": "tokenloom.encoder.model",
     "TextEmbed": "tokenloom.encoder.embed",
     "ImageEmbed": "tokenloom.encoder.embed",
     "PatchEmbed": "tokenloom.encoder.embed",
     "from_timm": "tokenloom.encoder.timm_compat",
-    # images: decode, transforms, patches, datasets, sharded preprocessing (image engineer)
+    # images: decode, transforms, patches, datasets, sharded preprocessing
     "load_image": "tokenloom.vision.io",
     "DecodeConfig": "tokenloom.vision.io",
     "TransformConfig": "tokenloom.vision.transforms",
@@ -74,7 +76,99 @@ _LAZY: dict[str, str] = {
     "preprocess_images": "tokenloom.vision.shards",
 }
 
-__all__ = ["__version__", *_LAZY]
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
+    from tokenloom.costs import (
+        EncoderFlops,
+        attention_flops,
+        bytes_per_element,
+        encoder_flops,
+        encoder_kv_cache_bytes,
+        encoder_param_breakdown,
+        encoder_params,
+        format_bytes,
+        format_count,
+        kv_cache_bytes,
+        linear_flops,
+        mlp_flops,
+        projection_flops,
+        score_bytes,
+        tensor_bytes,
+        vit_patch_dim,
+        vit_tokens,
+        weight_bytes,
+    )
+    from tokenloom.encoder.attention import attention
+    from tokenloom.encoder.config import EncoderConfig
+    from tokenloom.encoder.embed import ImageEmbed, PatchEmbed, TextEmbed
+    from tokenloom.encoder.model import Encoder
+    from tokenloom.encoder.timm_compat import from_timm
+    from tokenloom.errors import ConfigError, CorpusError, ImageDecodeError, TokenizerError, TokenloomError
+    from tokenloom.fertility.report import ReportConfig, fertility_by_source, fertility_report
+    from tokenloom.fertility.writers import write_report
+    from tokenloom.text.corpus import Corpus, load_corpus
+    from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
+    from tokenloom.text.train import TrainerConfig, train_tokenizer
+    from tokenloom.vision.data import ImageDataset, ShardDataset, build_loader
+    from tokenloom.vision.io import DecodeConfig, load_image
+    from tokenloom.vision.patches import patchify, unpatchify
+    from tokenloom.vision.shards import PreprocessConfig, preprocess_images
+    from tokenloom.vision.transforms import TransformConfig, eval_transform, train_transform
+
+__all__ = [
+    "ConfigError",
+    "Corpus",
+    "CorpusError",
+    "DecodeConfig",
+    "Encoder",
+    "EncoderConfig",
+    "EncoderFlops",
+    "ImageDataset",
+    "ImageDecodeError",
+    "ImageEmbed",
+    "PatchEmbed",
+    "PreprocessConfig",
+    "ReportConfig",
+    "ShardDataset",
+    "TextEmbed",
+    "Tokenizer",
+    "TokenizerError",
+    "TokenloomError",
+    "TrainerConfig",
+    "TransformConfig",
+    "__version__",
+    "attention",
+    "attention_flops",
+    "build_loader",
+    "bytes_per_element",
+    "encoder_flops",
+    "encoder_kv_cache_bytes",
+    "encoder_param_breakdown",
+    "encoder_params",
+    "eval_transform",
+    "fertility_by_source",
+    "fertility_report",
+    "format_bytes",
+    "format_count",
+    "from_timm",
+    "kv_cache_bytes",
+    "linear_flops",
+    "load_corpus",
+    "load_image",
+    "load_tokenizer",
+    "mlp_flops",
+    "patchify",
+    "preprocess_images",
+    "projection_flops",
+    "score_bytes",
+    "tensor_bytes",
+    "train_tokenizer",
+    "train_transform",
+    "unpatchify",
+    "vit_patch_dim",
+    "vit_tokens",
+    "weight_bytes",
+    "write_report",
+]
 
 
 __getattr__, __dir__ = lazy_exports(globals(), _LAZY)

@@ -8,7 +8,7 @@ stderr when stderr is a TTY, nothing when it is not (CI, pipes, logs) or when th
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -29,8 +29,9 @@ def progress(
     unit: str = "it",
     quiet: bool = False,
     **tqdm_options: Any,
-) -> Iterator[T]:
-    """Iterate over ``iterable``, drawing a tqdm bar on a TTY unless ``quiet``."""
+) -> Generator[T, None, None]:
+    """Iterate over ``iterable``, drawing a tqdm bar on a TTY unless ``quiet``; ``close()`` closes ``iterable``'s
+    generator too (a pool of worker processes stops at once)."""
     if not show_progress(quiet):
         yield from iterable
         return

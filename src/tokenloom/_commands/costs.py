@@ -4,59 +4,30 @@ Sub-commands: ``kv``, ``attention``, ``weights``, ``encoder``, ``sweep``, ``lang
 :mod:`tokenloom.costs` and :mod:`tokenloom.costs.tables`; pandas and matplotlib are imported only by the
 sub-commands that need them. Lengths accept ``k``/``m`` suffixes (powers of 1024: ``4k`` = 4096).
 Memory is printed in binary units (KiB, MiB, GiB) unless ``--units decimal``; ``--bytes`` prints exact bytes.
+This module parses arguments and prints; the tables are built by :mod:`tokenloom.costs.tables`. Options
+that a command would silently ignore in the given combination are errors.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from tokenloom._commands._args import DeprecatedAlias, parse_length, parse_lengths, refuse_ignored
+
+# value parsers under the short names the option definitions below use
+from tokenloom._commands._args import params as _params
+from tokenloom._commands._args import positive as _positive
+from tokenloom._commands._args import positives as _positives
+
+if TYPE_CHECKING:
+    from tokenloom.costs.tables import Units
+    from tokenloom.encoder.config import EncoderConfig
 
 NAME = "costs"
 HELP = (
     "FLOPs, attention-score memory, KV-cache bytes and weights of an encoder, per component and per language"
 )
-
-_SUFFIX = {"": 1, "k": 1024, "m": 1024**2}
-
-
-def parse_length(text: str) -> int:
-    """``"4096"``, ``"4k"`` (4096), ``"1m"`` (1048576) → a positive int."""
-    match = re.fullmatch(r"\s*(\d+)\s*([kKmM]?)\s*", text)
-    if not match or int(match[1]) == 0:
-        raise argparse.ArgumentTypeError(
-            f"invalid length {text!r}: give a positive integer, optionally with k or m (4k = 4096)"
-        )
-    return int(match[1]) * _SUFFIX[match[2].lower()]
-
-
-def parse_lengths(text: str) -> list[int]:
-    """``"1k,2k,4k"`` → ``[1024, 2048, 4096]``."""
-    return [parse_length(part) for part in text.split(",") if part.strip()] or [parse_length(text)]
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: give a positive integer")
-    return value
-
-
-def _params(text: str) -> int:
-    try:
-        value = float(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        value = 0.0
-    if not (value >= 1 and value.is_integer()):
-        raise argparse.ArgumentTypeError(f"invalid parameter count {text!r}: give e.g. 70e9 or 85056000")
-    return int(value)
-
-
-def _positives(text: str) -> list[int]:
-    return [_positive(part) for part in text.split(",") if part.strip()] or [_positive(text)]
 
 
 def _add_vit(p: argparse.ArgumentParser) -> None:
@@ -72,19 +43,28 @@ def _add_dtype(p: argparse.ArgumentParser, default: str) -> None:
     )
 
 
-def _add_units(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bytes", action="store_true", help="print exact bytes instead of human units")
-    p.add_argument(
+def _add_units(p: argparse.ArgumentParser, *, both: bool = False) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--bytes", action="store_true", help="print exact bytes instead of human units")
+    if both:  # weights: decimal first (how model sizes are quoted), binary in parentheses
+        g.add_argument(
+            "--units",
+            choices=("binary", "decimal", "both"),
+            default="both",
+            help="binary (GiB: powers of 1024), decimal (GB: powers of 1000) or both (default: both)",
+        )
+        return
+    g.add_argument(
         "--units",
         choices=("binary", "decimal"),
         default="binary",
-        help="binary (MiB, GiB: powers of 1024, default) or decimal (MB, GB: powers of 1000)",
+        help="binary (MiB, GiB: powers of 1024) or decimal (MB, GB: powers of 1000) (default: binary)",
     )
 
 
-def _add_model(p: argparse.ArgumentParser, preset_flag: str) -> None:
+def _add_model(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model (a preset, optionally overridden, or --width --depth --heads)")
-    g.add_argument(preset_flag, dest="preset", default=None, help="encoder preset, e.g. vit-b16 (default)")
+    g.add_argument("--preset", default=None, help="encoder preset, e.g. vit-b16 (default: vit-b16)")
     g.add_argument("--width", type=_positive, help="model width d")
     g.add_argument("--depth", type=_positive, help="number of blocks L")
     g.add_argument("--heads", type=_positive, help="query heads H")
@@ -96,7 +76,6 @@ def _add_model(p: argparse.ArgumentParser, preset_flag: str) -> None:
     g.add_argument("--no-bias", action="store_true", help="no biases in projections and MLP")
     g.add_argument("--causal", action="store_true", help="causal self-attention (half the N² work)")
     p.add_argument("--batch", type=_positive, default=1, help="batch size B (default 1)")
-    p.set_defaults(preset_flag=preset_flag)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -106,7 +85,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars"
     )
     common.add_argument(
-        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging"
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="tokenloom's debug logging on stderr",
     )
     sub = parser.add_subparsers(dest="costs_command", metavar="WHAT", required=True)
 
@@ -135,25 +118,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = add("weights", "weight bytes: params·s (e.g. --params 70e9 --dtype bf16)")
     p.add_argument("--params", type=_params, required=True, help="parameter count, e.g. 70e9")
     _add_dtype(p, "bf16")
-    p.add_argument("--bytes", action="store_true", help="print exact bytes instead of human units")
+    _add_units(p, both=True)
 
     p = add("encoder", "per-component table: params, FLOPs, activation/score memory, N vs N²")
-    _add_model(p, "--preset")
+    _add_model(p)
     p.add_argument("--seq-len", type=parse_length, help="tokens N (default: the ViT tokens of --image-size)")
-    p.add_argument("--image-size", type=_positive, default=224, help="image side for N (default 224)")
-    p.add_argument("--patch-size", type=_positive, default=16, help="patch side for N (default 16)")
+    p.add_argument("--image-size", type=_positive, help="image side for N (default 224; not with --seq-len)")
+    p.add_argument("--patch-size", type=_positive, help="patch side for N (default 16; not with --seq-len)")
     _add_vit(p)
     _add_dtype(p, "fp32")
     _add_units(p)
 
     p = add("sweep", "totals across sequence lengths; optional PNG chart")
-    _add_model(p, "--preset")
+    _add_model(p)
     p.add_argument(
-        "--seq-len", type=parse_lengths, default=parse_lengths("1k,2k,4k,8k,16k,32k"),
-        help="comma-separated lengths (default 1k,2k,4k,8k,16k,32k)",
-    )  # fmt: skip
-    p.add_argument("--image-sizes", type=_positives, help="sweep ViT image sides instead, e.g. 224,384,512")
-    p.add_argument("--patch-sizes", type=_positives, help="sweep ViT patch sides instead, e.g. 32,16,14,8")
+        "--seq-len", type=parse_lengths, help="comma-separated lengths (default 1k,2k,4k,8k,16k,32k)"
+    )
+    p.add_argument(
+        "--image-sizes", type=_positives, help="sweep ViT image sides instead, e.g. 224,384,512 (default 224)"
+    )
+    p.add_argument(
+        "--patch-sizes", type=_positives, help="sweep ViT patch sides instead, e.g. 32,16,14,8 (default 16)"
+    )
     _add_vit(p)
     p.add_argument("--png", help="also write a chart of how each term grows to this PNG file")
     _add_dtype(p, "bf16")
@@ -165,11 +151,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--context", type=parse_length, default=4096, help="pivot tokens of the content (default 4096)"
     )
-    p.add_argument("--statistic", choices=("mean", "median"), default="mean", help="premium statistic (mean)")
+    p.add_argument(
+        "--statistic", choices=("mean", "median"), default="mean", help="premium statistic (default: mean)"
+    )
     p.add_argument("--tokenizer", help="only this tokenizer of the report")
     p.add_argument("--png", help="also write a bar chart to this PNG file")
     p.add_argument("--csv", help="also write the table to this CSV file")
-    _add_model(p, "--model-preset")
+    _add_model(p)
+    p.add_argument(  # the old spelling of --preset here
+        "--model-preset", dest="preset", action=DeprecatedAlias, metavar="--preset", help=argparse.SUPPRESS
+    )
     _add_dtype(p, "bf16")
     _add_units(p)
 
@@ -188,13 +179,11 @@ def run(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- helpers
 
 
-def _mem(n: int, args: argparse.Namespace) -> str:
-    from tokenloom.costs import format_bytes
-
-    return str(n) if args.bytes else format_bytes(n, system=args.units)
+def _units(args: argparse.Namespace) -> Units:
+    return "bytes" if args.bytes else args.units
 
 
-def _config(args: argparse.Namespace) -> tuple[Any, str]:
+def _config(args: argparse.Namespace) -> tuple[EncoderConfig, str]:
     """The EncoderConfig the model options describe, and a name for it."""
     from tokenloom.encoder.config import EncoderConfig
     from tokenloom.errors import ConfigError
@@ -211,18 +200,10 @@ def _config(args: argparse.Namespace) -> tuple[Any, str]:
         shape = [k for k in ("width", "depth", "heads") if k not in overrides]
         if shape:
             flags = ", ".join("--" + k for k in shape)
-            raise ConfigError(f"give {flags} too (or {args.preset_flag} NAME to start from a preset's shape)")
+            raise ConfigError(f"give {flags} too (or --preset NAME to start from a preset's shape)")
         return EncoderConfig(**overrides), "custom"
     name = args.preset or "vit-b16"
     return EncoderConfig.preset(name, **overrides), name + (" (modified)" if overrides else "")
-
-
-def _describe(cfg: Any, name: str) -> str:
-    return (
-        f"{name}: d={cfg.width} L={cfg.depth} H={cfg.heads} Hkv={cfg.resolved_kv_heads} "
-        f"D={cfg.resolved_head_dim} f={cfg.resolved_mlp_hidden} mlp={cfg.mlp} norm={cfg.norm}"
-        + (" causal" if cfg.causal else "")
-    )
 
 
 # --------------------------------------------------------------------------- sub-commands
@@ -230,24 +211,24 @@ def _describe(cfg: Any, name: str) -> str:
 
 def _run_kv(args: argparse.Namespace) -> int:
     from tokenloom.costs import kv_cache_bytes
+    from tokenloom.costs.tables import format_memory
 
     n = kv_cache_bytes(args.layers, args.batch, args.seq_len, args.kv_heads, args.head_dim, args.dtype)
-    print(_mem(n, args))
+    print(format_memory(n, _units(args)))
     return 0
 
 
 def _run_attention(args: argparse.Namespace) -> int:
     from tokenloom.costs import attention_flops, bytes_per_element, format_count, score_bytes
+    from tokenloom.costs.tables import format_memory
 
     b, h, n, d = args.batch, args.heads, args.seq_len, args.head_dim
     m = args.kv_len or n
     s = bytes_per_element(args.dtype)
-    mem = score_bytes(b, h, n, m, s)
+    mem = format_memory(score_bytes(b, h, n, m, s), _units(args))
     flops = attention_flops(b, h, n, m, d, causal=args.causal)
     grow = "N²" if m == n else "N·M"
-    print(
-        f"score matrix S = QKᵀ: {_mem(mem, args)}  (B·H·N·M·s = {b}·{h}·{n}·{m}·{s:g} bytes, grows with {grow};"
-    )
+    print(f"score matrix S = QKᵀ: {mem}  (B·H·N·M·s = {b}·{h}·{n}·{m}·{s:g} bytes, grows with {grow};")
     print("  P = softmax(S) is a second buffer of the same size; FlashAttention materializes neither)")
     print(
         f"attention FLOPs QKᵀ + PV: {format_count(flops)}  (4·B·H·N·M·D, D={d}, forward"
@@ -258,10 +239,10 @@ def _run_attention(args: argparse.Namespace) -> int:
 
 
 def _run_weights(args: argparse.Namespace) -> int:
-    from tokenloom.costs import format_bytes, weight_bytes
+    from tokenloom.costs import weight_bytes
+    from tokenloom.costs.tables import format_memory
 
-    n = weight_bytes(args.params, args.dtype)
-    print(n if args.bytes else f"{format_bytes(n, system='decimal')} ({format_bytes(n)})")
+    print(format_memory(weight_bytes(args.params, args.dtype), "bytes" if args.bytes else args.units))
     return 0
 
 
@@ -270,93 +251,59 @@ def _run_encoder(args: argparse.Namespace) -> int:
         encoder_flops,
         encoder_kv_cache_bytes,
         encoder_params,
-        format_bytes,
         format_count,
         vit_tokens,
         weight_bytes,
     )
-    from tokenloom.costs.tables import encoder_cost_rows, format_table
+    from tokenloom.costs.tables import describe, encoder_table, format_memory
 
     cfg, name = _config(args)
     if args.seq_len is not None:
+        refuse_ignored(args, ["--image-size", "--patch-size", "--no-class-token", "--pad"], "with --seq-len")
         n, why = args.seq_len, ""
     else:
-        n = vit_tokens(args.image_size, args.patch_size, class_token=not args.no_class_token, pad=args.pad)
+        size, patch = args.image_size or 224, args.patch_size or 16
+        n = vit_tokens(size, patch, class_token=not args.no_class_token, pad=args.pad)
         cls = "" if args.no_class_token else " + class token"
-        why = f" ({args.image_size}×{args.image_size} image, patch {args.patch_size}{cls})"
-    b, L = args.batch, cfg.depth
-    rows = encoder_cost_rows(cfg, batch=b, seq_len=n, dtype=args.dtype)
-    print(_describe(cfg, name))
-    print(f"batch B={b}, sequence N={n}{why}, memory at {args.dtype}; FLOPs forward, all {L} layers")
-    header = ["component", "params", f"FLOPs ({L} layers)", "FLOPs ∝", "memory/layer", "memory ∝", "tensor"]
-    table = [
-        [
-            r.component,
-            f"{r.params:,}",
-            "not counted" if r.flops is None else format_count(r.flops),
-            r.flops_growth,
-            _mem(r.memory, args),
-            r.memory_growth,
-            r.shape,
-        ]
-        for r in rows
-    ]
+        why = f" ({size}×{size} image, patch {patch}{cls})"
+    b, units = args.batch, _units(args)
+    print(describe(cfg, name))
+    print(f"batch B={b}, sequence N={n}{why}, memory at {args.dtype}; FLOPs forward, all {cfg.depth} layers")
+    print(encoder_table(cfg, batch=b, seq_len=n, dtype=args.dtype, units=units))
     fl, params = encoder_flops(cfg, b, n), encoder_params(cfg)
-    table.append(["total", f"{params:,}", format_count(fl.total), "", "", "", ""])
-    print(format_table(header, table, align="lrrrrrl"))
-    share = fl.attention / fl.total
     print(
         f"forward {format_count(fl.total)}: ∝N {format_count(fl.linear)} (≈ 2·params·tokens = "
-        f"{format_count(2 * params * b * n)}), ∝N² {format_count(fl.attention)} ({share:.1%}); "
+        f"{format_count(2 * params * b * n)}), ∝N² {format_count(fl.attention)} ({fl.attention / fl.total:.1%}); "
         f"training step ≈ 3× forward = {format_count(fl.training)}"
     )
-    w = weight_bytes(params, args.dtype)
-    kv = encoder_kv_cache_bytes(cfg, b, n, args.dtype)
-    print(f"weights at {args.dtype}: {format_bytes(w, system='decimal')} ({format_bytes(w)})" if not args.bytes
-          else f"weights at {args.dtype}: {w} bytes")  # fmt: skip
-    print(f"KV cache for N={n} (causal decode, all layers, 2·L·B·N·Hkv·D·s): {_mem(kv, args)}")
+    w = format_memory(weight_bytes(params, args.dtype), units if units == "bytes" else "both")
+    print(f"weights at {args.dtype}: {w}" + (" bytes" if units == "bytes" else ""))
+    kv = format_memory(encoder_kv_cache_bytes(cfg, b, n, args.dtype), units)
+    print(f"KV cache for N={n} (causal decode, all layers, 2·L·B·N·Hkv·D·s): {kv}")
     return 0
 
 
 def _run_sweep(args: argparse.Namespace) -> int:
-    from tokenloom.costs import format_count
-    from tokenloom.costs.tables import format_table, sweep_rows
+    from tokenloom.costs.tables import describe, sweep_rows, sweep_table
 
     cfg, name = _config(args)
-    lengths, labels = args.seq_len, [f"{n:,}" for n in args.seq_len]
     vit = bool(args.image_sizes or args.patch_sizes)
     if vit:  # N = ViT tokens of each image side × patch side
         from tokenloom.costs import vit_tokens
 
+        refuse_ignored(args, ["--seq-len"], "with --image-sizes / --patch-sizes (they set N)")
         combos = [(s, p) for s in args.image_sizes or [224] for p in args.patch_sizes or [16]]
         cls = not args.no_class_token
         lengths = [vit_tokens(s, p, class_token=cls, pad=args.pad) for s, p in combos]
         labels = [f"{s}px/{p} → {n:,}" for (s, p), n in zip(combos, lengths, strict=True)]
+    else:
+        refuse_ignored(args, ["--no-class-token", "--pad"], "without --image-sizes or --patch-sizes")
+        lengths = args.seq_len or parse_lengths("1k,2k,4k,8k,16k,32k")
+        labels = [f"{n:,}" for n in lengths]
     rows = sweep_rows(cfg, lengths, batch=args.batch, dtype=args.dtype)
-    print(_describe(cfg, name))
+    print(describe(cfg, name))
     print(f"batch B={args.batch}, memory at {args.dtype}; FLOPs forward, all {cfg.depth} layers")
-    header = [
-        "image/patch → N" if vit else "N",
-        "FLOPs ∝N",
-        "FLOPs ∝N²",
-        "N² share",
-        "total FLOPs",
-        "scores/layer ∝N²",
-        "KV cache ∝N",
-    ]
-    table = [
-        [
-            label,
-            format_count(r.linear_flops),
-            format_count(r.attention_flops),
-            f"{r.attention_share:.1%}",
-            format_count(r.total_flops),
-            _mem(r.score_bytes, args),
-            _mem(r.kv_cache_bytes, args),
-        ]
-        for label, r in zip(labels, rows, strict=True)
-    ]
-    print(format_table(header, table))
+    print(sweep_table(rows, labels, units=_units(args), label_header="image/patch → N" if vit else "N"))
     if args.png:
         from tokenloom.costs.plots import plot_sweep
 
@@ -366,11 +313,8 @@ def _run_sweep(args: argparse.Namespace) -> int:
 
 
 def _run_languages(args: argparse.Namespace) -> int:
-    import math
-
     from tokenloom._atomic import atomic_write
-    from tokenloom.costs import format_count
-    from tokenloom.costs.tables import format_table, language_costs, load_fertility_report
+    from tokenloom.costs.tables import describe, language_costs, language_table, load_fertility_report
     from tokenloom.errors import ConfigError
 
     cfg, name = _config(args)
@@ -385,32 +329,19 @@ def _run_languages(args: argparse.Namespace) -> int:
         report, cfg, pivot=args.pivot, context=args.context, batch=args.batch, dtype=args.dtype,
         statistic=args.statistic,
     )  # fmt: skip
-    print(_describe(cfg, name))
+    print(describe(cfg, name))
     print(
         f"same content as {args.context:,} {args.pivot} tokens; batch B={args.batch}, KV cache at {args.dtype}; "
         f"ratios against {args.pivot}: attention FLOPs ≈ premium², KV cache ∝ premium"
     )
-    fmt = lambda x, spec: "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)  # noqa: E731
-    header = ["lang", "premium", "95% CI", "tokens N", "content fits", "attn FLOPs ×", "KV cache", "KV ×",
-              "encoder FLOPs", "encoder ×"]  # fmt: skip
     for tokenizer, group in frame.groupby("tokenizer", sort=True):
-        table = []
-        for r in group.itertuples(index=False):
-            known = not math.isnan(r.premium)
-            ci = f"{r.premium_lo:.2f}–{r.premium_hi:.2f}" if not math.isnan(r.premium_lo) else "-"
-            table.append([
-                r.lang, fmt(r.premium, ".2f"), ci,
-                f"{r.seq_len:,}" if known else "-", fmt(r.content_in_context, ".0%"),
-                fmt(r.attention_flops_ratio, ".2f"), _mem(int(r.kv_cache_bytes), args) if known else "-",
-                fmt(r.kv_cache_ratio, ".2f"), format_count(int(r.encoder_flops)) if known else "-",
-                fmt(r.encoder_flops_ratio, ".2f"),
-            ])  # fmt: skip
         print(f"\ntokenizer {tokenizer}")
-        print(format_table(header, table))
+        print(language_table(group, units=_units(args)))
     missing = frame[frame["premium"].isna()]
     if len(missing):
+        what = "language" if len(missing) == 1 else "languages"
         print(
-            f"\n{len(missing)} language(s) without pivot-aligned text (no premium): {', '.join(missing['lang'])}"
+            f"\n{len(missing)} {what} without pivot-aligned text (no premium): {', '.join(missing['lang'])}"
         )
     if args.csv:
         atomic_write(args.csv, frame.to_csv(index=False))

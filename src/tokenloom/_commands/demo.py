@@ -11,6 +11,7 @@ Quickstart command can be repeated); nothing is downloaded.
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 
 NAME = "demo"
@@ -63,31 +64,31 @@ def _train(args: argparse.Namespace, out: Path):  # -> Tokenizer
 
 def _report(tok, out: Path, *, quiet: bool):  # -> pandas.DataFrame
     from tokenloom.fertility.report import fertility_report
-    from tokenloom.fertility.writers import format_table, write_report
+    from tokenloom.fertility.writers import report_table, write_report
 
     df = fertility_report({"bpe": tok}, DEFAULT_CORPUS, pivot="eng_Latn", quiet=quiet)
     written = write_report(df, out / "report", title="tokenloom demo: fertility on the embedded corpus")
     print(
         f"\n2. fertility and premium against eng_Latn ({len(df)} rows -> {', '.join(p.name for p in written.values())})"
     )
-    print(format_table(df, kinds=("language",)))
+    print(textwrap.indent(report_table(df, kinds=("language",)), "   "))
     return df
 
 
 def _costs(report) -> None:
+    from tokenloom._tables import format_table
     from tokenloom.costs.tables import language_costs
     from tokenloom.encoder.config import EncoderConfig
 
     table = language_costs(report, EncoderConfig.preset("vit-b16"), pivot="eng_Latn", context=4096)
     print("\n3. the same content at a 4k-token English context, ViT-B/16-sized encoder (bf16 KV cache):")
-    print(
-        f"   {'language':<10} {'premium':>7} {'tokens':>6} {'attention ×':>11} {'KV cache ×':>10} {'encoder FLOPs ×':>15}"
-    )
-    for r in table.itertuples():
-        print(
-            f"   {r.lang:<10} {r.premium:>7.2f} {r.seq_len:>6} {r.attention_flops_ratio:>11.2f} "
-            f"{r.kv_cache_ratio:>10.2f} {r.encoder_flops_ratio:>15.2f}"
-        )
+    header = ["language", "premium", "tokens", "attention ×", "KV cache ×", "encoder FLOPs ×"]
+    rows = [
+        [r.lang, f"{r.premium:.2f}", r.seq_len, f"{r.attention_flops_ratio:.2f}", f"{r.kv_cache_ratio:.2f}",
+         f"{r.encoder_flops_ratio:.2f}"]
+        for r in table.itertuples()
+    ]  # fmt: skip
+    print(textwrap.indent(format_table(header, rows), "   "))
 
 
 def _encode(tok) -> None:

@@ -44,7 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tokenloom.errors import ConfigError
-    from tokenloom.fertility.report import fertility_report, format_table, write_report
+    from tokenloom.fertility.report import fertility_report
+    from tokenloom.fertility.writers import report_table, write_report
 
     if args.out.exists() and not args.out.is_dir():
         raise ConfigError(f"--out {str(args.out)!r} is a file; give a folder for the report")
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         errors=args.errors,
         quiet=args.quiet,
     )
-    print(format_table(df))
+    print(report_table(df))
     written = write_report(df, args.out)
     if df.attrs.get("replaced"):
         print(f"note: {df.attrs['replaced']} invalid UTF-8 sequences were replaced by U+FFFD")

@@ -10,7 +10,9 @@ HELP = "preprocess image collections into uint8 shards for ViT training (images 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(title="images commands", metavar="ACTION", dest="images_action")
+    sub = parser.add_subparsers(
+        title="images commands", metavar="ACTION", dest="images_action", required=True
+    )
     p = sub.add_parser(
         "preprocess",
         help="decode, resize/crop (eval transform) and store uint8 shards + manifest + rejects; resumable",
@@ -27,16 +29,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=0, help="decoding processes (default 0: in this process)")
     # --quiet / --verbose come from the common parent parser; sub-sub-parsers need them too
     p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bar")
-    p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="tokenloom's debug logging on stderr",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    if getattr(args, "images_action", None) != "preprocess":
-        print(
-            "usage: tokenloom images preprocess SRC --out DIR [--size 224] [--shard-size 1000] "
-            "[--num-shards K --shard-index I] [--workers N]"
-        )
-        return 2
     from tokenloom.vision.shards import PreprocessConfig, preprocess_images
 
     config = PreprocessConfig(
@@ -46,16 +48,20 @@ def run(args: argparse.Namespace) -> int:
         shard_index=args.shard_index,
         workers=args.workers,
     )
+    from tokenloom._tables import plural
+
     summary = preprocess_images(args.src, args.out, config=config, quiet=args.quiet)
-    kinds = ", ".join(f"{k} {v}" for k, v in summary.by_kind.items()) or "none"
-    print(f"preprocessed {summary.items} images from {args.src} into {args.out} (part {config.tag})")
+    kinds = f" ({', '.join(f'{k} {v}' for k, v in summary.by_kind.items())})" if summary.by_kind else ""
     print(
-        f"  ok {summary.ok}, rejected {summary.rejected} ({kinds}), ignored non-image files {summary.ignored}"
+        f"preprocessed {plural(summary.items, 'image')} from {args.src} into {args.out} (part {config.tag})"
     )
-    print(
-        f"  {summary.shards} shards ({summary.resumed_shards} already done, resumed); "
-        f"{summary.images_per_s:.1f} images/s over {summary.elapsed_s:.1f} s"
-    )
+    print(f"  ok {summary.ok}, rejected {summary.rejected}{kinds}, ignored non-image files {summary.ignored}")
+    done = summary.shards - summary.resumed_shards
+    shards = plural(summary.shards, "shard")
+    if summary.resumed_shards:
+        shards += f" ({summary.resumed_shards} done by an earlier run, {done} now)"
+    speed = f"; {summary.images_per_s:.1f} images/s over {summary.elapsed_s:.1f} s" if done else ""
+    print(f"  {shards}{speed}")
     if summary.rejects:
         print(f"  rejects listed in {Path(args.out) / f'rejects-{config.tag}.csv'}:")
         for r in summary.rejects[:20]:

@@ -105,21 +105,22 @@ def _fertility_lines(table: Any, out: Path, top: int = 5) -> list[str]:
     """The top rows (highest tokens per word) of the held-out fertility table, per script."""
     if table is None or table.empty:
         return []
+    from tokenloom._tables import format_table
+
     rows = table[table["slice_kind"] == "script"].sort_values("fertility", ascending=False).head(top)
-    lines = [
-        f"  fertility      {out / 'fertility.csv'} (held-out lines; top {len(rows)} scripts by tokens/word)"
+    what = "script" if len(rows) == 1 else f"{len(rows)} scripts"
+    lines = [f"  fertility      {out / 'fertility.csv'} (held-out lines; top {what} by tokens/word)"]
+    header = ["script", "texts", "tokens/word", "chars/token", "byte fallback"]
+    cells = [
+        [r.slice, r.texts, f"{r.fertility:.2f}", f"{r.chars_per_token:.2f}", f"{r.byte_fallback_rate:.1%}"]
+        for r in rows.itertuples()
     ]
-    lines.append(
-        f"    {'script':<8} {'texts':>5} {'tokens/word':>11} {'chars/token':>11} {'byte fallback':>13}"
-    )
-    for r in rows.itertuples():
-        lines.append(
-            f"    {r.slice:<8} {r.texts:>5} {r.fertility:>11.2f} {r.chars_per_token:>11.2f} {r.byte_fallback_rate:>13.1%}"
-        )
-    return lines
+    return lines + ["    " + line for line in format_table(header, cells).splitlines()]
 
 
 def _summary(tok: object, out: Path, inputs: list[str]) -> None:
+    from tokenloom._tables import plural
+
     record = tok.record  # type: ignore[attr-defined]
     corpus, training = record["corpus"], record["training"]
     sample = _sample_line(inputs)
@@ -127,18 +128,19 @@ def _summary(tok: object, out: Path, inputs: list[str]) -> None:
     lines = [
         f"trained {tok.algorithm} on {tok.engine} -> {out}",  # type: ignore[attr-defined]
         f"  vocab size     {tok.vocab_size}  (byte fallback: {'yes' if tok.byte_fallback_ids else 'no'})",  # type: ignore[attr-defined]
-        f"  corpus         {corpus['files']} files, {corpus['lines']:,} lines, {corpus['chars']:,} characters",
+        f"  corpus         {plural(corpus['files'], 'file')}, {plural(corpus['lines'], 'line')}, "
+        f"{plural(corpus['chars'], 'character')}",
         f"  bytes read     {corpus['bytes']:,}  (trained on {corpus['train_bytes']:,}; held out "
-        f"{corpus['heldout_lines']:,} lines)",
+        f"{plural(corpus['heldout_lines'], 'line')})",
         f"  time           {training['seconds']:.2f} s  ({training['mb_per_s']:.2f} MB/s)",
     ]
     if corpus["replaced"]:
         lines.append(
-            f"  invalid UTF-8  {corpus['replaced']:,} replacements in {corpus['replaced_lines']:,} lines"
+            f"  invalid UTF-8  {plural(corpus['replaced'], 'replacement')} in {plural(corpus['replaced_lines'], 'line')}"
         )
     if corpus["split_lines"]:
         lines.append(
-            f"  long lines     {corpus['split_lines']:,} split into {corpus['split_chunks']:,} chunks (none dropped)"
+            f"  long lines     {corpus['split_lines']:,} split into {plural(corpus['split_chunks'], 'chunk')} (none dropped)"
         )
     if "export" in record:
         lines.append(
@@ -149,7 +151,7 @@ def _summary(tok: object, out: Path, inputs: list[str]) -> None:
     lossless = tok.is_lossless(sample)  # type: ignore[attr-defined]
     lines += [
         f"  sample         {sample!r}",
-        f"  -> {len(pieces)} tokens: {shown}",
+        f"  -> {plural(len(pieces), 'token')}: {shown}",
         f"  round trip     {'exact' if lossless else 'not exact (see normalize())'}",
     ]
     print("\n".join(lines))

@@ -154,7 +154,7 @@ def kv_cache_bytes(
     return tensor_bytes(elements, bytes_per_element)
 
 
-def weight_bytes(params: int, bytes_per_element: str | float) -> int:
+def weight_bytes(params: int | float, bytes_per_element: str | float) -> int:
     """Bytes of ``params`` weights stored at ``s`` bytes each: ``params·s``.
 
     Assumptions: weights only (no optimizer state, gradients, quantization scales or framework overhead).

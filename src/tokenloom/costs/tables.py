@@ -2,20 +2,23 @@
 
 ``encoder_cost_rows`` splits one encoder into components (params, forward FLOPs, per-layer activation or
 score memory, and whether each grows with N or N²); ``sweep_rows`` repeats the totals across lengths;
-``language_costs`` turns a fertility report (COMMON.md contract 3) into the sequence length, attention
-FLOPs, KV-cache bytes and encoder FLOPs each language needs for the same content. ``format_table`` renders
-rows as aligned text. This module does no plotting and no printing; pandas is imported only by the
-per-language functions.
+``language_costs`` turns a fertility report (the columns ``tokenloom fertility`` writes) into the
+sequence length, attention FLOPs, KV-cache bytes and encoder FLOPs each language needs for the same
+content. ``encoder_table``, ``sweep_table`` and ``language_table`` render them as the text tables the
+``tokenloom costs`` commands print, through the shared :func:`tokenloom._tables.format_table`. This module
+does no plotting and no printing; pandas is imported only by the per-language functions.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from tokenloom._tables import format_table
 from tokenloom.costs import formulas as costs
 from tokenloom.errors import ConfigError, CorpusError
 
@@ -28,14 +31,39 @@ __all__ = [
     "LANGUAGE_COLUMNS",
     "ComponentCost",
     "SweepRow",
+    "Units",
+    "describe",
     "encoder_cost_rows",
-    "format_table",
+    "encoder_table",
+    "format_memory",
     "language_costs",
+    "language_table",
     "load_fertility_report",
     "sweep_rows",
+    "sweep_table",
 ]
 
 Growth = Literal["N", "N²", "-"]
+Units = Literal["binary", "decimal", "both", "bytes"]  # MiB, MB, "MB (MiB)" or exact bytes
+
+
+def format_memory(n: int, units: Units = "binary") -> str:
+    """Bytes as the tables print them: ``"512.0 MiB"`` (binary), ``"536.9 MB"`` (decimal),
+    ``"140.0 GB (130.4 GiB)"`` (both: how model sizes are quoted) or ``"536870912"`` (bytes)."""
+    if units == "bytes":
+        return str(n)
+    if units == "both":
+        return f"{costs.format_bytes(n, system='decimal')} ({costs.format_bytes(n)})"
+    return costs.format_bytes(n, system=units)
+
+
+def describe(config: EncoderConfig, name: str) -> str:
+    """One line naming an encoder's shape: ``vit-b16: d=768 L=12 H=12 Hkv=12 D=64 f=3072 ...``."""
+    return (
+        f"{name}: d={config.width} L={config.depth} H={config.heads} Hkv={config.resolved_kv_heads} "
+        f"D={config.resolved_head_dim} f={config.resolved_mlp_hidden} mlp={config.mlp} norm={config.norm}"
+        + (" causal" if config.causal else "")
+    )
 
 
 @dataclass(frozen=True)
@@ -131,23 +159,87 @@ def sweep_rows(
     return rows
 
 
-def format_table(header: Sequence[str], rows: Sequence[Sequence[object]], *, align: str | None = None) -> str:
-    """Rows as aligned text: first column left-aligned, the others right-aligned (or per ``align``: 'l'/'r')."""
-    cells = [[str(c) for c in header], *[[str(c) for c in row] for row in rows]]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    align = align or "l" + "r" * (len(header) - 1)
-    lines = []
-    for k, row in enumerate(cells):
-        parts = [c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(row, widths, align, strict=True)]
-        lines.append("  ".join(parts).rstrip())
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+def encoder_table(
+    config: EncoderConfig, *, batch: int, seq_len: int, dtype: str | float = "fp32", units: Units = "binary"
+) -> str:
+    """:func:`encoder_cost_rows` as a text table with a total row (what ``tokenloom costs encoder`` prints)."""
+    rows = encoder_cost_rows(config, batch=batch, seq_len=seq_len, dtype=dtype)
+    L = config.depth
+    header = ["component", "params", f"FLOPs ({L} layers)", "FLOPs ∝", "memory/layer", "memory ∝", "tensor"]
+    cells: list[list[str]] = [
+        [
+            r.component,
+            f"{r.params:,}",
+            "not counted" if r.flops is None else costs.format_count(r.flops),
+            r.flops_growth,
+            format_memory(r.memory, units),
+            r.memory_growth,
+            r.shape,
+        ]
+        for r in rows
+    ]
+    total = costs.encoder_flops(config, batch, seq_len).total
+    cells.append(["total", f"{costs.encoder_params(config):,}", costs.format_count(total), "", "", "", ""])
+    return format_table(header, cells, align="lrrrrrl")
+
+
+def sweep_table(
+    rows: Sequence[SweepRow], labels: Sequence[str], *, units: Units = "binary", label_header: str = "N"
+) -> str:
+    """:func:`sweep_rows` as a text table, one line per length labelled by ``labels``."""
+    header = [
+        label_header,
+        "FLOPs ∝N",
+        "FLOPs ∝N²",
+        "N² share",
+        "total FLOPs",
+        "scores/layer ∝N²",
+        "KV cache ∝N",
+    ]
+    cells = [
+        [
+            label,
+            costs.format_count(r.linear_flops),
+            costs.format_count(r.attention_flops),
+            f"{r.attention_share:.1%}",
+            costs.format_count(r.total_flops),
+            format_memory(r.score_bytes, units),
+            format_memory(r.kv_cache_bytes, units),
+        ]
+        for label, r in zip(labels, rows, strict=True)
+    ]
+    return format_table(header, cells)
+
+
+def _num(value: object, spec: str) -> str:
+    """A number formatted by ``spec``; ``-`` for a missing value (None, NaN, pandas NA)."""
+    if not isinstance(value, numbers.Real) or math.isnan(value):
+        return "-"
+    return format(value, spec)
+
+
+def language_table(frame: pd.DataFrame, *, units: Units = "binary") -> str:
+    """Rows of :func:`language_costs` (one tokenizer's) as a text table; ``-`` where a premium is unknown."""
+    header = ["lang", "premium", "95% CI", "tokens N", "content fits", "attn FLOPs ×", "KV cache", "KV ×",
+              "encoder FLOPs", "encoder ×"]  # fmt: skip
+    cells = []
+    for r in frame.to_dict("records"):
+        known = _num(r["premium"], "") != "-"
+        lo, hi = _num(r["premium_lo"], ".2f"), _num(r["premium_hi"], ".2f")
+        cells.append([
+            r["lang"], _num(r["premium"], ".2f"), f"{lo}–{hi}" if lo != "-" else "-",
+            f"{int(r['seq_len']):,}" if known else "-", _num(r["content_in_context"], ".0%"),
+            _num(r["attention_flops_ratio"], ".2f"),
+            format_memory(int(r["kv_cache_bytes"]), units) if known else "-",
+            _num(r["kv_cache_ratio"], ".2f"), costs.format_count(int(r["encoder_flops"])) if known else "-",
+            _num(r["encoder_flops_ratio"], ".2f"),
+        ])  # fmt: skip
+    return format_table(header, cells)
 
 
 # --------------------------------------------------------------------------- per language
 
-# the columns of a fertility report (COMMON.md contract 3) that the per-language table reads
+# the columns of a fertility report (as `tokenloom fertility` writes it) that the per-language table reads
 _REPORT_COLUMNS = ("tokenizer", "slice_kind", "slice", "tokens", "premium_mean", "premium_lo", "premium_hi")
 
 # the columns of language_costs(), in order

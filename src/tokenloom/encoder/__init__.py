@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tokenloom._lazy import lazy_exports
 from tokenloom.encoder.config import PRESETS, EncoderConfig
 
@@ -20,7 +22,22 @@ _LAZY: dict[str, str] = {
     "from_timm": "tokenloom.encoder.timm_compat",
 }
 
-__all__ = ["PRESETS", "EncoderConfig", *_LAZY]
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
+    from tokenloom.encoder.embed import ImageEmbed, PatchEmbed, TextEmbed
+    from tokenloom.encoder.model import Encoder, ImageClassifier, KVCache
+    from tokenloom.encoder.timm_compat import from_timm
+
+__all__ = [
+    "PRESETS",
+    "Encoder",
+    "EncoderConfig",
+    "ImageClassifier",
+    "ImageEmbed",
+    "KVCache",
+    "PatchEmbed",
+    "TextEmbed",
+    "from_timm",
+]
 
 
 __getattr__, __dir__ = lazy_exports(globals(), _LAZY)

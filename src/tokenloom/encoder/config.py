@@ -20,6 +20,7 @@ MlpKind = Literal["gelu", "swiglu"]
 NormKind = Literal["layernorm", "rmsnorm"]
 Placement = Literal["pre", "post"]
 PositionKind = Literal["learned", "sinusoidal", "rope", "none"]
+AttnImpl = Literal["auto", "reference", "sdpa", "tiled", "triton"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class EncoderConfig:
     qkv_bias: bool = True  # bias in the q, k, v projections
     proj_bias: bool = True  # bias in the attention output projection and MLP layers
     causal: bool = False  # causal self-attention (decoder-style use with a KV cache)
-    attn_impl: str = "auto"  # attention path: "auto" | "reference" | "sdpa" | "tiled" | "triton"
+    attn_impl: AttnImpl = "auto"  # attention path: "auto" | "reference" | "sdpa" | "tiled" | "triton"
 
     def __post_init__(self) -> None:
         for name in ("width", "depth", "heads"):
@@ -85,6 +86,11 @@ class EncoderConfig:
             p = getattr(self, name)
             if not 0.0 <= p < 1.0:
                 raise ConfigError(f"EncoderConfig.{name} must be in [0, 1), got {p!r}")
+        if not (self.rope_base > 0 and math.isfinite(self.rope_base)):  # also refuses NaN
+            raise ConfigError(
+                f"EncoderConfig.rope_base must be a positive finite number (RoPE's theta, e.g. 10000.0), "
+                f"got {self.rope_base!r}"
+            )
         if not self.norm_eps > 0:
             raise ConfigError(f"EncoderConfig.norm_eps must be positive, got {self.norm_eps!r}")
 

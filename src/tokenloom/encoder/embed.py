@@ -41,6 +41,11 @@ def _abs_position(position: str) -> AbsPosition:
     return position  # type: ignore[return-value]
 
 
+def _is_integer(dtype: torch.dtype) -> bool:
+    """True for every signed or unsigned integer dtype (not bool, float or complex)."""
+    return not (dtype.is_floating_point or dtype.is_complex or dtype == torch.bool)
+
+
 class TextEmbed(nn.Module):
     """Token ids ``[B, N]`` -> ``Embedded(x [B, N, d], mask)``: token embedding + absolute positions.
 
@@ -81,12 +86,14 @@ class TextEmbed(nn.Module):
         lengths: torch.Tensor | Sequence[int] | None = None,
         start: int = 0,
     ) -> Embedded:
-        if ids.dim() != 2 or ids.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
+        if ids.dim() != 2 or not _is_integer(ids.dtype):
             raise ValueError(
-                f"TextEmbed expects integer ids [B, N], got {ids.dtype} shape {tuple(ids.shape)}"
+                f"TextEmbed expects integer ids [B, N] (any integer dtype), got {ids.dtype} shape "
+                f"{tuple(ids.shape)}"
             )
+        ids = ids.long()  # [B, N] int64: every integer dtype (uint16..uint64 have no min/max kernels)
         if ids.numel():
-            lo, hi = int(ids.min()), int(ids.max())
+            lo, hi = int(ids.min()), int(ids.max())  # a uint64 id >= 2**63 wraps negative: still refused
             if lo < 0 or hi >= self.vocab_size:
                 bad = lo if lo < 0 else hi
                 raise ValueError(
@@ -94,7 +101,7 @@ class TextEmbed(nn.Module):
                     "encode with the tokenizer this TextEmbed was built for (vocab_size must match)"
                 )
         b, n = ids.shape
-        x = self.tok(ids.long())  # [B, N, d]
+        x = self.tok(ids)  # [B, N, d]
         if self.pos is not None:
             x = self.pos(x, start=start)
         elif self.position == "sinusoidal":
@@ -131,8 +138,8 @@ class ImageEmbed(nn.Module):
         super().__init__()
         if position == "sinusoidal" and width % 4:
             raise ConfigError(f"2-D sinusoidal positions need width divisible by 4, got {width}")
-        size = (image_size, image_size) if isinstance(image_size, int) else tuple(image_size)
-        self.grid = grid_size(size, patch_size)  # (gh, gw)
+        h, w = (image_size, image_size) if isinstance(image_size, int) else image_size
+        self.grid = _image_grid((h, w), patch_size, what="image_size")  # (gh, gw)
         self.patch_size, self.width = patch_size, width
         self.position = _abs_position(position)
         self.num_prefix_tokens = 1 if class_token else 0
@@ -149,7 +156,7 @@ class ImageEmbed(nn.Module):
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         if images.dim() != 4:
             raise ValueError(f"ImageEmbed expects images [B, C, H, W], got shape {tuple(images.shape)}")
-        grid = grid_size(tuple(images.shape[-2:]), self.patch_size)  # (gh, gw); ValueError if not divisible
+        grid = _image_grid((images.shape[-2], images.shape[-1]), self.patch_size, what="images")  # (gh, gw)
         x = self.patch_embed(images)  # [B, N, d]
         if self.cls_token is not None:
             x = torch.cat((self.cls_token.expand(x.shape[0], -1, -1), x), dim=1)  # [B, 1 + N, d]
@@ -159,6 +166,25 @@ class ImageEmbed(nn.Module):
             table = sinusoidal_2d(grid, self.width, dtype=x.dtype, device=x.device)  # [N, d]
             x = torch.cat((x[:, : self.num_prefix_tokens], x[:, self.num_prefix_tokens :] + table), dim=1)
         return x
+
+
+def _image_grid(size: tuple[int, int], patch_size: int, *, what: str) -> tuple[int, int]:
+    """``grid_size`` with ImageEmbed's own fix in the message (ImageEmbed does not pad)."""
+    try:
+        return grid_size(size, patch_size)
+    except ValueError:
+        if not isinstance(patch_size, int) or patch_size < 1 or min(size) < 1:
+            raise  # grid_size's message already names the bad value
+        p = patch_size
+        fix = (
+            f"resize or crop the images to a multiple of {p}, e.g. with "
+            f"tokenloom.eval_transform(tokenloom.TransformConfig(size={p * max(1, round(min(size) / p))}))"
+            if what == "images"
+            else f"choose an image_size that is a multiple of {p}"
+        )
+        raise ValueError(
+            f"ImageEmbed: {what} (H, W) = {tuple(size)} is not divisible by patch_size={p}; {fix}"
+        ) from None
 
 
 class PatchEmbed(nn.Module):

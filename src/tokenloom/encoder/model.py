@@ -29,6 +29,8 @@ from tokenloom.errors import ConfigError
 
 __all__ = ["Embedded", "Encoder", "ImageClassifier", "ImageEmbed", "KVCache", "TextEmbed", "init_weights"]
 
+Pool = Literal["token", "avg"]  # how ImageClassifier pools the encoder's tokens
+
 
 def init_weights(module: nn.Module, *, std: float = 0.02) -> None:
     """ViT/BERT-style init for ``module.apply``: Linear/Embedding weights ~ trunc-normal(std), biases 0."""
@@ -84,6 +86,12 @@ class Encoder(nn.Module):
             raise ValueError(
                 f"Encoder expects x [B, N, {self.config.width}] (width={self.config.width}), got shape "
                 f"{tuple(x.shape)}; embed token ids with TextEmbed or images with ImageEmbed first"
+            )
+        weight = next(self.parameters(), None)
+        if weight is not None and x.dtype != weight.dtype:
+            raise TypeError(
+                f"Encoder weights are {weight.dtype} but x is {x.dtype}; convert one to the other: "
+                f"x.to({weight.dtype}) or encoder.to({x.dtype}) (the front end too)"
             )
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -142,7 +150,7 @@ class ImageClassifier(nn.Module):
         encoder: Encoder,
         head: nn.Module,
         *,
-        pool: Literal["token", "avg"] = "token",
+        pool: Pool = "token",
         head_norm: nn.Module | None = None,
     ) -> None:
         super().__init__()

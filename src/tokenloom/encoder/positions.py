@@ -234,6 +234,8 @@ class RotaryEmbedding(nn.Module):
     default ``arange(N)``. The inverse frequencies are a non-persistent buffer (not in the state dict).
     """
 
+    inv_freq: torch.Tensor  # [D/2], registered as a buffer
+
     def __init__(self, head_dim: int, *, base: float = 10000.0) -> None:
         super().__init__()
         self.head_dim = head_dim

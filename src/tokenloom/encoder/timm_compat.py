@@ -16,12 +16,14 @@ never downloads weights.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
 from tokenloom.encoder.config import EncoderConfig
 from tokenloom.encoder.embed import ImageEmbed
-from tokenloom.encoder.model import Encoder, ImageClassifier
+from tokenloom.encoder.model import Encoder, ImageClassifier, Pool
 from tokenloom.errors import ConfigError
 
 __all__ = ["from_timm"]
@@ -38,7 +40,7 @@ def _is_identity(module: nn.Module | None) -> bool:
     return module is None or isinstance(module, nn.Identity)
 
 
-def _config_from_timm(model: nn.Module) -> tuple[EncoderConfig, str]:
+def _config_from_timm(model: Any) -> tuple[EncoderConfig, Pool]:
     from timm.models.vision_transformer import Block, ResPostBlock
 
     blocks = list(model.blocks)
@@ -127,8 +129,9 @@ def from_timm(model: nn.Module) -> ImageClassifier:
     if type(model) is not VisionTransformer:
         # subclasses (e.g. DeiT's VisionTransformerDistilled) change the forward pass
         raise _unsupported(f"the VisionTransformer subclass {type(model).__name__}")
-    config, pool = _config_from_timm(model)
-    pe = model.patch_embed
+    vit: Any = model  # timm's submodules are typed Tensor | Module: read its attribute tree dynamically
+    config, pool = _config_from_timm(vit)
+    pe = vit.patch_embed
     conv = pe.proj
     patch = conv.kernel_size[0]
     if conv.kernel_size != conv.stride or conv.kernel_size[0] != conv.kernel_size[1]:
@@ -140,7 +143,7 @@ def from_timm(model: nn.Module) -> ImageClassifier:
         patch_size=patch,
         in_chans=conv.in_channels,
         width=config.width,
-        class_token=model.cls_token is not None,
+        class_token=vit.cls_token is not None,
         position="learned",
         patch_bias=conv.bias is not None,
     )
@@ -148,11 +151,12 @@ def from_timm(model: nn.Module) -> ImageClassifier:
         raise _unsupported(f"patch grid {tuple(pe.grid_size)} different from image_size / patch_size")
     embed.patch_embed.load_conv_weights(conv.weight, conv.bias)
     if embed.cls_token is not None:
-        embed.cls_token.copy_(model.cls_token)
-    embed.pos.weight.copy_(model.pos_embed)
+        embed.cls_token.copy_(vit.cls_token)
+    assert embed.pos is not None  # position="learned" above
+    embed.pos.weight.copy_(vit.pos_embed)
 
     encoder = Encoder(config)
-    for ours, theirs in zip(encoder.blocks, model.blocks, strict=True):
+    for ours, theirs in zip(encoder.blocks, vit.blocks, strict=True):
         ours.load_state_dict(
             {
                 "norm1.weight": theirs.norm1.weight,
@@ -166,21 +170,21 @@ def from_timm(model: nn.Module) -> ImageClassifier:
             }
         )
     if config.final_norm:
-        encoder.norm.load_state_dict(model.norm.state_dict())
+        encoder.norm.load_state_dict(vit.norm.state_dict())
 
-    if isinstance(model.head, nn.Linear):
+    if isinstance(vit.head, nn.Linear):
         head: nn.Module = nn.Linear(
-            model.head.in_features, model.head.out_features, bias=model.head.bias is not None
+            vit.head.in_features, vit.head.out_features, bias=vit.head.bias is not None
         )
-        head.load_state_dict(model.head.state_dict())
-    elif _is_identity(model.head):
+        head.load_state_dict(vit.head.state_dict())
+    elif _is_identity(vit.head):
         head = nn.Identity()
     else:
-        raise _unsupported(f"head {type(model.head).__name__}")
+        raise _unsupported(f"head {type(vit.head).__name__}")
     head_norm = None
-    if isinstance(model.fc_norm, nn.LayerNorm):
-        head_norm = nn.LayerNorm(config.width, eps=model.fc_norm.eps)
-        head_norm.load_state_dict(model.fc_norm.state_dict())
+    if isinstance(vit.fc_norm, nn.LayerNorm):
+        head_norm = nn.LayerNorm(config.width, eps=vit.fc_norm.eps)
+        head_norm.load_state_dict(vit.fc_norm.state_dict())
     out = ImageClassifier(embed, encoder, head, pool=pool, head_norm=head_norm)
-    ref = model.pos_embed
-    return out.to(device=ref.device, dtype=ref.dtype).train(model.training)
+    ref = vit.pos_embed
+    return out.to(device=ref.device, dtype=ref.dtype).train(vit.training)

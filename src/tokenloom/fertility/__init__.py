@@ -9,6 +9,8 @@ numpy, pandas nor matplotlib, and nothing here ever imports torch.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tokenloom._lazy import lazy_exports
 
 # public name -> module that defines it (imported on first access)
@@ -20,7 +22,17 @@ _LAZY: dict[str, str] = {
     "REPORT_COLUMNS": "tokenloom.fertility.report",
 }
 
-__all__ = list(_LAZY)
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
+    from tokenloom.fertility.report import REPORT_COLUMNS, ReportConfig, fertility_by_source, fertility_report
+    from tokenloom.fertility.writers import write_report
+
+__all__ = [
+    "REPORT_COLUMNS",
+    "ReportConfig",
+    "fertility_by_source",
+    "fertility_report",
+    "write_report",
+]
 
 
 __getattr__, __dir__ = lazy_exports(globals(), _LAZY)

@@ -209,11 +209,11 @@ def encode_part(
     exact: list[np.ndarray] = []  # [n] per batch: decode(ids) == text
     for start in range(0, len(texts), batch_size):  # Python lists live for one batch, arrays for the part
         chunk = list(texts[start : start + batch_size])
-        if kind == "sentencepiece":
+        if kind == "sentencepiece" and eng is not None:
             raw = eng.encode(chunk, out_type="offset_mapping")  # one C++ call for the batch
             ids_lists, spans = [r["ids"] for r in raw], [r["offsets"] for r in raw]
             del raw
-        elif kind == "hf":
+        elif kind == "hf" and eng is not None:
             encs = eng.encode_batch(chunk, add_special_tokens=False)
             ids_lists, spans = [e.ids for e in encs], [e.offsets for e in encs]
             del encs
@@ -224,9 +224,9 @@ def encode_part(
         pieces.append(_flatten(ids_lists, spans, bases[start : start + batch_size]))
         del spans
         if decode:
-            if kind == "sentencepiece":
+            if kind == "sentencepiece" and eng is not None:
                 back = eng.decode(ids_lists)  # a list of id lists in, a list of str out
-            elif kind == "hf":
+            elif kind == "hf" and eng is not None:
                 back = eng.decode_batch(ids_lists)  # skips special tokens, as Tokenizer.decode does
             else:
                 back = [tok.decode(i) for i in ids_lists]

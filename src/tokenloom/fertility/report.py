@@ -17,7 +17,7 @@ each language file, keeping the corpus composition fixed), computed as resamplin
 (:func:`metrics.bootstrap_weights`), summed across the parts that make up a slice. Deterministic (seeded).
 
 One row per tokenizer × slice (``REPORT_COLUMNS`` are the cross-area contract; ``EXTRA_COLUMNS`` follow).
-The writers (``write_report``, ``to_markdown``, ``format_table``) live in :mod:`tokenloom.fertility.writers`
+The writers (``write_report``, ``to_markdown``, ``report_table``) live in :mod:`tokenloom.fertility.writers`
 and are re-exported here. What it does not do: write files, draw charts (``plots``), decide slices
 (``slices``), define metrics (``metrics``).
 """
@@ -33,18 +33,21 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from tokenloom._progress import progress
 from tokenloom.errors import ConfigError
-from tokenloom.fertility import metrics
+from tokenloom.fertility import metrics, slices
 from tokenloom.fertility.encoding import EncodedBatch, EncodePath, encode_part, engine_of
 from tokenloom.fertility.slices import Membership, SliceConfig, SliceKey, memberships, translit_part
-from tokenloom.fertility.writers import format_table, to_markdown, write_report
+from tokenloom.fertility.writers import report_table, to_markdown, write_report
 from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
 from tokenloom.text.unicode import Segmenter, SegmenterName, get_segmenter
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "EXTRA_COLUMNS",
@@ -52,7 +55,7 @@ __all__ = [
     "ReportConfig",
     "fertility_by_source",
     "fertility_report",
-    "format_table",
+    "report_table",
     "to_markdown",
     "write_report",
 ]
@@ -67,7 +70,6 @@ REPORT_COLUMNS: tuple[str, ...] = (
     "segmenter",
 )  # fmt: skip
 EXTRA_COLUMNS: tuple[str, ...] = ("premium_pairs", "pivot", "engine", "algorithm", "vocab_size", "generated")
-_KIND_ORDER = ("all", "language", "script", "code_mixed", "transliterated", "code")
 
 
 @dataclass(frozen=True)
@@ -282,7 +284,7 @@ class _Run:
                 acc.boot = block.copy() if acc.boot is None else acc.boot + block
         # finish the slices no later part adds to: a language / code / transliterated part's own slice
         # (Corpus refuses duplicates), and code-mixed slices of a language after its last part
-        done = [(part.slice_kind, part.slice)]
+        done: list[SliceKey] = [(part.slice_kind, part.slice)]
         if not part.generated:
             self.lang_parts_left[part.lang] -= 1
             if self.lang_parts_left[part.lang] == 0:
@@ -290,9 +292,9 @@ class _Run:
                 done += [k for _, k in self.accs if k[0] == "code_mixed" and k[1].startswith(prefix)]
         for name, tok in self.toks.items():
             for key in done:
-                acc = self.accs.get((name, key))
-                if acc is not None and acc.final is None:
-                    self._finish(acc, tok)
+                pending = self.accs.get((name, key))
+                if pending is not None and pending.final is None:
+                    self._finish(pending, tok)
         return result
 
     def _finish(self, acc: _Acc, tok: Any) -> None:
@@ -360,7 +362,7 @@ class _Run:
 
     def rows(self) -> list[dict[str, Any]]:
         cfg = self.config
-        order = {k: i for i, k in enumerate(_KIND_ORDER)}
+        order: dict[str, int] = {k: i for i, k in enumerate(slices.KIND_ORDER)}
         names = list(self.toks)
         keys = sorted(self.accs, key=lambda k: (names.index(k[0]), order.get(k[1][0], 99), k[1][1]))
         out = []
@@ -440,7 +442,7 @@ def fertility_report(
     config: ReportConfig | None = None,
     errors: Literal["strict", "replace"] = "strict",
     quiet: bool = True,
-) -> Any:
+) -> pd.DataFrame:
     """Fertility, premium and efficiency of each tokenizer on each slice of ``corpus`` (a pandas DataFrame).
 
     ``tokenizers``: ``{name: tokenizer or path}``, or a list of tokenizers / paths (named after the
@@ -502,7 +504,9 @@ def fertility_report(
     return df
 
 
-def fertility_by_source(tokenizer: Any, records: Iterable[tuple[str, str]], *, n_boot: int = 200) -> Any:
+def fertility_by_source(
+    tokenizer: Any, records: Iterable[tuple[str, str]], *, n_boot: int = 200
+) -> pd.DataFrame:
     """Per-script and per-language fertility of one tokenizer on ``(source name, text)`` records.
 
     For trainers' held-out samples: a source named ``<lang>_<Script>`` (``eng_Latn.txt``, any path ending so)

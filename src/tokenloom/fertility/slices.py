@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -30,9 +30,21 @@ from tokenloom.errors import ConfigError
 from tokenloom.text.corpus import CorpusPart
 from tokenloom.text.unicode import dominant_script, letter_script_variety, letter_scripts, transliterate
 
-__all__ = ["Membership", "SliceConfig", "SliceKey", "memberships", "part_script", "translit_part"]
+__all__ = [
+    "KIND_ORDER",
+    "Membership",
+    "ReportKind",
+    "SliceConfig",
+    "SliceKey",
+    "memberships",
+    "part_script",
+    "translit_part",
+]
 
 SliceKey = tuple[str, str]  # (slice_kind, slice)
+# the slice kinds of a report's rows, in the order reports list them
+ReportKind = Literal["all", "language", "script", "code_mixed", "transliterated", "code"]
+KIND_ORDER: tuple[ReportKind, ...] = get_args(ReportKind)
 _NO_TRANSLIT = frozenset({"Latn", "Zyyy", "Zinh", "Zzzz"})
 
 

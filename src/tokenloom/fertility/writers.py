@@ -2,9 +2,9 @@
 
 :func:`write_report` writes ``report.csv``, ``report.md``, ``report.html`` (the charts of
 :mod:`tokenloom.fertility.plots` embedded as base64 PNGs) and the PNGs beside it, each file atomically
-(``tokenloom._atomic``). :func:`format_table` is what ``tokenloom fertility`` prints. What it does not do:
-compute the table (``report``) or draw the charts (``plots``). pandas is only used through the DataFrame
-it is given.
+(``tokenloom._atomic``). :func:`report_table` is what ``tokenloom fertility`` prints. Every table is
+rendered by :mod:`tokenloom._tables`. What it does not do: compute the table (``report``) or draw the
+charts (``plots``). pandas is only used through the DataFrame it is given.
 """
 
 from __future__ import annotations
@@ -14,11 +14,15 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["format_table", "to_markdown", "write_report"]
+from tokenloom._tables import format_table, html_table, markdown_table
+from tokenloom.fertility.slices import KIND_ORDER
 
-_KIND_ORDER = ("all", "language", "script", "code_mixed", "transliterated", "code")
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["report_table", "to_markdown", "write_report"]
 
 
 _TABLE_COLUMNS = (
@@ -41,21 +45,26 @@ def _fmt(value: Any, spec: str) -> str:
         return str(value)
 
 
-def to_markdown(df: Any) -> str:
+def _report_rows(group: pd.DataFrame) -> list[list[str]]:
+    return [
+        [_fmt(getattr(row, col), spec) for col, _, spec in _TABLE_COLUMNS]
+        for row in group.itertuples(index=False)
+    ]
+
+
+_HEADER = [h for _, h, _ in _TABLE_COLUMNS]
+_ALIGN = "ll" + "r" * (len(_TABLE_COLUMNS) - 2)
+
+
+def to_markdown(df: pd.DataFrame) -> str:
     """The report as Markdown: one table per tokenizer, the main columns, intervals beside estimates."""
     lines = []
     for name, group in df.groupby("tokenizer", sort=False):
-        lines += [f"### {name}", ""]
-        lines.append("| " + " | ".join(h for _, h, _ in _TABLE_COLUMNS) + " |")
-        lines.append("|" + "|".join("---" if i < 2 else "---:" for i in range(len(_TABLE_COLUMNS))) + "|")
-        for row in group.itertuples(index=False):
-            cells = [_fmt(getattr(row, col), spec) for col, _, spec in _TABLE_COLUMNS]
-            lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
+        lines += [f"### {name}", "", markdown_table(_HEADER, _report_rows(group), align=_ALIGN), ""]
     return "\n".join(lines)
 
 
-def format_table(df: Any, *, kinds: Sequence[str] = _KIND_ORDER, max_rows: int | None = None) -> str:
+def report_table(df: pd.DataFrame, *, kinds: Sequence[str] = KIND_ORDER, max_rows: int | None = None) -> str:
     """A compact terminal table: one line per slice, fertility and premium per tokenizer side by side."""
     names = list(dict.fromkeys(df["tokenizer"]))
     sub = df[df["slice_kind"].isin(list(kinds))]
@@ -63,38 +72,38 @@ def format_table(df: Any, *, kinds: Sequence[str] = _KIND_ORDER, max_rows: int |
     if max_rows is not None:
         slices = slices[:max_rows]
     index = {(r.tokenizer, r.slice_kind, r.slice): r for r in sub.itertuples(index=False)}
-    width = max([len(s) for _, s in slices] + [5])
-    head1 = f"{'kind':<14} {'slice':<{width}} {'texts':>6}"
-    head2 = " " * len(head1)
+    header = ["kind", "slice", "texts"]
     for name in names:
-        cell = f" | {'fert':>6} {'[95% CI]':>15} {'prem':>6} {'c/tok':>5} {'fb%':>5}"
-        head1 += f" | {name[: len(cell) - 3]:<{len(cell) - 3}}"
-        head2 += cell
-    out = [head1, head2, "-" * len(head2)]
+        prefix = f"{name} " if len(names) > 1 else ""
+        header += [f"{prefix}fertility", "95% CI", "premium", "chars/tok", "fallback"]
+    rows = []
     for kind, label in slices:
         first = next(index[(n, kind, label)] for n in names if (n, kind, label) in index)
-        line = f"{kind:<14} {label:<{width}} {first.texts:>6}"
+        row = [kind, label, str(first.texts)]
         for name in names:
             r = index.get((name, kind, label))
             if r is None:
-                line += " | " + " " * 41
+                row += [""] * 5
                 continue
             ci = f"[{_fmt(r.fertility_lo, '{:.2f}')}, {_fmt(r.fertility_hi, '{:.2f}')}]"
-            line += (
-                f" | {_fmt(r.fertility, '{:.3f}'):>6} {ci:>15} {_fmt(r.premium_mean, '{:.2f}'):>6}"
-                f" {_fmt(r.chars_per_token, '{:.2f}'):>5} {_fmt(100 * r.byte_fallback_rate, '{:.1f}'):>5}"
-            )
-        out.append(line)
-    return "\n".join(out)
+            row += [
+                _fmt(r.fertility, "{:.3f}"),
+                ci,
+                _fmt(r.premium_mean, "{:.2f}"),
+                _fmt(r.chars_per_token, "{:.2f}"),
+                _fmt(r.byte_fallback_rate, "{:.1%}"),
+            ]
+        rows.append(row)
+    return format_table(header, rows, align="ll" + "r" * (len(header) - 2))
 
 
-def _html(df: Any, images: Mapping[str, bytes], title: str) -> str:
+def _html(df: pd.DataFrame, images: Mapping[str, bytes], title: str) -> str:
     import base64
 
     css = (
         "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;font-size:13px}"
         "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#f3f3f3}"
-        "td:nth-child(-n+2){text-align:left}img{max-width:100%;border:1px solid #eee;margin:1em 0}"
+        ".l{text-align:left}img{max-width:100%;border:1px solid #eee;margin:1em 0}"
     )
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"]
     parts.append(f"<style>{css}</style></head><body><h1>{html.escape(title)}</h1>")
@@ -111,13 +120,9 @@ def _html(df: Any, images: Mapping[str, bytes], title: str) -> str:
         parts.append(
             f"<h2>{html.escape(name)}</h2><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>"
         )
-    for name, group in df.groupby("tokenizer", sort=False):
-        parts.append(f"<h2>{html.escape(str(name))}</h2><table><tr>")
-        parts.append("".join(f"<th>{html.escape(h)}</th>" for _, h, _ in _TABLE_COLUMNS) + "</tr>")
-        for row in group.itertuples(index=False):
-            cells = "".join(f"<td>{html.escape(_fmt(getattr(row, c), s))}</td>" for c, _, s in _TABLE_COLUMNS)
-            parts.append(f"<tr>{cells}</tr>")
-        parts.append("</table>")
+    for tok_name, group in df.groupby("tokenizer", sort=False):
+        parts.append(f"<h2>{html.escape(str(tok_name))}</h2>")
+        parts.append(html_table(_HEADER, _report_rows(group), align=_ALIGN))
     parts.append(
         "<p>Full numbers: report.csv. Fertility = tokens / ICU words (Rust et al. 2021); premium = tokens / pivot tokens on the same sentence (Petrov et al. 2023); Rényi efficiency α=2.5 (Zouhar et al. 2023).</p>"
     )
@@ -126,7 +131,7 @@ def _html(df: Any, images: Mapping[str, bytes], title: str) -> str:
 
 
 def write_report(
-    df: Any, out: str | os.PathLike[str], *, title: str = "tokenloom fertility report"
+    df: pd.DataFrame, out: str | os.PathLike[str], *, title: str = "tokenloom fertility report"
 ) -> dict[str, Path]:
     """Write report.csv, report.md, report.html (charts embedded) and the chart PNGs into ``out``.
 

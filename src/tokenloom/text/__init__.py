@@ -7,11 +7,13 @@ Names are imported lazily (like the top-level package), so ``import tokenloom.te
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tokenloom._lazy import lazy_exports
 
 # public name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {
-    # tokenizer area (issue 3)
+    # tokenizers
     "resolve_inputs": "tokenloom.text.sources",
     "iter_lines": "tokenloom.text.sources",
     "SourceStats": "tokenloom.text.sources",
@@ -19,7 +21,7 @@ _LAZY: dict[str, str] = {
     "load_tokenizer": "tokenloom.text.tokenizer",
     "TrainerConfig": "tokenloom.text.train",
     "train_tokenizer": "tokenloom.text.train",
-    # corpus reading and Unicode analysis (fertility area, issue 4)
+    # corpus reading and Unicode analysis
     "load_corpus": "tokenloom.text.corpus",
     "Corpus": "tokenloom.text.corpus",
     "CorpusPart": "tokenloom.text.corpus",
@@ -31,7 +33,38 @@ _LAZY: dict[str, str] = {
     "get_segmenter": "tokenloom.text.unicode",
 }
 
-__all__ = list(_LAZY)
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
+    from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
+    from tokenloom.text.sources import SourceStats, iter_lines, resolve_inputs
+    from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
+    from tokenloom.text.train import TrainerConfig, train_tokenizer
+    from tokenloom.text.unicode import (
+        char_scripts,
+        count_words,
+        dominant_script,
+        get_segmenter,
+        transliterate,
+        word_spans,
+    )
+
+__all__ = [
+    "Corpus",
+    "CorpusPart",
+    "SourceStats",
+    "Tokenizer",
+    "TrainerConfig",
+    "char_scripts",
+    "count_words",
+    "dominant_script",
+    "get_segmenter",
+    "iter_lines",
+    "load_corpus",
+    "load_tokenizer",
+    "resolve_inputs",
+    "train_tokenizer",
+    "transliterate",
+    "word_spans",
+]
 
 
 __getattr__, __dir__ = lazy_exports(globals(), _LAZY)

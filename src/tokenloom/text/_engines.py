@@ -106,15 +106,15 @@ def train_spm(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokeniz
         "num_threads": cfg.resolved_threads,
         "required_chars": cfg.required_chars,
         "hard_vocab_limit": True,
-        "minloglevel": 0 if log.isEnabledFor(logging.DEBUG) else 2,  # engine logs only with --verbose
+        "minloglevel": 2,  # the engine's trainer log stays quiet, --verbose or not (tokenloom logs its own)
     }
     for meta in _SPM_META.values():
         options[f"{meta}_id"] = -1
     controls = []
     for i, token in enumerate(names):
-        meta = _SPM_META.get(token)
-        if meta:
-            options[f"{meta}_id"], options[f"{meta}_piece"] = i, token
+        special = _SPM_META.get(token)
+        if special:
+            options[f"{special}_id"], options[f"{special}_piece"] = i, token
         else:
             controls.append(token)
     if controls:
@@ -209,7 +209,7 @@ def train_hf(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenize
     alphabet = sorted(cfg.required_chars)
     if cfg.algorithm == "bpe":
         raw = HFTokenizer(models.BPE(unk_token="<unk>"))
-        trainer = trainers.BpeTrainer(
+        trainer: trainers.Trainer = trainers.BpeTrainer(
             vocab_size=budget,
             special_tokens=names,
             initial_alphabet=alphabet,

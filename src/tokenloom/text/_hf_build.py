@@ -78,7 +78,8 @@ def byte_fallback_model(
         learned = sorted(data["vocab"].items(), key=lambda item: item[1])
         order = head + [piece for piece, _ in learned if piece not in fixed]
         vocab = {piece: i for i, piece in enumerate(order)}
-        merges = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in data["merges"]]
+        pairs = [m.split(" ", 1) if isinstance(m, str) else m for m in data["merges"]]
+        merges = [(str(a), str(b)) for a, b in pairs]
         return models.BPE(
             vocab,
             merges,
@@ -121,7 +122,7 @@ def export_spm(sp: Any, spec: Any) -> Any:
     unk_id = sp.unk_id() if 0 <= sp.unk_id() < size else None
     if spec.model_type == "unigram":
         pairs = [(p, sp.get_score(i) if is_normal[i] else NEVER_SCORE) for i, p in enumerate(pieces)]
-        model = models.Unigram(pairs, unk_id, spec.byte_fallback)
+        model: models.Model = models.Unigram(pairs, unk_id, spec.byte_fallback)
     elif spec.model_type == "bpe":
         vocab = {p: i for i, p in enumerate(pieces)}
         normal = {p: i for i, p in enumerate(pieces) if is_normal[i]}

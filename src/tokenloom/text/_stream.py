@@ -106,7 +106,8 @@ class LineStream:
                 for line in iter_lines(path, errors=self.errors, stats=self.stats):
                     yield path.name, line
             return
-        for number, item in enumerate(self.corpus, start=1):  # type: ignore[union-attr]
+        assert not isinstance(self.corpus, str | os.PathLike)  # a path became self.files in __post_init__
+        for number, item in enumerate(self.corpus, start=1):
             if not isinstance(item, str):
                 raise CorpusError(
                     f"corpus item #{number} is {type(item).__name__}, not str; pass texts or paths"

@@ -235,7 +235,7 @@ def _table_parts(path: Path, errors: Errors, stats: SourceStats) -> list[CorpusP
         raise CorpusError(f"{path}: no rows; remove it or put rows in it")
     lines = df["__line__"].tolist() if "__line__" in df.columns else [first_line + i for i in range(len(df))]
     where = "line" if first_line else "row"
-    groups: dict[tuple[str, str, str, str], tuple[list[str], list[Any]]] = {}
+    groups: dict[tuple[str, str, str, SliceKind], tuple[list[str], list[Any]]] = {}
     has_id = "id" in df.columns
     for i, row in enumerate(df.to_dict("records")):
         text = row.get("text")

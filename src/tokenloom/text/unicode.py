@@ -26,7 +26,7 @@ import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, overload, runtime_checkable
 
 __all__ = [
     "IcuWordSegmenter",
@@ -371,7 +371,11 @@ def _transliterator(ascii_only: bool) -> Any:
 _translit_lock = threading.Lock()  # an ICU Transliterator must not be used by two threads at once
 
 
-def transliterate(texts: str | Sequence[str], *, ascii: bool = False) -> Any:
+@overload
+def transliterate(texts: str, *, ascii: bool = False) -> str: ...  # type: ignore[overload-overlap]  # str is a Sequence[str]
+@overload
+def transliterate(texts: Sequence[str], *, ascii: bool = False) -> list[str]: ...
+def transliterate(texts: str | Sequence[str], *, ascii: bool = False) -> str | list[str]:
     """Transliterate to Latin with ICU ``Any-Latin`` (then ``Latin-ASCII`` when ``ascii``).
 
     Takes one string (returns one string) or a sequence of strings (returns a list).

@@ -13,6 +13,8 @@ Names are imported lazily (torch, torchvision and PIL load on first use):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tokenloom._lazy import lazy_exports
 
 _LAZY: dict[str, str] = {
@@ -32,7 +34,29 @@ _LAZY: dict[str, str] = {
     "read_manifest": "tokenloom.vision.shards",
 }
 
-__all__ = sorted(_LAZY)
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
+    from tokenloom.vision.data import ImageDataset, ShardDataset, build_loader
+    from tokenloom.vision.io import DecodeConfig, load_image
+    from tokenloom.vision.patches import patchify, unpatchify
+    from tokenloom.vision.shards import PreprocessConfig, preprocess_images, read_manifest
+    from tokenloom.vision.transforms import TransformConfig, eval_transform, plain_transform, train_transform
+
+__all__ = [
+    "DecodeConfig",
+    "ImageDataset",
+    "PreprocessConfig",
+    "ShardDataset",
+    "TransformConfig",
+    "build_loader",
+    "eval_transform",
+    "load_image",
+    "patchify",
+    "plain_transform",
+    "preprocess_images",
+    "read_manifest",
+    "train_transform",
+    "unpatchify",
+]
 
 
 __getattr__, __dir__ = lazy_exports(globals(), _LAZY)

@@ -227,7 +227,7 @@ class _SeededSampler:
 
         if self.shuffle:
             g = torch.Generator().manual_seed(self.seed * 1_000_003 + self.epoch)
-            order = torch.randperm(self.n, generator=g).tolist()
+            order: Sequence[int] = torch.randperm(self.n, generator=g).tolist()
         else:
             order = range(self.n)
         base = (self.seed * 0x9E3779B1 + self.epoch * 0x85EBCA77) % (1 << 62)
@@ -309,10 +309,10 @@ def build_loader(
     if persistent_workers and num_workers == 0:
         raise ConfigError("persistent_workers=True needs num_workers > 0")
     sampler = _SeededSampler(len(dataset), shuffle=shuffle, seed=seed)
-    loader = DataLoader(
+    loader: DataLoader[Any] = DataLoader(
         dataset,  # type: ignore[arg-type]
         batch_size=batch_size,
-        sampler=sampler,  # type: ignore[arg-type]
+        sampler=sampler,
         num_workers=num_workers,
         collate_fn=_collate,
         pin_memory=pin_memory,

@@ -134,7 +134,7 @@ def patchify(
     multiple of ``patch_size`` instead of raising. ``impl="reference"`` uses ``F.unfold`` (for tests).
     """
     x, unbatched = _as_batch(images, "images [B, C, H, W]", 4)
-    grid_size(tuple(x.shape[-2:]), patch_size, pad=pad)  # validates; raises when not divisible and not pad
+    grid_size((x.shape[-2], x.shape[-1]), patch_size, pad=pad)  # validates; raises if not divisible, not pad
     x = _pad_to_multiple(x, patch_size)  # [B, C, gh*P, gw*P]
     p = patch_size
     if impl == "reference":

@@ -262,7 +262,8 @@ def _write_chunk(
     """Consume this chunk's results in order; write its .npy then its .jsonl (the commit marker)."""
     import numpy as np
 
-    arrays, rows = [], []
+    arrays: list[Any] = []
+    rows: list[dict[str, Any]] = []
     for index in chunk:
         got_index, sha, array, kind, reason = next(results)
         assert got_index == index, (got_index, index)
@@ -344,7 +345,7 @@ def read_manifest(out: str | os.PathLike[str]) -> list[dict[str, Any]]:
             f"{out}: holds parts of different runs (plan-*.json disagree on {', '.join(differ)}); "
             "keep one run per folder"
         )
-    rows = []
+    rows: list[dict[str, Any]] = []
     for part in sorted((out / "shards").glob("shard-*.jsonl")):
         rows.extend(r for r in _load_jsonl(part) if r["status"] == "ok")
     rows.sort(key=lambda r: r["index"])

@@ -29,12 +29,16 @@ from __future__ import annotations
 import logging
 import threading
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from tokenloom.encoder.attention._common import causal_tile, check_inputs, dead_rows, repeat_kv
+
+if TYPE_CHECKING:
+    from torch.nn.attention import SDPBackend
 
 __all__ = ["NoFusedKernel", "last_kernel", "sdpa_attention"]
 
@@ -51,7 +55,7 @@ def last_kernel() -> str | None:
     return getattr(_state, "kernel", None)
 
 
-def _backends(device: torch.device) -> list[tuple[str, object]]:
+def _backends(device: torch.device) -> list[tuple[str, SDPBackend]]:
     try:
         from torch.nn.attention import SDPBackend
     except ImportError:  # pragma: no cover - torch < 2.3
@@ -119,7 +123,7 @@ class NoFusedKernel(RuntimeError):
     """Raised with ``allow_math=False`` when only SDPA's math path (full score matrix) accepts the inputs."""
 
 
-def _run(q: Tensor, k: Tensor, v: Tensor, kwargs: dict[str, object], *, allow_math: bool) -> Tensor:
+def _run(q: Tensor, k: Tensor, v: Tensor, kwargs: dict[str, Any], *, allow_math: bool) -> Tensor:
     backends = _backends(q.device)
     if not allow_math:
         if not backends:

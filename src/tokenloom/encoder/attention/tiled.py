@@ -138,9 +138,7 @@ def _fold(x5: Tensor, i0: int, i1: int) -> Tensor:
 
 class _TiledAttention(torch.autograd.Function):
     @staticmethod
-    def forward(  # type: ignore[override]
-        ctx, q, k, v, mask4, dims, causal, dropout_p, seed, block_q, block_k
-    ):
+    def forward(ctx, q, k, v, mask4, dims, causal, dropout_p, seed, block_q, block_k):
         ct = torch.promote_types(q.dtype, torch.float32)
         plan = _Plan(dims, causal, block_q, block_k)
         BK = dims.B * dims.Hkv
@@ -187,7 +185,7 @@ class _TiledAttention(torch.autograd.Function):
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, grad_out):  # type: ignore[override]
+    def backward(ctx, grad_out):
         q, k, v, out, lse, *rest = ctx.saved_tensors
         mask4 = rest[0] if ctx.mask_is_tensor else None
         grads = tiled_backward(
@@ -245,8 +243,9 @@ def tiled_backward(
     dq = torch.zeros_like(q5)  # [B, Hkv, G, N, D]
     dk = torch.zeros(BK, dims.M, dims.D, dtype=ct, device=q.device)
     dv = torch.zeros(BK, dims.M, dims.Dv, dtype=ct, device=q.device)
-    want_dmask = mask4 is not None and mask4.is_floating_point() and mask_grad
-    dmask = torch.zeros(mask4.shape, dtype=ct, device=q.device) if want_dmask else None
+    dmask = None
+    if mask4 is not None and mask4.is_floating_point() and mask_grad:
+        dmask = torch.zeros(mask4.shape, dtype=ct, device=q.device)
     buffer = torch.empty(BK * dims.G * min(block_q, dims.N) * min(block_k, dims.M), dtype=ct, device=q.device)
     for i0 in plan.q_tiles():
         i1 = min(i0 + plan.bq, dims.N)
@@ -278,7 +277,7 @@ def tiled_backward(
         (dq * dims.scale).flatten(1, 2).to(q.dtype),  # [B, Hkv, G, N, D] -> [B, H, N, D]
         dk.view(dims.B, dims.Hkv, dims.M, dims.D).to(k.dtype),  # [B*Hkv, M, D] -> [B, Hkv, M, D]
         dv.view(dims.B, dims.Hkv, dims.M, dims.Dv).to(v.dtype),  # [B*Hkv, M, Dv] -> [B, Hkv, M, Dv]
-        None if dmask is None else dmask.to(mask4.dtype),
+        None if dmask is None or mask4 is None else dmask.to(mask4.dtype),
     )
 
 

@@ -157,6 +157,7 @@ def _forward(
     """Run the kernel: output ``[B, H, N, Dv]`` and lse ``[B, H, N]``, both fp32."""
     out = torch.empty(dims.B, dims.H, dims.N, dims.Dv, dtype=torch.float32, device=q.device)
     lse = torch.empty(dims.B, dims.H, dims.N, dtype=torch.float32, device=q.device)
+    mask_strides: tuple[int, ...]
     if mask4 is None:
         mask_arg, mask_strides, is_bool = q, (0, 0, 0, 0), False  # unused placeholder pointer
     else:
@@ -178,7 +179,7 @@ def _forward(
 
 class _TritonAttention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, mask4, dims, causal, block_n, block_m):  # type: ignore[override]
+    def forward(ctx, q, k, v, mask4, dims, causal, block_n, block_m):
         out, lse = _forward(q, k, v, mask4, dims, causal, block_n, block_m)
         ctx.dims, ctx.causal = dims, causal
         ctx.mask_is_tensor = mask4 is not None
@@ -187,7 +188,7 @@ class _TritonAttention(torch.autograd.Function):
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, grad_out):  # type: ignore[override]
+    def backward(ctx, grad_out):
         q, k, v, out, lse, *rest = ctx.saved_tensors
         dims: Dims = ctx.dims
         out5 = out.unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, Dv] -> [B, Hkv, G, N, Dv]
