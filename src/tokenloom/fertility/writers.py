@@ -1,7 +1,7 @@
 """Writers of a fertility report table: CSV, Markdown, a self-contained HTML page, a compact terminal table.
 
-:func:`write_report` writes ``report.csv``, ``report.md``, ``report.html`` (the charts of
-:mod:`tokenloom.fertility.plots` embedded as base64 PNGs) and the PNGs beside it, each file atomically
+:func:`write_report` writes ``report.csv``, ``report.md``, ``report.html`` (:mod:`tokenloom.fertility.html`: a summary, the charts of
+:mod:`tokenloom.fertility.plots` embedded as base64 PNGs, a sortable table) and the PNGs beside it, each file atomically
 (``tokenloom._atomic``). :func:`format_table` is what ``tokenloom fertility`` prints. What it does not do:
 compute the table (``report``) or draw the charts (``plots``). pandas is only used through the DataFrame
 it is given.
@@ -9,10 +9,9 @@ it is given.
 
 from __future__ import annotations
 
-import html
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,43 +87,6 @@ def format_table(df: Any, *, kinds: Sequence[str] = _KIND_ORDER, max_rows: int |
     return "\n".join(out)
 
 
-def _html(df: Any, images: Mapping[str, bytes], title: str) -> str:
-    import base64
-
-    css = (
-        "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;font-size:13px}"
-        "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#f3f3f3}"
-        "td:nth-child(-n+2){text-align:left}img{max-width:100%;border:1px solid #eee;margin:1em 0}"
-    )
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"]
-    parts.append(f"<style>{css}</style></head><body><h1>{html.escape(title)}</h1>")
-    meta = (
-        f"pivot: <b>{html.escape(str(df.attrs.get('pivot', '')))}</b> · word segmenter: "
-        f"<b>{html.escape(str(df.attrs.get('segmenter', '')))}</b> · tokenizers: "
-        f"{html.escape(', '.join(dict.fromkeys(df['tokenizer'])))}"
-    )
-    if df.attrs.get("replaced"):
-        meta += f" · <b>{df.attrs['replaced']}</b> invalid UTF-8 sequences replaced by U+FFFD"
-    parts.append(f"<p>{meta}</p>")
-    for name, png in images.items():
-        data = base64.b64encode(png).decode("ascii")
-        parts.append(
-            f"<h2>{html.escape(name)}</h2><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>"
-        )
-    for name, group in df.groupby("tokenizer", sort=False):
-        parts.append(f"<h2>{html.escape(str(name))}</h2><table><tr>")
-        parts.append("".join(f"<th>{html.escape(h)}</th>" for _, h, _ in _TABLE_COLUMNS) + "</tr>")
-        for row in group.itertuples(index=False):
-            cells = "".join(f"<td>{html.escape(_fmt(getattr(row, c), s))}</td>" for c, _, s in _TABLE_COLUMNS)
-            parts.append(f"<tr>{cells}</tr>")
-        parts.append("</table>")
-    parts.append(
-        "<p>Full numbers: report.csv. Fertility = tokens / ICU words (Rust et al. 2021); premium = tokens / pivot tokens on the same sentence (Petrov et al. 2023); Rényi efficiency α=2.5 (Zouhar et al. 2023).</p>"
-    )
-    parts.append("</body></html>")
-    return "\n".join(parts)
-
-
 def write_report(
     df: Any, out: str | os.PathLike[str], *, title: str = "tokenloom fertility report"
 ) -> dict[str, Path]:
@@ -134,6 +96,7 @@ def write_report(
     """
     from tokenloom._atomic import atomic_write
     from tokenloom.fertility import plots
+    from tokenloom.fertility.html import render_html
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -143,5 +106,5 @@ def write_report(
     images = plots.render_all(df)
     for name, png in images.items():
         written[name] = atomic_write(out / f"{name}.png", png)
-    written["html"] = atomic_write(out / "report.html", _html(df, images, title))
+    written["html"] = atomic_write(out / "report.html", render_html(df, images, title))
     return written
