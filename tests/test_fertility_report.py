@@ -332,7 +332,12 @@ def test_writers_and_cli(
     argv += ["--corpus", str(default_corpus), "--out", str(out)]
     assert cli.main(argv) == 0
     printed = capsys.readouterr().out
-    assert "eng_Latn" in printed and "hin_Deva_Latn-translit" in printed and "report.html" in printed
+    assert "hin_Deva_Latn-translit" not in printed  # the summary, not every row
+    assert printed.count("most expensive languages") == 2 and "report.html" in printed
+    assert "premium vs eng_Latn over 11 languages" in printed
+    assert cli.main([*argv[:-1], str(tmp_path / "report-table"), "--table"]) == 0
+    printed = capsys.readouterr().out
+    assert "eng_Latn" in printed and "hin_Deva_Latn-translit" in printed and "Gini" in printed
     names = {p.name for p in out.iterdir()}
     assert {
         "report.csv",
@@ -341,12 +346,13 @@ def test_writers_and_cli(
         "fertility.png",
         "premium.png",
         "byte_fallback.png",
+        "comparison.png",
     } <= names
     csv = pd.read_csv(out / "report.csv")
     assert list(csv.columns[: len(REPORT_COLUMNS)]) == list(REPORT_COLUMNS)
     assert set(csv.tokenizer) == {"bpe", "uni"}
     page = (out / "report.html").read_text("utf-8")
-    assert page.count("data:image/png;base64,") == 3 and "<table>" in page
+    assert page.count("data:image/png;base64,") == 4 and "<table id='rows'>" in page
     assert (out / "premium.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "| language | eng_Latn |" in (out / "report.md").read_text("utf-8")
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp files left behind

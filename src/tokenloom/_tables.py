@@ -12,9 +12,19 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-__all__ = ["format_table", "html_table", "markdown_table", "plural"]
+__all__ = ["format_cell", "format_table", "html_table", "markdown_table", "plural"]
 
 Cells = Sequence[object]
+
+
+def format_cell(value: object, spec: str = "{}") -> str:
+    """``spec.format(value)``; "–" for None and NaN; ``str(value)`` when the spec does not fit the value."""
+    if value is None or (isinstance(value, float) and value != value):  # NaN is the one float != itself
+        return "–"
+    try:
+        return spec.format(value)
+    except (ValueError, TypeError):
+        return str(value)
 
 
 def _cells(header: Cells, rows: Sequence[Cells], align: str | None) -> tuple[list[list[str]], str]:

@@ -33,7 +33,7 @@ from tokenloom import __version__
 __all__ = ["build_parser", "main"]
 
 # the subcommand modules under tokenloom._commands, in the order ``tokenloom --help`` lists them
-COMMANDS: tuple[str, ...] = ("costs", "demo", "fertility", "images", "train")
+COMMANDS: tuple[str, ...] = ("costs", "demo", "fertility", "images", "sweep", "train")
 
 
 class HelpFormatter(argparse.HelpFormatter):

@@ -40,11 +40,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", type=Path, required=True, metavar="DIR", help="folder for report.csv/.md/.html and PNGs"
     )
+    parser.add_argument(
+        "--table",
+        action="store_true",
+        help="also print every slice row (the summary is always printed; report.md has the full table)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from tokenloom.errors import ConfigError
     from tokenloom.fertility.report import fertility_report
+    from tokenloom.fertility.summary import format_summary
     from tokenloom.fertility.writers import report_table, write_report
 
     if args.out.exists() and not args.out.is_dir():
@@ -58,7 +64,10 @@ def run(args: argparse.Namespace) -> int:
         errors=args.errors,
         quiet=args.quiet,
     )
-    print(report_table(df))
+    if args.table:
+        print(report_table(df))
+        print()
+    print(format_summary(df))
     written = write_report(df, args.out)
     if df.attrs.get("replaced"):
         print(f"note: {df.attrs['replaced']} invalid UTF-8 sequences were replaced by U+FFFD")

@@ -34,6 +34,7 @@ __all__ = [
     "EncoderFlops",
     "attention_flops",
     "bytes_per_element",
+    "embedding_params",
     "encoder_flops",
     "encoder_kv_cache_bytes",
     "encoder_param_breakdown",
@@ -328,6 +329,18 @@ def encoder_param_breakdown(config: EncoderConfig) -> dict[str, int]:
         "mlp": depth * mlp,
         "final_norm": norm if config.final_norm else 0,
     }
+
+
+def embedding_params(vocab_size: int, d_model: int, *, tied: bool = True) -> int:
+    """Parameters of a token embedding ``[V, d]`` and the output layer that maps back to the vocabulary.
+
+    ``V·d`` when the output layer reuses the embedding matrix (``tied=True``, as GPT-2 and T5 do), ``2·V·d``
+    when it has its own (no output bias counted). Per token the output layer costs ``2·d·V`` forward FLOPs
+    (:func:`linear_flops`); the embedding lookup costs none.
+    """
+    v = _count("vocab_size", vocab_size)
+    d = _count("d_model", d_model)
+    return v * d * (1 if tied else 2)
 
 
 def encoder_params(config: EncoderConfig) -> int:

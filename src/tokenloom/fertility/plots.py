@@ -1,104 +1,179 @@
 """Matplotlib charts of a fertility report, rendered to PNG bytes (headless, Agg backend).
 
-- :func:`fertility_chart`: fertility per language, languages grouped by script, one bar per tokenizer;
-- :func:`premium_chart`: premium against the pivot per language (a line at 1), one bar per tokenizer;
-- :func:`byte_fallback_chart`: byte-fallback rate per language, one bar per tokenizer.
+- :func:`fertility_chart`: fertility per language with its bootstrap interval as a whisker;
+- :func:`premium_chart`: premium against the pivot per language (a line at 1), with whiskers;
+- :func:`byte_fallback_chart`: byte-fallback rate per language;
+- :func:`comparison_chart`: with two or more tokenizers, each language's premium under the first tokenizer
+  against its premium under each other one, with the diagonal of parity.
 
-Each returns PNG bytes; :func:`render_all` returns the three by name (``fertility``, ``premium``,
-``byte_fallback``), skipping a chart with nothing to show. Bars are horizontal so that a hundred languages
-stay readable. What it does not do: compute anything (the report does) or write files (``report``).
-matplotlib is imported inside the functions.
+Bar charts have one panel per tokenizer, languages sorted by that tokenizer's value (highest on top) and
+bars coloured by script (one colour per script across every chart of a report). Each function returns PNG
+bytes or None when there is nothing to show; :func:`render_all` returns those that have data by name
+(``fertility``, ``premium``, ``byte_fallback``, ``comparison``). What it does not do: compute anything (the
+report does) or write files (``writers``). matplotlib is imported inside the functions.
 """
 
 from __future__ import annotations
 
 import io
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["byte_fallback_chart", "fertility_chart", "premium_chart", "render_all"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "byte_fallback_chart",
+    "comparison_chart",
+    "fertility_chart",
+    "premium_chart",
+    "render_all",
+    "script_colors",
+]
+
+_PALETTE = (
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
+    "#bab0ac", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf",
+)  # fmt: skip
 
 
-def _language_rows(df: Any) -> Any:
-    sub = df[(df["slice_kind"] == "language")].copy()
-    sub["_script"] = sub["script"].fillna("")
-    return sub
+def script_colors(df: pd.DataFrame) -> dict[str, str]:
+    """One colour per script of the report's language slices (sorted scripts, cycling a 20-colour palette)."""
+    scripts = sorted({str(s) for s in _language_rows(df)["script"].fillna("")})
+    return {s: _PALETTE[i % len(_PALETTE)] for i, s in enumerate(scripts)}
 
 
-def _bars(
-    df: Any, column: str, *, title: str, xlabel: str, ref: float | None = None, percent: bool = False
-) -> bytes | None:
+def _language_rows(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["slice_kind"] == "language"]
+
+
+def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    sub = _language_rows(df)
-    sub = sub[sub[column].notna()]
-    if sub.empty:
-        return None
-    names = list(dict.fromkeys(sub["tokenizer"]))
-    order = (
-        sub.groupby(["_script", "slice"], sort=True)
-        .size()
-        .reset_index()[["_script", "slice"]]
-        .itertuples(index=False)
-    )
-    labels = [(sc, sl) for sc, sl in order]
-    values = {(r.tokenizer, r.slice): getattr(r, column) for r in sub.itertuples(index=False)}
-    n, k = len(labels), len(names)
-    height = max(3.0, 0.18 * n * max(1, k) ** 0.5 + 1.5)
-    fig, ax = plt.subplots(figsize=(9, height))
-    bar = 0.8 / k
-    for j, name in enumerate(names):
-        ys = [i + (j - (k - 1) / 2) * bar for i in range(n)]
-        xs = [values.get((name, sl), math.nan) for _, sl in labels]
-        if percent:
-            xs = [100 * x for x in xs]
-        ax.barh(ys, xs, height=bar, label=name)
-    ax.set_yticks(range(n))
-    ax.set_yticklabels([sl for _, sl in labels], fontsize=7)
-    ax.set_ylim(n - 0.5, -0.5)  # first label on top, no empty margin
-    prev = None
-    for i, (sc, _) in enumerate(labels):  # script group separators
-        if prev is not None and sc != prev:
-            ax.axhline(i - 0.5, color="#999", linewidth=0.5)
-        prev = sc
-    if ref is not None:
-        ax.axvline(ref, color="black", linewidth=0.8, linestyle="--")
-    ax.set_xlabel(xlabel)
-    ax.set_title(title)
-    ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
+    return plt
+
+
+def _png(plt: Any, fig: Any, *, bottom: float = 0.0) -> bytes:
+    fig.tight_layout(rect=(0, bottom, 1, 1))  # bottom: room for a figure legend
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90)
     plt.close(fig)
     return buf.getvalue()
 
 
-def fertility_chart(df: Any) -> bytes | None:
-    """Fertility (tokens per word) per language, grouped by script, one bar per tokenizer."""
+def _panel(ax: Any, rows: pd.DataFrame, column: str, colors: dict[str, str], scale: float) -> None:
+    """Horizontal bars of ``column`` sorted high to low, whiskers from ``column_lo``/``column_hi`` if present."""
+    rows = rows.sort_values(column, ascending=False, kind="stable")
+    ys = list(range(len(rows)))
+    values = [scale * float(v) for v in rows[column]]
+    fill = [colors.get(str(s), "#999999") for s in rows["script"].fillna("")]
+    ax.barh(ys, values, color=fill, height=0.8)
+    lo, hi = f"{column}_lo", f"{column}_hi"
+    if column == "premium_mean":
+        lo, hi = "premium_lo", "premium_hi"
+    if lo in rows and hi in rows:
+        los = [scale * float(v) for v in rows[lo]]
+        his = [scale * float(v) for v in rows[hi]]
+        err = [
+            [max(0.0, v - a) if math.isfinite(a) else 0.0 for v, a in zip(values, los, strict=True)],
+            [max(0.0, b - v) if math.isfinite(b) else 0.0 for v, b in zip(values, his, strict=True)],
+        ]
+        ax.errorbar(values, ys, xerr=err, fmt="none", ecolor="black", elinewidth=0.6, capsize=1.5)
+    ax.set_yticks(ys)
+    ax.set_yticklabels(list(rows["slice"]), fontsize=7)
+    ax.set_ylim(len(rows) - 0.5, -0.5)  # highest on top, no empty margin
+
+
+def _bars(
+    df: pd.DataFrame, column: str, *, title: str, xlabel: str, ref: float | None = None, scale: float = 1.0
+) -> bytes | None:
+    sub = _language_rows(df)
+    sub = sub[sub[column].notna()]
+    if sub.empty:
+        return None
+    plt = _pyplot()
+    colors = script_colors(df)
+    names = list(dict.fromkeys(sub["tokenizer"]))
+    n = max(int((sub["tokenizer"] == name).sum()) for name in names)
+    fig, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names) + 1.5, max(3.0, 0.16 * n + 1.6)))
+    axes = [axes] if len(names) == 1 else list(axes)
+    for ax, name in zip(axes, names, strict=True):
+        _panel(ax, sub[sub["tokenizer"] == name], column, colors, scale)
+        if ref is not None:
+            ax.axvline(ref, color="black", linewidth=0.8, linestyle="--")
+        ax.set_title(str(name), fontsize=9)
+        ax.set_xlabel(xlabel)
+    used = sorted({str(s) for s in sub["script"].fillna("")})
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colors[s]) for s in used]
+    fig.legend(handles, used, loc="lower center", ncol=min(10, len(used)), fontsize=7, frameon=False)
+    fig.suptitle(title)
+    return _png(plt, fig, bottom=min(0.2, 0.5 / fig.get_figheight()))
+
+
+def fertility_chart(df: pd.DataFrame) -> bytes | None:
+    """Fertility (tokens per word) per language, sorted, bootstrap interval as whiskers, coloured by script."""
     return _bars(
-        df, "fertility", title="Fertility per language (grouped by script)", xlabel="tokens per word"
+        df, "fertility", title="Fertility per language (bars coloured by script)", xlabel="tokens per word"
     )
 
 
-def premium_chart(df: Any) -> bytes | None:
-    """Premium against the pivot (mean tokens / pivot tokens on the same sentence) per language."""
+def premium_chart(df: pd.DataFrame) -> bytes | None:
+    """Premium against the pivot (mean tokens / pivot tokens on the same sentence) per language, sorted."""
     pivot = df.attrs.get("pivot") or (df["pivot"].iloc[0] if len(df) else "")
     return _bars(
         df, "premium_mean", title=f"Premium against {pivot}", xlabel="tokens / pivot tokens", ref=1.0
     )
 
 
-def byte_fallback_chart(df: Any) -> bytes | None:
-    """Share of tokens that are byte-fallback pieces, per language."""
-    return _bars(df, "byte_fallback_rate", title="Byte-fallback rate", xlabel="% of tokens", percent=True)
+def byte_fallback_chart(df: pd.DataFrame) -> bytes | None:
+    """Share of tokens that are byte-fallback pieces, per language, sorted."""
+    return _bars(df, "byte_fallback_rate", title="Byte-fallback rate", xlabel="% of tokens", scale=100.0)
 
 
-def render_all(df: Any) -> dict[str, bytes]:
+def comparison_chart(df: pd.DataFrame) -> bytes | None:
+    """Premium under the first tokenizer (x) against each other tokenizer (y), per language, with parity line."""
+    sub = _language_rows(df)
+    sub = sub[sub["premium_mean"].notna()]
+    names = list(dict.fromkeys(sub["tokenizer"]))
+    if len(names) < 2:
+        return None
+    plt = _pyplot()
+    colors = script_colors(df)
+    base = sub[sub["tokenizer"] == names[0]].set_index("slice")
+    others = names[1:]
+    fig, axes = plt.subplots(1, len(others), figsize=(5.5 * len(others), 5.5), squeeze=False)
+    for ax, other in zip(axes[0], others, strict=True):
+        theirs = sub[sub["tokenizer"] == other].set_index("slice")
+        common = [s for s in base.index if s in theirs.index]
+        xs = [float(base.at[s, "premium_mean"]) for s in common]
+        ys = [float(theirs.at[s, "premium_mean"]) for s in common]
+        fill = [colors.get(str(base.at[s, "script"]), "#999999") for s in common]
+        ax.scatter(xs, ys, c=fill, s=18, edgecolors="black", linewidths=0.3)
+        top = max([*xs, *ys, 1.0]) * 1.05
+        ax.plot([0, top], [0, top], color="black", linewidth=0.8, linestyle="--")
+        for s, x, y in sorted(zip(common, xs, ys, strict=True), key=lambda t: -abs(t[1] - t[2]))[:8]:
+            ax.annotate(str(s), (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+        ax.set_xlim(0, top)
+        ax.set_ylim(0, top)
+        ax.set_xlabel(f"premium, {names[0]}")
+        ax.set_ylabel(f"premium, {other}")
+        ax.set_title(f"below the diagonal: {other} is cheaper", fontsize=9)
+    fig.suptitle("Per-language premium, tokenizer against tokenizer")
+    return _png(plt, fig)
+
+
+def render_all(df: pd.DataFrame) -> dict[str, bytes]:
     """The charts that have data, as ``{name: PNG bytes}``."""
-    charts = {"fertility": fertility_chart, "premium": premium_chart, "byte_fallback": byte_fallback_chart}
+    charts = {
+        "fertility": fertility_chart,
+        "premium": premium_chart,
+        "byte_fallback": byte_fallback_chart,
+        "comparison": comparison_chart,
+    }
     out = {}
     for name, draw in charts.items():
         png = draw(df)

@@ -1,7 +1,7 @@
 """Writers of a fertility report table: CSV, Markdown, a self-contained HTML page, a compact terminal table.
 
-:func:`write_report` writes ``report.csv``, ``report.md``, ``report.html`` (the charts of
-:mod:`tokenloom.fertility.plots` embedded as base64 PNGs) and the PNGs beside it, each file atomically
+:func:`write_report` writes ``report.csv``, ``report.md``, ``report.html`` (:mod:`tokenloom.fertility.html`: a summary, the charts of
+:mod:`tokenloom.fertility.plots` embedded as base64 PNGs, a sortable table) and the PNGs beside it, each file atomically
 (``tokenloom._atomic``). :func:`report_table` is what ``tokenloom fertility`` prints. Every table is
 rendered by :mod:`tokenloom._tables`. What it does not do: compute the table (``report``) or draw the
 charts (``plots``). pandas is only used through the DataFrame it is given.
@@ -9,14 +9,12 @@ charts (``plots``). pandas is only used through the DataFrame it is given.
 
 from __future__ import annotations
 
-import html
-import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from tokenloom._tables import format_table, html_table, markdown_table
+from tokenloom._tables import format_cell, format_table, markdown_table
 from tokenloom.fertility.slices import KIND_ORDER
 
 if TYPE_CHECKING:
@@ -36,18 +34,9 @@ _TABLE_COLUMNS = (
 )  # fmt: skip
 
 
-def _fmt(value: Any, spec: str) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    try:
-        return spec.format(value)
-    except (ValueError, TypeError):
-        return str(value)
-
-
 def _report_rows(group: pd.DataFrame) -> list[list[str]]:
     return [
-        [_fmt(getattr(row, col), spec) for col, _, spec in _TABLE_COLUMNS]
+        [format_cell(getattr(row, col), spec) for col, _, spec in _TABLE_COLUMNS]
         for row in group.itertuples(index=False)
     ]
 
@@ -85,49 +74,16 @@ def report_table(df: pd.DataFrame, *, kinds: Sequence[str] = KIND_ORDER, max_row
             if r is None:
                 row += [""] * 5
                 continue
-            ci = f"[{_fmt(r.fertility_lo, '{:.2f}')}, {_fmt(r.fertility_hi, '{:.2f}')}]"
+            ci = f"[{format_cell(r.fertility_lo, '{:.2f}')}, {format_cell(r.fertility_hi, '{:.2f}')}]"
             row += [
-                _fmt(r.fertility, "{:.3f}"),
+                format_cell(r.fertility, "{:.3f}"),
                 ci,
-                _fmt(r.premium_mean, "{:.2f}"),
-                _fmt(r.chars_per_token, "{:.2f}"),
-                _fmt(r.byte_fallback_rate, "{:.1%}"),
+                format_cell(r.premium_mean, "{:.2f}"),
+                format_cell(r.chars_per_token, "{:.2f}"),
+                format_cell(r.byte_fallback_rate, "{:.1%}"),
             ]
         rows.append(row)
     return format_table(header, rows, align="ll" + "r" * (len(header) - 2))
-
-
-def _html(df: pd.DataFrame, images: Mapping[str, bytes], title: str) -> str:
-    import base64
-
-    css = (
-        "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;font-size:13px}"
-        "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#f3f3f3}"
-        ".l{text-align:left}img{max-width:100%;border:1px solid #eee;margin:1em 0}"
-    )
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"]
-    parts.append(f"<style>{css}</style></head><body><h1>{html.escape(title)}</h1>")
-    meta = (
-        f"pivot: <b>{html.escape(str(df.attrs.get('pivot', '')))}</b> · word segmenter: "
-        f"<b>{html.escape(str(df.attrs.get('segmenter', '')))}</b> · tokenizers: "
-        f"{html.escape(', '.join(dict.fromkeys(df['tokenizer'])))}"
-    )
-    if df.attrs.get("replaced"):
-        meta += f" · <b>{df.attrs['replaced']}</b> invalid UTF-8 sequences replaced by U+FFFD"
-    parts.append(f"<p>{meta}</p>")
-    for name, png in images.items():
-        data = base64.b64encode(png).decode("ascii")
-        parts.append(
-            f"<h2>{html.escape(name)}</h2><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>"
-        )
-    for tok_name, group in df.groupby("tokenizer", sort=False):
-        parts.append(f"<h2>{html.escape(str(tok_name))}</h2>")
-        parts.append(html_table(_HEADER, _report_rows(group), align=_ALIGN))
-    parts.append(
-        "<p>Full numbers: report.csv. Fertility = tokens / ICU words (Rust et al. 2021); premium = tokens / pivot tokens on the same sentence (Petrov et al. 2023); Rényi efficiency α=2.5 (Zouhar et al. 2023).</p>"
-    )
-    parts.append("</body></html>")
-    return "\n".join(parts)
 
 
 def write_report(
@@ -139,6 +95,7 @@ def write_report(
     """
     from tokenloom._atomic import atomic_write
     from tokenloom.fertility import plots
+    from tokenloom.fertility.html import render_html
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -148,5 +105,5 @@ def write_report(
     images = plots.render_all(df)
     for name, png in images.items():
         written[name] = atomic_write(out / f"{name}.png", png)
-    written["html"] = atomic_write(out / "report.html", _html(df, images, title))
+    written["html"] = atomic_write(out / "report.html", render_html(df, images, title))
     return written

@@ -1,0 +1,91 @@
+"""``tokenloom sweep``: train every algorithm × vocabulary size, evaluate them together, price each size."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+NAME = "sweep"
+HELP = "train tokenizers over algorithms × vocabulary sizes and compare fertility, premiums and costs"
+
+
+def parse_vocab_sizes(text: str) -> tuple[int, ...]:
+    """``"8k,16k,32000"`` → ``(8000, 16000, 32000)``: ``k`` is 1000, as vocabulary sizes are usually quoted."""
+    sizes = []
+    for part in text.split(","):
+        item = part.strip().lower()
+        scale = 1000 if item.endswith("k") else 1
+        digits = item[:-1] if item.endswith("k") else item
+        if not digits.isdigit() or int(digits) == 0:
+            raise argparse.ArgumentTypeError(
+                f"vocabulary size {part!r} is not a positive number like 8k or 32000"
+            )
+        sizes.append(int(digits) * scale)
+    return tuple(sizes)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in text.split(",") if x.strip())
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("corpus", nargs="+", metavar="CORPUS", help="training text: files, folders, globs")
+    parser.add_argument(
+        "--algorithms", type=_names, default=("bpe", "unigram"), help="comma-separated (default: bpe,unigram)"
+    )
+    parser.add_argument(
+        "--vocab-sizes",
+        type=parse_vocab_sizes,
+        default=(8000, 16000, 32000, 64000),
+        help="comma-separated, k = 1000 (default: 8k,16k,32k,64k)",
+    )
+    parser.add_argument(
+        "--eval", action="append", required=True, metavar="PATH", help="evaluation corpus (repeatable)"
+    )
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for every sweep file")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "hf", "sentencepiece"),
+        default="auto",
+        help="auto: bpe on the tokenizers engine (trained once, smaller sizes cut from it), "
+        "unigram on sentencepiece (default: auto)",
+    )
+    parser.add_argument(
+        "--no-shortcut", action="store_true", help="train every BPE size separately instead of cutting"
+    )
+    parser.add_argument("--pivot", default="eng_Latn", help="language premiums are measured against")
+    parser.add_argument("--preset", default="vit-b16", help="encoder preset whose costs are reported")
+    parser.add_argument(
+        "--context", type=int, default=4096, help="reference context in tokens (default: 4096)"
+    )
+    parser.add_argument(
+        "--max-bytes", type=int, default=None, help="deterministic sample of the training corpus, in bytes"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from tokenloom.errors import ConfigError
+    from tokenloom.fertility.summary import format_summary
+    from tokenloom.fertility.sweep import SweepConfig, vocab_sweep, write_sweep
+    from tokenloom.fertility.sweep_writers import format_sweep
+
+    if args.out.exists() and not args.overwrite:  # checked before hours of training, not after
+        raise ConfigError(f"--out {str(args.out)!r} already exists; pass --overwrite to replace it")
+    config = SweepConfig(
+        algorithms=args.algorithms,
+        vocab_sizes=args.vocab_sizes,
+        engine=args.engine,
+        shortcut=not args.no_shortcut,
+        pivot=args.pivot,
+        preset=args.preset,
+        context=args.context,
+        max_bytes=args.max_bytes,
+    )
+    result = vocab_sweep(args.corpus, args.eval, config, quiet=args.quiet)
+    write_sweep(result, args.out, overwrite=args.overwrite)
+    print(format_sweep(result.table))
+    print()
+    print(format_summary(result.report))
+    print(f"\nwrote sweep.csv, languages.csv, sweep.html, charts, report/ and tokenizers/ to {args.out}")
+    return 0

@@ -1,0 +1,149 @@
+"""A one-screen summary of a fertility report: how unequal each tokenizer is across languages.
+
+Per tokenizer, over the report's language slices (the pivot itself excluded, its premium is 1 by
+definition): the median and the worst premium, the share of languages above 1.5× and 2× the pivot, the Gini
+coefficient of the premiums (Gini 1912; 0 = every language pays the same), and the five most expensive
+languages and scripts. :func:`format_summary` is what
+``tokenloom fertility`` prints; the HTML page shows the same numbers.
+
+What it does not do: compute premiums (``report``), write files (``writers``) or draw (``plots``).
+Pure Python over the DataFrame's rows; pandas is only used through the DataFrame it is given.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["TokenizerSummary", "format_summary", "gini", "gini_reference", "summarize"]
+
+TOP = 5  # how many of the most expensive languages and scripts a summary names
+
+
+@dataclass(frozen=True)
+class TokenizerSummary:
+    """The language-level inequality of one tokenizer in a report (premiums against ``pivot``)."""
+
+    tokenizer: str
+    pivot: str
+    languages: int  # language slices with a premium, the pivot excluded
+    median_premium: float
+    worst_premium: float
+    worst_language: str
+    share_above_1_5: float  # share of those languages whose premium is > 1.5
+    share_above_2: float  # ... > 2
+    gini: float  # Gini coefficient of the premiums
+    median_fertility: float  # tokens per word, over all language slices
+    expensive_languages: tuple[tuple[str, float], ...]  # the TOP highest premiums, highest first
+    expensive_scripts: tuple[tuple[str, float], ...]  # script slices by premium, highest first
+
+
+def gini(values: Sequence[float]) -> float:
+    """Gini coefficient ``Σ_i Σ_j |x_i − x_j| / (2 n² μ)`` of non-negative values, in O(n log n).
+
+    With the values sorted ascending, ``Σ_i Σ_j |x_i − x_j| = 2 Σ_i (2i − n + 1) x_i`` (0-based ``i``).
+    NaN for no values or a zero mean. :func:`gini_reference` is the pairwise definition.
+    """
+    xs = sorted(float(v) for v in values)
+    n, total = len(xs), sum(xs)
+    if n == 0 or total == 0:
+        return math.nan
+    if xs[0] < 0:
+        raise ValueError(f"gini needs non-negative values, got {xs[0]}")
+    weighted = sum((2 * i - n + 1) * x for i, x in enumerate(xs))
+    return weighted / (n * total)
+
+
+def gini_reference(values: Sequence[float]) -> float:
+    """The definition, pairwise in O(n²): mean absolute difference over twice the mean."""
+    xs = [float(v) for v in values]
+    n = len(xs)
+    if n == 0 or sum(xs) == 0:
+        return math.nan
+    mean = sum(xs) / n
+    return sum(abs(a - b) for a in xs for b in xs) / (2 * n * n * mean)
+
+
+def _median(xs: Sequence[float]) -> float:
+    s = sorted(xs)
+    if not s:
+        return math.nan
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+def _finite(x: object) -> bool:
+    return isinstance(x, int | float) and math.isfinite(float(x))
+
+
+def _one(df: pd.DataFrame, name: str, pivot: str) -> TokenizerSummary:
+    rows = df[df["tokenizer"] == name]
+    langs = rows[rows["slice_kind"] == "language"]
+    fert = [float(v) for v in langs["fertility"] if _finite(v)]
+    prem = [
+        (str(s), float(p)) for s, p in zip(langs["slice"], langs["premium_mean"], strict=True) if _finite(p)
+    ]
+    prem = [(s, p) for s, p in prem if s != pivot]
+    prem.sort(key=lambda sp: (-sp[1], sp[0]))
+    values = [p for _, p in prem]
+    scripts = rows[rows["slice_kind"] == "script"]
+    by_script = [
+        (str(s), float(p))
+        for s, p in zip(scripts["slice"], scripts["premium_mean"], strict=True)
+        if _finite(p)
+    ]
+    by_script.sort(key=lambda sp: (-sp[1], sp[0]))
+    n = len(values)
+    return TokenizerSummary(
+        tokenizer=name,
+        pivot=pivot,
+        languages=n,
+        median_premium=_median(values),
+        worst_premium=values[0] if values else math.nan,
+        worst_language=prem[0][0] if prem else "",
+        share_above_1_5=sum(v > 1.5 for v in values) / n if n else math.nan,
+        share_above_2=sum(v > 2.0 for v in values) / n if n else math.nan,
+        gini=gini(values),
+        median_fertility=_median(fert),
+        expensive_languages=tuple(prem[:TOP]),
+        expensive_scripts=tuple(by_script[:TOP]),
+    )
+
+
+def summarize(df: pd.DataFrame) -> list[TokenizerSummary]:
+    """One :class:`TokenizerSummary` per tokenizer of a report, in the report's order."""
+    pivot = str(df.attrs.get("pivot") or (df["pivot"].iloc[0] if "pivot" in df and len(df) else ""))
+    return [_one(df, str(name), pivot) for name in dict.fromkeys(df["tokenizer"])]
+
+
+def _num(x: float, spec: str = "{:.2f}") -> str:
+    return "–" if not _finite(x) else spec.format(x)
+
+
+def _ranked(pairs: Sequence[tuple[str, float]]) -> str:
+    return ", ".join(f"{s} {p:.2f}" for s, p in pairs) or "–"
+
+
+def format_summary(df: pd.DataFrame) -> str:
+    """The terminal summary: one block per tokenizer (premiums need a pivot; without one, fertility only)."""
+    blocks = []
+    for s in summarize(df):
+        lines = [f"{s.tokenizer}: median fertility {_num(s.median_fertility)} tokens/word"]
+        if s.languages:
+            lines.append(
+                f"  premium vs {s.pivot} over {s.languages} languages: median {_num(s.median_premium)}, "
+                f"worst {_num(s.worst_premium)} ({s.worst_language}); "
+                f"> 1.5×: {_num(100 * s.share_above_1_5, '{:.0f}')}%, > 2×: {_num(100 * s.share_above_2, '{:.0f}')}%; "
+                f"Gini {_num(s.gini, '{:.3f}')}"
+            )
+            lines.append(f"  most expensive languages: {_ranked(s.expensive_languages)}")
+            lines.append(f"  most expensive scripts:   {_ranked(s.expensive_scripts)}")
+        else:
+            lines.append("  no premiums (no pivot language in the corpus, or the corpus is not parallel)")
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)

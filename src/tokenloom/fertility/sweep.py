@@ -1,0 +1,250 @@
+"""Vocabulary sweeps: train every algorithm × vocabulary size, evaluate them together, say what each costs.
+
+:func:`vocab_sweep` trains one tokenizer per (algorithm, size) on a training corpus, runs one
+:func:`~tokenloom.fertility.report.fertility_report` over an evaluation corpus for all of them, and
+derives two tables:
+
+- ``table``, one row per tokenizer: fertility, premium median / spread (max − min across languages) /
+  worst, Gini of the premiums, Rényi efficiency and byte-fallback share (the report's ``all`` slice), and
+  what the vocabulary itself costs — embedding and output-layer parameters and bytes (``V·d``, doubled when
+  untied, :func:`tokenloom.costs.embedding_params`);
+- ``languages``, one row per tokenizer × language: the tokens the same content needs and what that costs
+  at a reference context. The reference is the pivot language's text under the sweep's first tokenizer at
+  ``context`` tokens; a language whose text took ``t`` tokens under a tokenizer (the pivot: ``t₀`` under the
+  first) needs ``round(context · t / t₀)`` tokens for the same content, and the encoder's attention FLOPs and
+  KV-cache bytes follow from that length (:func:`tokenloom.costs.encoder_flops`,
+  :func:`tokenloom.costs.encoder_kv_cache_bytes`). The evaluation corpus must be parallel for this to mean
+  anything (FLORES-style ``<lang>_<Script>.txt`` files).
+
+The BPE shortcut: with the ``tokenizers`` engine the merges of a smaller BPE vocabulary are a prefix of a
+larger one's, so the largest BPE is trained once and the smaller ones are cut from it
+(:mod:`tokenloom.text.bpe_cut`; tests compare the cut with separate trainings). :func:`write_sweep` writes
+the tokenizers, the tables, the full report and charts. What it does not do: define metrics (``metrics``),
+count tokens (``report``) or draw (``plots``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from tokenloom.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tokenloom.text.tokenizer import Tokenizer
+
+__all__ = ["SweepConfig", "SweepResult", "vocab_sweep", "write_sweep"]
+
+SweepEngine = Literal["auto", "hf", "sentencepiece"]
+# engine="auto" in a sweep: BPE on the tokenizers engine (the cut shortcut applies), the rest as training does
+_AUTO_ENGINE = {"bpe": "hf", "unigram": "sentencepiece", "bytelevel-bpe": "hf"}
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """What a vocabulary sweep trains, how it evaluates, and the model it prices the results for."""
+
+    algorithms: tuple[str, ...] = ("bpe", "unigram")  # any algorithm train_tokenizer accepts
+    vocab_sizes: tuple[int, ...] = (8000, 16000, 32000, 64000)  # trained for every algorithm
+    engine: SweepEngine = "auto"  # "auto": bpe -> hf (cut shortcut), unigram -> sentencepiece
+    shortcut: bool = True  # cut smaller BPE vocabularies from the largest (tokenizers engine only)
+    pivot: str = "eng_Latn"  # premiums and the reference context are the pivot language's
+    translit: bool = False  # also report generated transliterated slices (slower)
+    preset: str = "vit-b16"  # EncoderConfig preset whose width, depth and heads price the results
+    context: int = 4096  # reference context: the pivot's content in this many tokens of the first tokenizer
+    dtype: str = "bf16"  # bytes of embeddings and the KV cache
+    tied: bool = True  # output layer shares the embedding matrix
+    max_bytes: int | None = None  # deterministic sample of the training corpus (None: all of it)
+    seed: int = 0  # training seed
+
+    def __post_init__(self) -> None:
+        if not self.algorithms:
+            raise ConfigError("a sweep needs at least one algorithm, e.g. algorithms=('bpe', 'unigram')")
+        sizes = self.vocab_sizes
+        if not sizes or any(isinstance(v, bool) or not isinstance(v, int) or v <= 0 for v in sizes):
+            raise ConfigError(f"vocab_sizes must be positive ints, got {sizes!r}")
+        if len(set(sizes)) != len(sizes) or len(set(self.algorithms)) != len(self.algorithms):
+            raise ConfigError(f"duplicate algorithms or sizes: {self.algorithms!r}, {sizes!r}")
+        if self.engine not in ("auto", "hf", "sentencepiece"):
+            raise ConfigError(f"engine must be 'auto', 'hf' or 'sentencepiece', got {self.engine!r}")
+        if not isinstance(self.context, int) or self.context <= 0:
+            raise ConfigError(f"context must be a positive int, got {self.context!r}")
+
+    def engine_for(self, algorithm: str) -> str:
+        """The engine that trains ``algorithm`` in this sweep."""
+        return _AUTO_ENGINE.get(algorithm, "auto") if self.engine == "auto" else self.engine
+
+
+@dataclass
+class SweepResult:
+    """The tokenizers (``{name: Tokenizer}``, names like ``bpe-32k``), the report and the derived tables."""
+
+    config: SweepConfig
+    tokenizers: dict[str, Tokenizer]
+    report: pd.DataFrame
+    table: pd.DataFrame
+    languages: pd.DataFrame
+    training: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> how it was made, seconds
+
+
+def _name(algorithm: str, vocab_size: int) -> str:
+    return f"{algorithm}-{vocab_size // 1000}k" if vocab_size % 1000 == 0 else f"{algorithm}-{vocab_size}"
+
+
+def _cut_all(big: Tokenizer, sizes: list[int], big_name: str) -> dict[str, tuple[Tokenizer, float]]:
+    """Smaller BPE tokenizers cut from ``big`` (saved to a temp folder to read its tokenizer.json)."""
+    from tokenloom.text.bpe_cut import cut_bpe
+    from tokenloom.text.tokenizer import load_tokenizer
+
+    out: dict[str, tuple[Tokenizer, float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        big.save(Path(tmp) / "big")
+        meta = json.loads((Path(tmp) / "big" / "tokenloom.json").read_text("utf-8"))
+        source = json.loads((Path(tmp) / "big" / "tokenizer.json").read_text("utf-8"))
+        for size in sizes:
+            start = time.perf_counter()
+            folder = Path(tmp) / str(size)
+            folder.mkdir()
+            (folder / "tokenizer.json").write_text(
+                json.dumps(cut_bpe(source, size), ensure_ascii=False), "utf-8"
+            )
+            record = {**meta, "vocab_size": size, "cut_from": big_name}
+            record["config"] = {**meta.get("config", {}), "vocab_size": size}
+            (folder / "tokenloom.json").write_text(json.dumps(record, ensure_ascii=False), "utf-8")
+            tok = load_tokenizer(folder)
+            out[_name("bpe", size)] = (tok, time.perf_counter() - start)
+    return out
+
+
+def _train_all(corpus: Any, config: SweepConfig, quiet: bool) -> tuple[dict[str, Tokenizer], dict[str, Any]]:
+    from tokenloom.text.train import train_tokenizer
+
+    tokenizers: dict[str, Tokenizer] = {}
+    training: dict[str, dict[str, Any]] = {}
+    sizes = sorted(config.vocab_sizes)
+    for algorithm in config.algorithms:
+        engine = config.engine_for(algorithm)
+        cut = config.shortcut and algorithm == "bpe" and engine == "hf" and len(sizes) > 1
+        for size in reversed(sizes) if cut else sizes:
+            name = _name(algorithm, size)
+            if cut and size != sizes[-1]:
+                continue
+            start = time.perf_counter()
+            tokenizers[name] = train_tokenizer(
+                corpus, algorithm=algorithm, vocab_size=size, engine=engine,  # type: ignore[arg-type]
+                max_bytes=config.max_bytes, seed=config.seed, quiet=quiet,
+            )  # fmt: skip
+            training[name] = {"how": "trained", "engine": engine, "seconds": time.perf_counter() - start}
+        if cut:
+            big = _name(algorithm, sizes[-1])
+            for name, (tok, seconds) in _cut_all(tokenizers[big], sizes[:-1], big).items():
+                tokenizers[name] = tok
+                training[name] = {"how": f"cut from {big}", "engine": engine, "seconds": seconds}
+    order = [_name(a, v) for a in config.algorithms for v in sizes]
+    return {n: tokenizers[n] for n in order}, training
+
+
+def _table(result: SweepResult, d_model: int) -> pd.DataFrame:
+    import pandas as pd
+
+    from tokenloom.costs import embedding_params, tensor_bytes
+    from tokenloom.fertility.summary import summarize
+
+    cfg, df = result.config, result.report
+    summaries = {s.tokenizer: s for s in summarize(df)}
+    rows = []
+    for name, tok in result.tokenizers.items():
+        algorithm, size = name.rsplit("-", 1)[0], int(tok.vocab_size)
+        everything = df[(df["tokenizer"] == name) & (df["slice_kind"] == "all")].iloc[0]
+        langs = df[(df["tokenizer"] == name) & (df["slice_kind"] == "language")]
+        prem = [
+            float(p) for p, s in zip(langs["premium_mean"], langs["slice"], strict=True) if s != cfg.pivot
+        ]
+        prem = [p for p in prem if math.isfinite(p)]
+        params = embedding_params(size, d_model, tied=cfg.tied)
+        s = summaries[name]
+        rows.append(
+            dict(tokenizer=name, algorithm=algorithm, vocab_size=size, engine=result.training[name]["engine"],
+                 made=result.training[name]["how"], train_seconds=result.training[name]["seconds"],
+                 fertility=float(everything["fertility"]), median_language_fertility=s.median_fertility,
+                 premium_median=s.median_premium, premium_spread=(max(prem) - min(prem)) if prem else math.nan,
+                 premium_worst=s.worst_premium, premium_gini=s.gini,
+                 renyi_efficiency=float(everything["renyi_efficiency"]),
+                 byte_fallback_rate=float(everything["byte_fallback_rate"]),
+                 embedding_params=params, embedding_bytes=tensor_bytes(params, cfg.dtype))
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _languages(result: SweepResult) -> pd.DataFrame:
+    import pandas as pd
+
+    from tokenloom.costs import encoder_flops, encoder_kv_cache_bytes
+    from tokenloom.encoder.config import EncoderConfig
+
+    cfg, df = result.config, result.report
+    model = EncoderConfig.preset(cfg.preset)
+    langs = df[df["slice_kind"] == "language"]
+    first = next(iter(result.tokenizers))
+    ref = langs[(langs["tokenizer"] == first) & (langs["slice"] == cfg.pivot)]
+    if ref.empty:
+        raise ConfigError(
+            f"pivot {cfg.pivot!r} is not a language of the evaluation corpus; name one of its "
+            f"<lang>_<Script> files with --pivot (found {sorted(set(langs['slice']))})"
+        )
+    t0 = int(ref["tokens"].to_numpy()[0])
+    rows = []
+    columns = (langs[c].tolist() for c in ("tokenizer", "slice", "script", "tokens"))
+    for name, lang, script, tokens in zip(*columns, strict=True):
+        n = max(1, round(cfg.context * int(tokens) / t0))
+        fl = encoder_flops(model, 1, n)
+        rows.append(
+            dict(tokenizer=name, lang=lang, script=script, tokens=int(tokens), seq_len=n,
+                 attention_flops=fl.attention, encoder_flops=fl.total,
+                 kv_cache_bytes=encoder_kv_cache_bytes(model, 1, n, cfg.dtype))
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def vocab_sweep(
+    corpus: Any, eval_corpus: Any, config: SweepConfig | None = None, *, quiet: bool = True
+) -> SweepResult:
+    """Train every (algorithm, vocab size) of ``config`` on ``corpus`` and evaluate all on ``eval_corpus``."""
+    from tokenloom.encoder.config import EncoderConfig
+    from tokenloom.fertility.report import fertility_report
+
+    config = config or SweepConfig()
+    d_model = EncoderConfig.preset(config.preset).width  # fails early on an unknown preset
+    tokenizers, training = _train_all(corpus, config, quiet)
+    report = fertility_report(
+        tokenizers, eval_corpus, pivot=config.pivot, translit=config.translit, quiet=quiet
+    )
+    result = SweepResult(config, tokenizers, report, report.iloc[:0], report.iloc[:0], training)
+    result.table = _table(result, d_model)
+    result.languages = _languages(result)
+    return result
+
+
+def write_sweep(
+    result: SweepResult, out: str | os.PathLike[str], *, overwrite: bool = False
+) -> dict[str, Path]:
+    """Write ``sweep.csv``, ``languages.csv``, ``sweep.html`` + charts, ``report/`` and ``tokenizers/<name>/``.
+
+    The folder is built beside ``out`` and renamed into place (an existing ``out`` needs ``overwrite``).
+    """
+    from tokenloom._atomic import atomic_dir
+    from tokenloom.fertility.sweep_writers import write_sweep_files
+
+    with atomic_dir(out, overwrite=overwrite) as tmp:
+        for name, tok in result.tokenizers.items():
+            tok.save(Path(tmp) / "tokenizers" / name)
+        write_sweep_files(result, Path(tmp))
+    return {p.name: Path(out) / p.name for p in Path(out).iterdir()}

@@ -1,0 +1,143 @@
+"""Vocabulary sweeps: the BPE cut against separate trainings, the tables, the CLI, the embedding costs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tokenloom import cli
+from tokenloom._commands.sweep import parse_vocab_sizes
+from tokenloom.costs import embedding_params, encoder_kv_cache_bytes
+from tokenloom.encoder.config import EncoderConfig
+from tokenloom.errors import ConfigError, TokenizerError
+from tokenloom.fertility.sweep import SweepConfig, vocab_sweep
+from tokenloom.text.bpe_cut import bpe_base_size, cut_bpe
+from tokenloom.text.tokenizer import load_tokenizer
+from tokenloom.text.train import train_tokenizer
+
+
+def _model_json(tok: object, folder: Path) -> dict:
+    tok.save(folder)  # type: ignore[attr-defined]
+    return json.loads((folder / "tokenizer.json").read_text("utf-8"))
+
+
+@pytest.fixture(scope="module")
+def flores_sample(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """300 lines of 12 FLORES dev languages in 8 scripts: enough merges to make the comparison meaningful."""
+    out = tmp_path_factory.mktemp("flores-sample")
+    names = ["eng_Latn", "deu_Latn", "fra_Latn", "rus_Cyrl", "ell_Grek", "arb_Arab", "hin_Deva", "tha_Thai"]
+    names += ["spa_Latn", "tur_Latn", "ukr_Cyrl", "heb_Hebr"]
+    dev = shared_dir / "corpora" / "flores200" / "dev"
+    for name in names:
+        path = dev / f"{name}.txt"
+        if path.is_file():
+            (out / path.name).write_text(
+                "\n".join(path.read_text("utf-8").splitlines()[:300]) + "\n", "utf-8"
+            )
+    assert len(list(out.glob("*.txt"))) >= 8
+    return out
+
+
+@pytest.mark.slow
+def test_cut_equals_separate_training(flores_sample: Path, tmp_path: Path) -> None:
+    big = train_tokenizer(flores_sample, algorithm="bpe", vocab_size=5000, engine="hf", quiet=True)
+    source = _model_json(big, tmp_path / "big")
+    base = bpe_base_size(source)
+    texts = [
+        line for f in sorted(flores_sample.glob("*.txt")) for line in f.read_text("utf-8").splitlines()[:40]
+    ]
+    for size in (base + 200, 4000):
+        alone = train_tokenizer(flores_sample, algorithm="bpe", vocab_size=size, engine="hf", quiet=True)
+        expected = _model_json(alone, tmp_path / f"alone-{size}")
+        cut = cut_bpe(source, size)
+        assert cut["model"]["vocab"] == expected["model"]["vocab"]
+        assert cut["model"]["merges"] == expected["model"]["merges"]
+        assert {k: v for k, v in cut.items() if k != "model"} == {
+            k: v for k, v in expected.items() if k != "model"
+        }
+        folder = tmp_path / f"cut-{size}"
+        folder.mkdir()
+        (folder / "tokenizer.json").write_text(json.dumps(cut), "utf-8")
+        loaded = load_tokenizer(folder / "tokenizer.json")
+        assert [loaded.encode(t) for t in texts] == [alone.encode(t) for t in texts]
+
+
+def test_cut_refuses_what_it_cannot_cut(default_corpus: Path, tmp_path: Path) -> None:
+    tok = train_tokenizer(default_corpus, algorithm="bpe", vocab_size=1100, engine="hf", quiet=True)
+    source = _model_json(tok, tmp_path / "t")
+    base = bpe_base_size(source)
+    assert base == len(source["model"]["vocab"]) - len(source["model"]["merges"])
+    cut = cut_bpe(source, base)
+    assert cut["model"]["merges"] == [] and len(cut["model"]["vocab"]) == base
+    with pytest.raises(TokenizerError, match=f"between {base}"):
+        cut_bpe(source, base - 1)
+    with pytest.raises(TokenizerError, match="between"):
+        cut_bpe(source, 1101)
+    shuffled = json.loads(json.dumps(source))
+    vocab = shuffled["model"]["vocab"]
+    a, b = shuffled["model"]["merges"][0], shuffled["model"]["merges"][1]
+    ia, ib = vocab["".join(a)], vocab["".join(b)]
+    vocab["".join(a)], vocab["".join(b)] = ib, ia  # two merges' ids swapped: not in merge order
+    with pytest.raises(TokenizerError, match="not in merge order"):
+        cut_bpe(shuffled, base + 5)
+    unigram = train_tokenizer(default_corpus, algorithm="unigram", vocab_size=900, engine="hf", quiet=True)
+    with pytest.raises(TokenizerError, match="only BPE"):
+        cut_bpe(_model_json(unigram, tmp_path / "u"), 500)
+
+
+def test_embedding_params_known_answers() -> None:
+    assert embedding_params(32_000, 4096) == 131_072_000
+    assert embedding_params(32_000, 4096, tied=False) == 262_144_000
+    with pytest.raises(ConfigError, match="vocab_size"):
+        embedding_params(0, 768)
+
+
+def test_sweep_tables(default_corpus: Path) -> None:
+    config = SweepConfig(algorithms=("bpe", "unigram"), vocab_sizes=(1000, 1200), context=1024)
+    result = vocab_sweep(default_corpus, default_corpus, config)
+    table = result.table
+    assert list(table["tokenizer"]) == ["bpe-1k", "bpe-1200", "unigram-1k", "unigram-1200"]
+    assert list(table["made"]) == ["cut from bpe-1200", "trained", "trained", "trained"]
+    assert list(table["engine"]) == ["hf", "hf", "sentencepiece", "sentencepiece"]
+    assert list(table["embedding_params"]) == [v * 768 for v in (1000, 1200, 1000, 1200)]  # vit-b16: d = 768
+    assert list(table["embedding_bytes"]) == [2 * v * 768 for v in (1000, 1200, 1000, 1200)]  # bf16
+    everything = result.report[result.report["slice_kind"] == "all"].set_index("tokenizer")
+    assert list(table["fertility"]) == [everything.at[n, "fertility"] for n in table["tokenizer"]]
+    assert table.loc[0, "fertility"] > table.loc[1, "fertility"]  # a bigger vocabulary, fewer tokens per word
+    langs = result.languages
+    pivot = langs[(langs["tokenizer"] == "bpe-1k") & (langs["lang"] == "eng_Latn")].iloc[0]
+    assert pivot.seq_len == 1024  # the reference: the pivot under the first tokenizer
+    model = EncoderConfig.preset("vit-b16")
+    for r in langs.itertuples(index=False):
+        assert r.seq_len == max(1, round(1024 * r.tokens / pivot.tokens))
+        assert r.kv_cache_bytes == encoder_kv_cache_bytes(model, 1, r.seq_len, "bf16")
+    assert len(langs) == 4 * 12 and set(langs["tokenizer"]) == set(table["tokenizer"])
+
+
+def test_sweep_cli(default_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "sweep"
+    argv = ["sweep", str(default_corpus), "--algorithms", "bpe", "--vocab-sizes", "1k,1100,1200"]
+    argv += ["--eval", str(default_corpus), "--out", str(out), "--quiet"]
+    assert cli.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "bpe-1100" in printed and "cut from bpe-1200" in printed and "most expensive languages" in printed
+    names = {p.name for p in out.iterdir()}
+    assert {"sweep.csv", "languages.csv", "sweep.html", "sweep_fertility.png", "sweep_premium.png"} <= names
+    assert {p.name for p in (out / "tokenizers").iterdir()} == {"bpe-1k", "bpe-1100", "bpe-1200"}
+    assert (out / "report" / "report.html").is_file()
+    table = pd.read_csv(out / "sweep.csv")
+    assert list(table["vocab_size"]) == [1000, 1100, 1200]
+    reloaded = load_tokenizer(out / "tokenizers" / "bpe-1100")
+    assert reloaded.vocab_size == 1100
+    assert cli.main(argv) == 2 and "already exists" in capsys.readouterr().err
+
+
+def test_vocab_size_flag() -> None:
+    assert parse_vocab_sizes("8k, 16K,32000") == (8000, 16000, 32000)
+    for bad in ("8x", "0", "", "-1k"):
+        with pytest.raises(argparse.ArgumentTypeError, match="positive number"):
+            parse_vocab_sizes(bad)
