@@ -330,3 +330,21 @@ def test_languages_from_a_real_fertility_report(
         joined["rel_kv_bytes"].to_numpy(), abs=1 / 2048
     )
     assert (joined["seq_len"] == (joined["premium"] * 2048).round()).all()
+
+
+def test_encoder_with_vocabulary(capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = EncoderConfig.preset("vit-b16")
+    rows = cost_tables.vocab_cost_rows(cfg, batch=2, seq_len=197, vocab_size=32_000, tied=False, dtype="bf16")
+    embedding, output = rows
+    assert embedding.params == output.params == 32_000 * 768 and embedding.flops is None
+    assert output.flops == 2 * 2 * 197 * 768 * 32_000  # one [B·N, d] @ [d, V] product
+    assert output.memory == 2 * 2 * 197 * 32_000  # logits [B, N, V] at bf16
+    assert cli.main(["costs", "encoder", "--preset", "vit-b16", "--vocab-size", "32000"]) == 0
+    out = capsys.readouterr().out
+    assert "109,632,000 parameters in all" in out  # 85,056,000 + 32,000 · 768, tied
+    total = costs.encoder_flops(cfg, 1, 197).total + 2 * 197 * 768 * 32_000
+    assert f"total                   109,632,000  {costs.format_count(total):>17}" in out
+    assert cli.main(["costs", "encoder", "--preset", "vit-b16", "--vocab-size", "32000", "--untied"]) == 0
+    assert "134,208,000 parameters in all" in capsys.readouterr().out
+    assert cli.main(["costs", "encoder", "--untied"]) == 2
+    assert "--untied describes the output layer" in capsys.readouterr().err

@@ -128,6 +128,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_vit(p)
     _add_dtype(p, "fp32")
     _add_units(p)
+    p.add_argument(
+        "--vocab-size",
+        type=_positive,
+        help="add the token embedding and output layer of a V-token vocabulary",
+    )
+    p.add_argument(
+        "--untied", action="store_true", help="with --vocab-size: the output layer has its own weights"
+    )
 
     p = add("sweep", "totals across sequence lengths; optional PNG chart")
     _add_model(p)
@@ -248,6 +256,7 @@ def _run_weights(args: argparse.Namespace) -> int:
 
 def _run_encoder(args: argparse.Namespace) -> int:
     from tokenloom.costs import (
+        embedding_params,
         encoder_flops,
         encoder_kv_cache_bytes,
         encoder_params,
@@ -256,8 +265,11 @@ def _run_encoder(args: argparse.Namespace) -> int:
         weight_bytes,
     )
     from tokenloom.costs.tables import describe, encoder_table, format_memory
+    from tokenloom.errors import ConfigError
 
     cfg, name = _config(args)
+    if args.untied and args.vocab_size is None:
+        raise ConfigError("--untied describes the output layer of --vocab-size; pass --vocab-size too")
     if args.seq_len is not None:
         refuse_ignored(args, ["--image-size", "--patch-size", "--no-class-token", "--pad"], "with --seq-len")
         n, why = args.seq_len, ""
@@ -269,11 +281,19 @@ def _run_encoder(args: argparse.Namespace) -> int:
     b, units = args.batch, _units(args)
     print(describe(cfg, name))
     print(f"batch B={b}, sequence N={n}{why}, memory at {args.dtype}; FLOPs forward, all {cfg.depth} layers")
-    print(encoder_table(cfg, batch=b, seq_len=n, dtype=args.dtype, units=units))
-    fl, params = encoder_flops(cfg, b, n), encoder_params(cfg)
+    vocab = {"vocab_size": args.vocab_size, "tied": not args.untied}
+    print(encoder_table(cfg, batch=b, seq_len=n, dtype=args.dtype, units=units, **vocab))
+    fl, stack = encoder_flops(cfg, b, n), encoder_params(cfg)
+    params = stack  # the block stack, plus the vocabulary's matrices when given
+    if args.vocab_size is not None:
+        params += embedding_params(args.vocab_size, cfg.width, tied=not args.untied)
+        tying = "a tied output layer" if not args.untied else "an untied output layer of the same size"
+        print(
+            f"vocabulary: {args.vocab_size:,} × {cfg.width} embedding and {tying}; {params:,} parameters in all"
+        )
     print(
         f"forward {format_count(fl.total)}: ∝N {format_count(fl.linear)} (≈ 2·params·tokens = "
-        f"{format_count(2 * params * b * n)}), ∝N² {format_count(fl.attention)} ({fl.attention / fl.total:.1%}); "
+        f"{format_count(2 * stack * b * n)}), ∝N² {format_count(fl.attention)} ({fl.attention / fl.total:.1%}); "
         f"training step ≈ 3× forward = {format_count(fl.training)}"
     )
     w = format_memory(weight_bytes(params, args.dtype), units if units == "bytes" else "both")

@@ -122,6 +122,27 @@ def encoder_cost_rows(
     return rows
 
 
+def vocab_cost_rows(
+    config: EncoderConfig, *, batch: int, seq_len: int, vocab_size: int, tied: bool = True, dtype: str | float
+) -> list[ComponentCost]:
+    """The token embedding ``[V, d]`` and the output layer ``d -> V`` (:func:`costs.embedding_params`).
+
+    The embedding is a lookup (no FLOPs counted); the output layer costs ``2·B·N·d·V`` FLOPs and produces
+    logits ``[B, N, V]``. With ``tied`` the output layer reuses the embedding matrix (no parameters of its
+    own).
+    """
+    b, n, d, v = batch, seq_len, config.width, vocab_size
+    table = costs.embedding_params(v, d, tied=True)
+    act = lambda elements: costs.tensor_bytes(elements, dtype)  # noqa: E731
+    out_name = "output layer (tied)" if tied else "output layer"
+    return [
+        ComponentCost("token embedding", table, None, "N", act(b * n * d), "N", "B·N·d"),
+        ComponentCost(
+            out_name, 0 if tied else table, costs.linear_flops(b * n, d, v), "N", act(b * n * v), "N", "B·N·V"
+        ),
+    ]
+
+
 @dataclass(frozen=True)
 class SweepRow:
     """Totals of one encoder at one sequence length."""
@@ -160,10 +181,25 @@ def sweep_rows(
 
 
 def encoder_table(
-    config: EncoderConfig, *, batch: int, seq_len: int, dtype: str | float = "fp32", units: Units = "binary"
+    config: EncoderConfig,
+    *,
+    batch: int,
+    seq_len: int,
+    dtype: str | float = "fp32",
+    units: Units = "binary",
+    vocab_size: int | None = None,
+    tied: bool = True,
 ) -> str:
-    """:func:`encoder_cost_rows` as a text table with a total row (what ``tokenloom costs encoder`` prints)."""
+    """:func:`encoder_cost_rows` as a text table with a total row (what ``tokenloom costs encoder`` prints).
+
+    With ``vocab_size`` the token embedding and the output layer (:func:`vocab_cost_rows`) are rows too and
+    count in the totals.
+    """
     rows = encoder_cost_rows(config, batch=batch, seq_len=seq_len, dtype=dtype)
+    if vocab_size is not None:
+        rows += vocab_cost_rows(
+            config, batch=batch, seq_len=seq_len, vocab_size=vocab_size, tied=tied, dtype=dtype
+        )
     L = config.depth
     header = ["component", "params", f"FLOPs ({L} layers)", "FLOPs ∝", "memory/layer", "memory ∝", "tensor"]
     cells: list[list[str]] = [
@@ -178,8 +214,9 @@ def encoder_table(
         ]
         for r in rows
     ]
-    total = costs.encoder_flops(config, batch, seq_len).total
-    cells.append(["total", f"{costs.encoder_params(config):,}", costs.format_count(total), "", "", "", ""])
+    total = sum(r.flops or 0 for r in rows)  # == costs.encoder_flops(...).total without a vocabulary
+    params = sum(r.params for r in rows)
+    cells.append(["total", f"{params:,}", costs.format_count(total), "", "", "", ""])
     return format_table(header, cells, align="lrrrrrl")
 
 
