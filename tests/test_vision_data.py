@@ -152,7 +152,7 @@ def test_preprocess_writes_shards_manifest_and_rejects(tree: Path, tmp_path: Pat
         expected = transform(load_image(source, target_size=transform.decode_size)).numpy()
         assert stored.dtype == np.uint8 and np.array_equal(stored, expected), row["path"]
     manifest = (out / "manifest-00000-of-00001.csv").read_text().splitlines()
-    assert manifest[0] == "index,path,label,sha256,shape,shard,row" and len(manifest) == GOOD + 1
+    assert manifest[0] == "index,path,label,sha256,shape,shard,row,warnings" and len(manifest) == GOOD + 1
     assert f"3x{SIZE}x{SIZE}" in manifest[1]
     rejects = (out / "rejects-00000-of-00001.csv").read_text()
     for name, kind in [("broken.jpg", "truncated"), ("empty.png", "empty"), ("fake.jpg", "not_an_image")]:
@@ -270,10 +270,13 @@ def test_cli_preprocess_reports_counts(
     ]
     assert cli.main(argv) == 0
     text = capsys.readouterr().out
-    assert f"ok {GOOD}, rejected {BAD}" in text and "ignored non-image files 1" in text
+    assert f"ok {GOOD}, rejected {BAD}" in text and "1 non-image file ignored" in text
     assert "broken.jpg: truncated" in text
+    assert "already done" not in text  # nothing was resumed: no "0 already done" clause
     assert cli.main(argv) == 0  # rerun: everything resumed
-    assert "3 shards (3 already done, resumed)" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "3 shards (3 already done, resumed); nothing left to do" in text
+    assert "images/s" not in text  # no "0.0 images/s over 0.0 s" for a run that decoded nothing
     assert cli.main([*argv[:-1], "--num-shards", "2", "--shard-index", "2"]) == 2
     assert "shard_index must be in 0..1" in capsys.readouterr().err
 

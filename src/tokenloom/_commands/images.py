@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tokenloom.vision.shards import PreprocessSummary
 
 NAME = "images"
 HELP = "preprocess image collections into uint8 shards for ViT training (images preprocess SRC --out DIR)"
@@ -24,10 +28,58 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--shard-size", type=int, default=1000, help="input images per shard (default 1000)")
     p.add_argument("--num-shards", type=int, default=1, help="split the work into K parts (default 1)")
     p.add_argument("--shard-index", type=int, default=0, help="which part this run does, 0..K-1 (default 0)")
-    p.add_argument("--workers", type=int, default=0, help="decoding processes (default 0: in this process)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="decoding processes (default 0: in this process, where --timeout is a soft limit)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="per-file time limit; a file past it is rejected as 'timeout' (default 30; 0: no limit)",
+    )
+    p.add_argument(
+        "--max-pixels",
+        type=int,
+        default=89_478_485,
+        metavar="N",
+        help="reject images with more pixels as 'too_large' (decompression bombs; default 89478485, "
+        "Pillow's limit; 0: no limit)",
+    )
     # --quiet / --verbose come from the common parent parser; sub-sub-parsers need them too
     p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bar")
     p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
+
+
+def _count(n: int, word: str, plural: str | None = None) -> str:
+    """``1 shard``, ``2 shards``, ``0 shards``."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
+def summary_lines(summary: PreprocessSummary, *, src: str, tag: str) -> list[str]:
+    """The run summary as printed: counts with correct plurals, no empty clauses."""
+    kinds = ", ".join(f"{k} {v}" for k, v in summary.by_kind.items())
+    lines = [f"preprocessed {_count(summary.items, 'image')} from {src} into {summary.out} (part {tag})"]
+    counts = f"  ok {summary.ok}, rejected {summary.rejected}" + (f" ({kinds})" if kinds else "")
+    if summary.warned:
+        counts += f", {summary.warned} with decoder warnings (the warnings column)"
+    if summary.ignored:
+        counts += f", {_count(summary.ignored, 'non-image file')} ignored"
+    lines.append(counts)
+    shards = f"  {_count(summary.shards, 'shard')}"
+    if summary.resumed_shards:
+        shards += f" ({summary.resumed_shards} already done, resumed)"
+    elapsed = summary.elapsed_s
+    if summary.resumed_shards == summary.shards:
+        shards += "; nothing left to do"
+    elif summary.images_per_s > 0:
+        took = f"{elapsed:.1f} s" if elapsed >= 1 else f"{elapsed * 1000:.0f} ms"
+        shards += f"; {summary.images_per_s:.1f} images/s over {took}"
+    lines.append(shards)
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,17 +97,12 @@ def run(args: argparse.Namespace) -> int:
         num_shards=args.num_shards,
         shard_index=args.shard_index,
         workers=args.workers,
+        timeout_s=args.timeout if args.timeout > 0 else None,
+        max_pixels=args.max_pixels if args.max_pixels > 0 else None,
     )
     summary = preprocess_images(args.src, args.out, config=config, quiet=args.quiet)
-    kinds = ", ".join(f"{k} {v}" for k, v in summary.by_kind.items()) or "none"
-    print(f"preprocessed {summary.items} images from {args.src} into {args.out} (part {config.tag})")
-    print(
-        f"  ok {summary.ok}, rejected {summary.rejected} ({kinds}), ignored non-image files {summary.ignored}"
-    )
-    print(
-        f"  {summary.shards} shards ({summary.resumed_shards} already done, resumed); "
-        f"{summary.images_per_s:.1f} images/s over {summary.elapsed_s:.1f} s"
-    )
+    for line in summary_lines(summary, src=str(args.src), tag=config.tag):
+        print(line)
     if summary.rejects:
         print(f"  rejects listed in {Path(args.out) / f'rejects-{config.tag}.csv'}:")
         for r in summary.rejects[:20]:
