@@ -64,9 +64,13 @@ def _psd(height: int, width: int, layer_block: bytes) -> bytes:
     header = b"8BPS" + struct.pack(">H6xHIIHH", 1, 3, height, width, 8, 3)
     layer_and_mask = struct.pack(">I", len(layer_block)) + layer_block
     composite = struct.pack(">H", 0) + _pixels(height, width).transpose(2, 0, 1).tobytes()  # raw, planar
-    return header + struct.pack(">I", 0) + struct.pack(">I", 0) + (
-        struct.pack(">I", len(layer_and_mask)) + layer_and_mask
-    ) + composite
+    return (
+        header
+        + struct.pack(">I", 0)
+        + struct.pack(">I", 0)
+        + (struct.pack(">I", len(layer_and_mask)) + layer_and_mask)
+        + composite
+    )
 
 
 def psd_with_two_layers() -> bytes:
@@ -94,7 +98,9 @@ def psd_layer_block_too_short() -> bytes:
 def dds_unknown_fourcc() -> bytes:
     """A DDS header with a FourCC pixel format Pillow does not implement: ``NotImplementedError``."""
     header = bytearray(124)
-    struct.pack_into("<IIIIIII", header, 0, 124, 0x1007, 8, 8, 32, 0, 1)  # size, flags, h, w, pitch, depth, mips
+    struct.pack_into(
+        "<IIIIIII", header, 0, 124, 0x1007, 8, 8, 32, 0, 1
+    )  # size, flags, h, w, pitch, depth, mips
     struct.pack_into("<II4s", header, 72, 32, 0x4, b"ZZZZ")  # pixel format: size, DDPF_FOURCC, fourcc
     struct.pack_into("<I", header, 104, 0x1000)  # caps: texture
     return b"DDS " + bytes(header) + bytes(64)
@@ -112,7 +118,16 @@ def icns_png_bomb() -> bytes:
     return b"icns" + struct.pack(">I", 8 + len(block)) + block
 
 
+def jpeg_extraneous_bytes() -> bytes:
+    """A small valid JPEG with 5 junk bytes before its first DQT marker: libjpeg writes "Corrupt JPEG
+    data: 5 extraneous bytes before marker 0xdb" to stderr (through torchvision's decoder) and decodes it."""
+    data = _encode(_pixels(48, 48), "JPEG", quality=90)
+    at = data.index(b"\xff\xdb")
+    return data[:at] + b"\x00" * 5 + data[at:]
+
+
 HOSTILE: dict[str, Callable[[], bytes]] = {
+    "extraneous_bytes.jpg": jpeg_extraneous_bytes,
     "missing_dimensions.tif": tiff_second_page_without_dimensions,
     "two_layers.psd": psd_with_two_layers,
     "layer_block_too_short.psd": psd_layer_block_too_short,

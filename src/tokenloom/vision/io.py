@@ -43,6 +43,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
 import threading
 import warnings as pywarnings
 from collections.abc import Callable, Iterator
@@ -241,11 +242,13 @@ def _classify(exc: BaseException, label: str, phase: Phase, limit: int | None) -
     name = type(exc).__name__
     text = str(exc).lower()
     if isinstance(exc, Image.DecompressionBombError):
+        found = re.search(r"\((\d+) pixels\)", str(exc))  # Pillow: "Image size (N pixels) exceeds limit..."
+        count = f"{found.group(1)} pixels" if found else f"too many pixels ({exc})"
         return _error(
             "too_large",
             label,
-            f"decompression bomb refused: {exc} (max_pixels={limit}); raise DecodeConfig.max_pixels "
-            "(--max-pixels) if the image is genuine",
+            f"{count} declared inside the file exceeds max_pixels={limit} (decompression-bomb guard); "
+            "raise DecodeConfig.max_pixels (--max-pixels) if the image is genuine",
         )
     if isinstance(exc, MemoryError):
         return _error("too_large", label, f"out of memory while decoding ({name}: {exc})")
@@ -254,7 +257,9 @@ def _classify(exc: BaseException, label: str, phase: Phase, limit: int | None) -
     if isinstance(exc, UnidentifiedImageError):
         return _error("not_an_image", label, f"not a recognised image format or a corrupt header ({exc})")
     if isinstance(exc, NotImplementedError):
-        return _error("unsupported", label, f"a variant of the format Pillow does not implement ({exc})")
+        return _error(
+            "unsupported", label, f"a variant of the format Pillow does not implement ({name}: {exc})"
+        )
     if isinstance(exc, EOFError) or "truncat" in text or "premature end" in text:
         where = "inside the header" if phase == "header" else "in the image data"
         return _error("truncated", label, f"truncated file, cut off {where} ({name}: {exc})")
@@ -293,6 +298,7 @@ def _decode_pil(image: Image.Image, label: str, target_size: int | None, config:
         image.load()
     except Exception as exc:
         raise _classify(exc, label, "pixels", config.max_pixels) from exc
+    _check_pixels(image, label, config.max_pixels)  # a size known only after decoding (ICNS, ICO)
     if config.exif_transpose:
         image = _exif_transpose(image, label)
     rgb = to_rgb(image, background=config.background, label=label)
@@ -372,19 +378,25 @@ def _open(data: bytes, label: str, config: DecodeConfig) -> Image.Image:
             detail = f"not a recognised image format or a corrupt header (first bytes: {head})"
             error = _error("not_an_image", label, detail)
         raise error from exc
+    try:
+        _check_pixels(image, label, limit)
+    except ImageDecodeError:
+        image.close()
+        raise
+    return image  # the first frame (page, composite): the frame count is deliberately not read
+
+
+def _check_pixels(image: Image.Image, label: str, limit: int | None) -> None:
     width, height = image.size
     if width < 1 or height < 1:
-        image.close()
         raise _error("corrupt_header", label, f"image has zero size {width}x{height}")
     if limit is not None and width * height > limit:
-        image.close()
         raise _error(
             "too_large",
             label,
             f"{width}x{height} = {width * height} pixels exceeds max_pixels={limit} "
             "(decompression-bomb guard); raise DecodeConfig.max_pixels (--max-pixels) if the image is genuine",
         )
-    return image  # the first frame (page, composite): the frame count is deliberately not read
 
 
 def _exif_transpose(image: Image.Image, label: str) -> Image.Image:
