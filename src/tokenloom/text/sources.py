@@ -123,7 +123,7 @@ def decode_utf8(
 ) -> str:
     """Decode ``data``, read from ``path`` at ``line`` / byte ``offset``: strict errors name the file, line and
     byte offset of the first bad byte; ``"replace"`` substitutes U+FFFD and counts in ``stats``."""
-    if offset == 0 and (data.startswith(_WIDE_BOMS) or data[:64].count(0) * 4 >= min(len(data), 64) > 1):
+    if offset == 0 and (data.startswith(_WIDE_BOMS) or data[:64].count(0) * 4 >= min(len(data), 64) > 0):
         _refuse_wide_encoding(data, path)
     try:
         return data.decode("utf-8")
@@ -163,8 +163,13 @@ def iter_lines(
     *,
     errors: Errors = "strict",
     stats: SourceStats | None = None,
+    max_line_bytes: int | None = None,
 ) -> Iterator[str]:
-    """Yield the lines of a UTF-8 file without their newline, streaming (see the module docstring)."""
+    """Yield the lines of a UTF-8 file without their newline, streaming (see the module docstring).
+
+    ``max_line_bytes``: a longer line raises ``CorpusError`` naming file, line and limit, after reading at
+    most that many bytes of it (so a file that is one 200 MB line costs no more memory than the limit).
+    """
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
     path = Path(path)
@@ -177,12 +182,19 @@ def iter_lines(
     if stats is not None:
         stats.files += 1
     offset = 0
+    limit = max_line_bytes
     with handle:
-        for number, raw in enumerate(handle, start=1):
+        raws = iter(handle) if limit is None else iter(lambda: handle.readline(limit + 2), b"")
+        for number, raw in enumerate(raws, start=1):
             size = len(raw)
             body = raw[:-1] if raw.endswith(b"\n") else raw
             if body.endswith(b"\r"):
                 body = body[:-1]
+            if limit is not None and len(body) > limit:
+                raise CorpusError(
+                    f"{path}: line {number} is longer than {limit} bytes, the limit for one text; "
+                    "put one sentence or paragraph per line"
+                )
             line = decode_utf8(body, path, errors=errors, stats=stats, line=number, offset=offset)
             if number == 1 and line.startswith(_BOM):
                 line = line[1:]
