@@ -263,3 +263,13 @@ def test_cli_limits_and_summary_wording(
         PreprocessConfig(timeout_s=0)
     with pytest.raises(ValueError, match="max_pixels"):
         PreprocessConfig(max_pixels=0)
+
+
+def test_every_raster_suffix_pillow_opens_is_listed() -> None:
+    from tokenloom.vision.listing import IMAGE_EXTENSIONS, NOT_IMAGES
+
+    Image.init()
+    openable = {ext for ext, fmt in Image.registered_extensions().items() if fmt in Image.OPEN}
+    assert openable - NOT_IMAGES <= IMAGE_EXTENSIONS, sorted(openable - NOT_IMAGES - IMAGE_EXTENSIONS)
+    assert not IMAGE_EXTENSIONS & NOT_IMAGES
+    assert {".icns", ".dds", ".psd", ".tif"} <= IMAGE_EXTENSIONS

@@ -11,17 +11,14 @@ What :func:`load_image` does, in order:
 4. for JPEGs, when ``target_size`` is given and ``DecodeConfig.draft`` is on, decodes at 1/2, 1/4 or 1/8
    scale in the DCT domain (``Image.draft``) while keeping the shorter side >= ``target_size`` — the
    caller resizes afterwards anyway, and this is several times faster on large photos;
-5. loads the pixels — truncated or corrupt data is an :class:`ImageDecodeError` ("truncated"). Fast path:
-   full-size RGB/grayscale JPEGs that end with their EOI marker are decoded by torchvision's
-   ``decode_jpeg`` (libjpeg-turbo straight into a tensor, ~1.4x faster than Pillow + copy); everything
-   else, and anything ``decode_jpeg`` declines, takes the Pillow path, which is also the reference
-   (``DecodeConfig(backend="pil")`` / :func:`decode_to_array`) the tests compare the fast path against;
+5. loads the pixels — truncated or broken data is an :class:`ImageDecodeError` (``truncated``,
+   ``corrupt``). Fast path: full-size RGB/grayscale JPEGs that end with their EOI marker are decoded by
+   torchvision's ``decode_jpeg`` (libjpeg-turbo straight into a tensor, ~1.4x faster than Pillow + copy);
+   everything else, and anything ``decode_jpeg`` declines, takes the Pillow path, which is also the
+   reference (``DecodeConfig(backend="pil")`` / :func:`decode_to_array`) the tests compare it against;
 6. applies the EXIF orientation (JPEG APP1 and PNG eXIf); a corrupt EXIF block is ignored with a warning;
-7. converts every mode to RGB: ``1``, ``L``, ``P``, ``RGB``, ``CMYK``, ``YCbCr`` directly; anything with
-   transparency (``LA``, ``RGBA``, ``PA``, ``P``/``L``/``RGB``/``1`` with a tRNS key) composited over
-   ``DecodeConfig.background``; high bit depth scaled to 8 bits: ``I;16*`` by 255/65535; ``I`` (32-bit int)
-   the same when its values lie in [0, 65535], else min-max; ``F`` x255 when its values lie in [0, 1],
-   else min-max.
+7. converts every mode to RGB, compositing transparency over ``DecodeConfig.background`` and scaling high
+   bit depths to 8 bits (:func:`tokenloom.vision.modes.to_rgb` states the rules).
 
 Failures: every exception raised while opening, decoding or converting (Pillow raises ``OSError``,
 ``ValueError``, ``SyntaxError``, ``EOFError``, ``TypeError``, ``NotImplementedError``, ``MemoryError``,
@@ -54,6 +51,7 @@ from typing import TYPE_CHECKING, BinaryIO, Literal, TypeVar
 
 from tokenloom.errors import ConfigError, ImageDecodeError, ImageErrorKind
 from tokenloom.vision._capture import capture_diagnostics
+from tokenloom.vision.modes import to_rgb
 
 if TYPE_CHECKING:
     import numpy as np
@@ -81,7 +79,6 @@ _OPEN_LOCK = threading.Lock()  # guards the temporary lift of Pillow's global pi
 Backend = Literal["auto", "pil"]
 ErrorKind = ImageErrorKind  # the one definition lives in tokenloom.errors
 _T = TypeVar("_T")
-_ALPHA_MODES = frozenset({"LA", "La", "RGBA", "RGBa", "PA"})
 
 
 @dataclass(frozen=True)
@@ -408,58 +405,3 @@ def _exif_transpose(image: Image.Image, label: str) -> Image.Image:
         pywarnings.warn(f"ignoring unreadable EXIF orientation ({exc})", DecodeWarning, stacklevel=1)
         return image
     return transposed if transposed is not None else image
-
-
-def to_rgb(
-    image: Image.Image, *, background: tuple[int, int, int] = (255, 255, 255), label: str = "<image>"
-) -> Image.Image:
-    """Convert a loaded Pillow image of any mode to ``RGB`` (see the module docstring for the rules)."""
-    from PIL import Image
-
-    mode = image.mode
-    transparency = image.info.get("transparency")
-    if mode == "RGB" and transparency is None:
-        return image
-    if mode.startswith("I") or mode == "F":
-        return _high_depth_to_rgb(image, background, transparency)
-    palette_alpha = mode == "P" and image.palette is not None and image.palette.mode == "RGBA"
-    if mode in _ALPHA_MODES or transparency is not None or palette_alpha:
-        try:
-            rgba = image.convert("RGBA")  # applies a P palette alpha or an L/RGB/1 tRNS colour key
-        except (ValueError, OSError) as exc:
-            raise _error(
-                "unsupported_mode", label, f"cannot convert mode {mode} with transparency to RGB ({exc})"
-            ) from exc
-        canvas = Image.new("RGBA", rgba.size, (*background, 255))
-        return Image.alpha_composite(canvas, rgba).convert("RGB")
-    try:
-        return image.convert("RGB")  # 1, L, P, CMYK (Adobe-inverted handled by the JPEG decoder), YCbCr, ...
-    except (ValueError, OSError) as exc:
-        raise _error("unsupported_mode", label, f"cannot convert image mode {mode!r} to RGB ({exc})") from exc
-
-
-def _high_depth_to_rgb(
-    image: Image.Image, background: tuple[int, int, int], transparency: object
-) -> Image.Image:
-    """I;16*, I and F images to 8-bit RGB; a tRNS grey key becomes ``background``."""
-    import numpy as np
-    from PIL import Image
-
-    values = np.asarray(image)  # [H, W]: uint16 (I;16*), int32 (I) or float32 (F)
-    mode = image.mode
-    if mode.startswith("I;16"):
-        scaled = values.astype(np.float64) * (255.0 / 65535.0)
-    else:
-        lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 0.0)
-        if mode == "F" and lo >= 0.0 and hi <= 1.0:
-            scaled = values.astype(np.float64) * 255.0
-        elif mode != "F" and lo >= 0 and hi <= 65535:
-            scaled = values.astype(np.float64) * (255.0 / 65535.0)
-        else:
-            span = hi - lo
-            scaled = (values.astype(np.float64) - lo) * (255.0 / span) if span > 0 else np.zeros(values.shape)
-    gray = np.clip(np.rint(np.nan_to_num(scaled)), 0, 255).astype(np.uint8)  # [H, W]
-    rgb = np.repeat(gray[:, :, None], 3, axis=2)  # [H, W] -> [H, W, 3]
-    if isinstance(transparency, int):
-        rgb[values == transparency] = background  # tRNS: this exact grey value is transparent
-    return Image.fromarray(rgb, "RGB")

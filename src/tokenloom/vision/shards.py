@@ -151,7 +151,7 @@ def _process(job: tuple[int, str]) -> Result:
     from tokenloom.vision.io import load_image, read_source
 
     index, path = job
-    sha, said = "", []
+    sha, said = "", list[str]()
     try:
         data, label = read_source(path)
         sha = hashlib.sha256(data).hexdigest()
