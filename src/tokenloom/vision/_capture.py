@@ -69,9 +69,13 @@ def _stderr_to(sink: IO[bytes]) -> Iterator[None]:
     """Point fd 2 at ``sink`` for the block (flushing Python's own stderr buffer on both sides)."""
     with suppress(AttributeError, OSError, ValueError):
         sys.stderr.flush()
-    saved = os.dup(2)
     sink.seek(0)
     sink.truncate()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no fd 2 (a daemon): nothing to capture, and nothing would be printed either
+        yield
+        return
     os.dup2(sink.fileno(), 2)
     try:
         yield
