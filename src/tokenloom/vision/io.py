@@ -134,7 +134,10 @@ def read_source(source: ImageSource, *, name: str | None = None) -> tuple[bytes,
             raise _error("unreadable", label, f"cannot read the file ({exc.strerror or exc})") from exc
     elif hasattr(source, "read"):
         label = name or str(getattr(source, "name", "<stream>"))
-        data = source.read()
+        try:
+            data = source.read()
+        except OSError as exc:
+            raise _error("unreadable", label, f"cannot read the stream ({exc})") from exc
     else:
         raise TypeError(
             f"load_image takes a path, bytes or a binary file object, got {type(source).__name__}"
