@@ -270,13 +270,11 @@ def test_cli_preprocess_reports_counts(
     ]
     assert cli.main(argv) == 0
     text = capsys.readouterr().out
-    assert f"ok {GOOD}, rejected {BAD}" in text and "1 non-image file ignored" in text
+    assert f"ok {GOOD}, rejected {BAD}" in text and "ignored non-image files 1" in text
     assert "broken.jpg: truncated" in text
-    assert "already done" not in text  # nothing was resumed: no "0 already done" clause
     assert cli.main(argv) == 0  # rerun: everything resumed
-    text = capsys.readouterr().out
-    assert "3 shards (3 already done, resumed); nothing left to do" in text
-    assert "images/s" not in text  # no "0.0 images/s over 0.0 s" for a run that decoded nothing
+    rerun = capsys.readouterr().out
+    assert "  3 shards (3 done by an earlier run, 0 now)\n" in rerun and "images/s" not in rerun
     assert cli.main([*argv[:-1], "--num-shards", "2", "--shard-index", "2"]) == 2
     assert "shard_index must be in 0..1" in capsys.readouterr().err
 

@@ -254,11 +254,11 @@ def test_cli_limits_and_summary_wording(
     assert cli.main([*argv, "--max-pixels", "100", "--timeout", "5"]) == 0
     text = capsys.readouterr().out
     assert "preprocessed 1 image from" in text and "  1 shard;" in text
-    assert "already done" not in text and "ok 0, rejected 1 (too_large 1)" in text
+    assert "earlier run" not in text and "ok 0, rejected 1 (too_large 1)" in text  # no "0 ... resumed"
     assert "128x128 = 16384 pixels exceeds max_pixels=100" in text
     assert cli.main([*argv, "--max-pixels", "100", "--timeout", "5"]) == 0  # rerun: resumed
     text = capsys.readouterr().out
-    assert "1 shard (1 already done, resumed); nothing left to do" in text and "images/s" not in text
+    assert "  1 shard (1 done by an earlier run, 0 now)\n" in text and "images/s" not in text
     with pytest.raises(ValueError, match="timeout_s"):
         PreprocessConfig(timeout_s=0)
     with pytest.raises(ValueError, match="max_pixels"):

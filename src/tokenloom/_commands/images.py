@@ -60,26 +60,23 @@ def _count(n: int, word: str, plural: str | None = None) -> str:
 
 
 def summary_lines(summary: PreprocessSummary, *, src: str, tag: str) -> list[str]:
-    """The run summary as printed: counts with correct plurals, no empty clauses."""
-    kinds = ", ".join(f"{k} {v}" for k, v in summary.by_kind.items())
-    lines = [f"preprocessed {_count(summary.items, 'image')} from {src} into {summary.out} (part {tag})"]
-    counts = f"  ok {summary.ok}, rejected {summary.rejected}" + (f" ({kinds})" if kinds else "")
-    if summary.warned:
-        counts += f", {summary.warned} with decoder warnings (the warnings column)"
-    if summary.ignored:
-        counts += f", {_count(summary.ignored, 'non-image file')} ignored"
-    lines.append(counts)
-    shards = f"  {_count(summary.shards, 'shard')}"
+    """The run summary as printed: counts with correct plurals, no empty clauses, no rate for no work."""
+    kinds = f" ({', '.join(f'{k} {v}' for k, v in summary.by_kind.items())})" if summary.by_kind else ""
+    warned = f", {summary.warned} with decoder warnings (warnings column)" if summary.warned else ""
+    done = summary.shards - summary.resumed_shards
+    shards = _count(summary.shards, "shard")
     if summary.resumed_shards:
-        shards += f" ({summary.resumed_shards} already done, resumed)"
-    elapsed = summary.elapsed_s
-    if summary.resumed_shards == summary.shards:
-        shards += "; nothing left to do"
-    elif summary.images_per_s > 0:
-        took = f"{elapsed:.1f} s" if elapsed >= 1 else f"{elapsed * 1000:.0f} ms"
+        shards += f" ({summary.resumed_shards} done by an earlier run, {done} now)"
+    if done and summary.images_per_s > 0:
+        took = (
+            f"{summary.elapsed_s:.1f} s" if summary.elapsed_s >= 1 else f"{summary.elapsed_s * 1000:.0f} ms"
+        )
         shards += f"; {summary.images_per_s:.1f} images/s over {took}"
-    lines.append(shards)
-    return lines
+    return [
+        f"preprocessed {_count(summary.items, 'image')} from {src} into {summary.out} (part {tag})",
+        f"  ok {summary.ok}, rejected {summary.rejected}{kinds}, ignored non-image files {summary.ignored}{warned}",
+        f"  {shards}",
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
