@@ -152,7 +152,7 @@ def test_preprocess_writes_shards_manifest_and_rejects(tree: Path, tmp_path: Pat
         expected = transform(load_image(source, target_size=transform.decode_size)).numpy()
         assert stored.dtype == np.uint8 and np.array_equal(stored, expected), row["path"]
     manifest = (out / "manifest-00000-of-00001.csv").read_text().splitlines()
-    assert manifest[0] == "index,path,label,sha256,shape,shard,row" and len(manifest) == GOOD + 1
+    assert manifest[0] == "index,path,label,sha256,shape,shard,row,warnings" and len(manifest) == GOOD + 1
     assert f"3x{SIZE}x{SIZE}" in manifest[1]
     rejects = (out / "rejects-00000-of-00001.csv").read_text()
     for name, kind in [("broken.jpg", "truncated"), ("empty.png", "empty"), ("fake.jpg", "not_an_image")]:
@@ -293,3 +293,41 @@ def test_empty_source_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "src" / "notes.txt").write_text("no images here")
     with pytest.raises(ConfigError, match=r"no image files.*1 files without an image suffix"):
         preprocess_images(tmp_path / "src", tmp_path / "out", quiet=True)
+
+
+def test_symlinked_class_folders_are_followed_without_loops(tree: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere" / "birds"
+    elsewhere.mkdir(parents=True)
+    _image(50).save(elsewhere / "b0.png")
+    (elsewhere / "loop").symlink_to(tmp_path / "elsewhere", target_is_directory=True)  # back up: a cycle
+    (tree / "birds").symlink_to(elsewhere, target_is_directory=True)
+    items, classes, _ = list_folder(tree)
+    assert classes == ["birds", "cats", "dogs"]
+    birds = [it for it in items if it.label == 0]
+    # birds/loop -> elsewhere is entered, but elsewhere/birds is birds itself (an ancestor): not again
+    assert [it.path.relative_to(tree).as_posix() for it in birds] == ["birds/b0.png"]
+    summary = preprocess_images(tree, tmp_path / "out", config=PreprocessConfig(size=SIZE), quiet=True)
+    assert summary.ok == GOOD + 1
+
+
+def test_shard_dataset_slices_are_views_and_bad_indices_say_why(tree: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    preprocess_images(tree, out, config=PreprocessConfig(size=SIZE, shard_size=4), quiet=True)
+    ds = ShardDataset(out)
+    assert len(ds) == GOOD
+    part = ds[2:5]
+    assert isinstance(part, ShardDataset) and len(part) == 3
+    for k in range(3):
+        assert torch.equal(part[k][0], ds[2 + k][0]) and part[k][1] == ds[2 + k][1]
+    assert torch.equal(ds[::-1][0][0], ds[-1][0])
+    assert len(ds[10:]) == 0
+    batches = list(build_loader(part, batch_size=2))
+    assert [len(labels) for _, labels in batches] == [2, 1]
+    with pytest.raises(
+        IndexError, match=rf"index {GOOD} is out of range for a ShardDataset of length {GOOD}"
+    ):
+        ds[GOOD]
+    with pytest.raises(IndexError, match=r"index -8 is out of range"):
+        ds[-8]
+    with pytest.raises(TypeError, match="ints, \\(int, seed\\) pairs or slices"):
+        ds.uint8("0")  # type: ignore[arg-type]

@@ -8,10 +8,13 @@ This module does not define internal errors: internal invariants use ``assert``.
 
 from __future__ import annotations
 
+from typing import Literal
+
 __all__ = [
     "ConfigError",
     "CorpusError",
     "ImageDecodeError",
+    "ImageErrorKind",
     "TokenizerError",
     "TokenloomError",
 ]
@@ -33,5 +36,44 @@ class TokenizerError(TokenloomError, ValueError):
     """A tokenizer file cannot be loaded or saved (corrupt, foreign format, failed verification)."""
 
 
+ImageErrorKind = Literal[
+    "missing",  # the path does not exist
+    "unreadable",  # a folder, no permission, an I/O error
+    "empty",  # 0 bytes
+    "not_an_image",  # no decoder recognises the bytes
+    "corrupt_header",  # recognised, but the header cannot be parsed
+    "truncated",  # the data ends early
+    "corrupt",  # the pixel data or a structure inside the file is broken
+    "unsupported",  # a valid variant the decoder does not implement (pixel format, compression)
+    "unsupported_mode",  # decoded, but the pixel mode cannot be converted to RGB
+    "too_large",  # more pixels than allowed (decompression bomb) or out of memory
+    "timeout",  # decoding took longer than the per-file time limit
+    "crashed",  # the decoding process died (a crash inside a C decoder)
+]
+"""Why an image was rejected; the ``kind`` of every :class:`ImageDecodeError` and reject row."""
+
+
 class ImageDecodeError(TokenloomError, OSError):
-    """An image file cannot be decoded (truncated, corrupt, empty, not an image, too many pixels)."""
+    """An image file cannot be decoded (truncated, corrupt, empty, not an image, too many pixels, ...).
+
+    Fields: ``kind`` (an :data:`ImageErrorKind`), ``path`` (the file or the name given for bytes; may be
+    empty) and ``detail`` (the cause, with the decoder's own message). ``str(exc)`` is ``"path: detail"``.
+    Constructed with the message alone (as pickling and other libraries do), the kind is ``"corrupt"``.
+    """
+
+    kind: ImageErrorKind
+    path: str
+    detail: str
+
+    def __init__(self, detail: str, *, kind: ImageErrorKind = "corrupt", path: str = "") -> None:
+        self.kind = kind
+        self.path = path
+        self.detail = detail
+        super().__init__(f"{path}: {detail}" if path else detail)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_image_error, (self.detail, self.kind, self.path))
+
+
+def _rebuild_image_error(detail: str, kind: ImageErrorKind, path: str) -> ImageDecodeError:
+    return ImageDecodeError(detail, kind=kind, path=path)

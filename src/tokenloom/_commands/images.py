@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tokenloom._tables import plural
+
+if TYPE_CHECKING:
+    from tokenloom.vision.shards import PreprocessSummary
 
 NAME = "images"
 HELP = "preprocess image collections into uint8 shards for ViT training (images preprocess SRC --out DIR)"
@@ -26,7 +32,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--shard-size", type=int, default=1000, help="input images per shard (default 1000)")
     p.add_argument("--num-shards", type=int, default=1, help="split the work into K parts (default 1)")
     p.add_argument("--shard-index", type=int, default=0, help="which part this run does, 0..K-1 (default 0)")
-    p.add_argument("--workers", type=int, default=0, help="decoding processes (default 0: in this process)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="decoding processes (default 0: in this process, where --timeout is a soft limit)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="per-file time limit; a file past it is rejected as 'timeout' (default 30; 0: no limit)",
+    )
+    p.add_argument(
+        "--max-pixels",
+        type=int,
+        default=89_478_485,
+        metavar="N",
+        help="reject images with more pixels as 'too_large' (decompression bombs; default 89478485, "
+        "Pillow's limit; 0: no limit)",
+    )
     # --quiet / --verbose come from the common parent parser; sub-sub-parsers need them too
     p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bar")
     p.add_argument(
@@ -38,6 +64,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def summary_lines(summary: PreprocessSummary, *, src: str, tag: str) -> list[str]:
+    """The run summary as printed: counts with correct plurals, no empty clauses, no rate for no work."""
+    kinds = f" ({', '.join(f'{k} {v}' for k, v in summary.by_kind.items())})" if summary.by_kind else ""
+    warned = f", {summary.warned} with decoder warnings (warnings column)" if summary.warned else ""
+    done = summary.shards - summary.resumed_shards
+    shards = plural(summary.shards, "shard")
+    if summary.resumed_shards:
+        shards += f" ({summary.resumed_shards} done by an earlier run, {done} now)"
+    if done and summary.images_per_s > 0:
+        took = (
+            f"{summary.elapsed_s:.1f} s" if summary.elapsed_s >= 1 else f"{summary.elapsed_s * 1000:.0f} ms"
+        )
+        shards += f"; {summary.images_per_s:.1f} images/s over {took}"
+    return [
+        f"preprocessed {plural(summary.items, 'image')} from {src} into {summary.out} (part {tag})",
+        f"  ok {summary.ok}, rejected {summary.rejected}{kinds}, ignored non-image files {summary.ignored}{warned}",
+        f"  {shards}",
+    ]
+
+
 def run(args: argparse.Namespace) -> int:
     from tokenloom.vision.shards import PreprocessConfig, preprocess_images
 
@@ -47,21 +93,12 @@ def run(args: argparse.Namespace) -> int:
         num_shards=args.num_shards,
         shard_index=args.shard_index,
         workers=args.workers,
+        timeout_s=args.timeout if args.timeout > 0 else None,
+        max_pixels=args.max_pixels if args.max_pixels > 0 else None,
     )
-    from tokenloom._tables import plural
-
     summary = preprocess_images(args.src, args.out, config=config, quiet=args.quiet)
-    kinds = f" ({', '.join(f'{k} {v}' for k, v in summary.by_kind.items())})" if summary.by_kind else ""
-    print(
-        f"preprocessed {plural(summary.items, 'image')} from {args.src} into {args.out} (part {config.tag})"
-    )
-    print(f"  ok {summary.ok}, rejected {summary.rejected}{kinds}, ignored non-image files {summary.ignored}")
-    done = summary.shards - summary.resumed_shards
-    shards = plural(summary.shards, "shard")
-    if summary.resumed_shards:
-        shards += f" ({summary.resumed_shards} done by an earlier run, {done} now)"
-    speed = f"; {summary.images_per_s:.1f} images/s over {summary.elapsed_s:.1f} s" if done else ""
-    print(f"  {shards}{speed}")
+    for line in summary_lines(summary, src=str(args.src), tag=config.tag):
+        print(line)
     if summary.rejects:
         print(f"  rejects listed in {Path(args.out) / f'rejects-{config.tag}.csv'}:")
         for r in summary.rejects[:20]:

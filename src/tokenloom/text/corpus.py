@@ -161,6 +161,9 @@ class Corpus:
         return cls(parts)
 
 
+MAX_TEXT_BYTES = 1 << 20  # one line of a text file is one text (a sentence, a paragraph): 1 MiB at most
+
+
 def _frozen(texts: list[str], ids: list[Any]) -> Callable[[], tuple[list[str], list[Any]]]:
     return lambda: (texts, ids)
 
@@ -171,7 +174,7 @@ def _count_lines(path: Path) -> int:
 
 
 def _read_lines(path: Path, errors: Errors, stats: SourceStats) -> tuple[list[str], list[Any]]:
-    texts = list(iter_lines(path, errors=errors, stats=stats))
+    texts = list(iter_lines(path, errors=errors, stats=stats, max_line_bytes=MAX_TEXT_BYTES))
     if not texts:
         raise CorpusError(f"{path}: empty file (no lines); remove it or put text in it")
     return texts, list(range(1, len(texts) + 1))

@@ -11,7 +11,9 @@ What it does:
   returned without the newline (a ``\\r`` before it is removed too, so CRLF files read like LF files),
   and a UTF-8 byte-order mark at the very start of the file is dropped. Invalid UTF-8 raises
   ``CorpusError`` naming file, line and byte offset (``errors="strict"``, the default), or is replaced by
-  U+FFFD and counted in ``stats`` (``errors="replace"``).
+  U+FFFD and counted in ``stats`` (``errors="replace"``). A file that starts with a UTF-16 or UTF-32
+  byte-order mark, or whose first line is at least a quarter NUL bytes (UTF-16 without a mark, a binary
+  file), raises ``CorpusError`` saying so and how to convert it (``iconv``), in either mode.
 
 What it does not do: parse formats (jsonl/csv/parquet belong to ``tokenloom.text.corpus``), sample,
 or tokenize. It imports nothing heavy.
@@ -35,6 +37,13 @@ Errors = Literal["strict", "replace"]
 _GLOB_CHARS = frozenset("*?[")
 _BOM = "\ufeff"
 _REPLACEMENT_BYTES = "\ufffd".encode()
+_UTF_BOMS = (  # longest first: the UTF-32LE mark starts with the UTF-16LE one
+    (b"\xff\xfe\x00\x00", "UTF-32", "little-endian"),
+    (b"\x00\x00\xfe\xff", "UTF-32", "big-endian"),
+    (b"\xff\xfe", "UTF-16", "little-endian"),
+    (b"\xfe\xff", "UTF-16", "big-endian"),
+)
+_WIDE_BOMS = tuple(bom for bom, _, _ in _UTF_BOMS)
 
 
 @dataclass
@@ -114,6 +123,8 @@ def decode_utf8(
 ) -> str:
     """Decode ``data``, read from ``path`` at ``line`` / byte ``offset``: strict errors name the file, line and
     byte offset of the first bad byte; ``"replace"`` substitutes U+FFFD and counts in ``stats``."""
+    if offset == 0 and (data.startswith(_WIDE_BOMS) or data[:64].count(0) * 4 >= min(len(data), 64) > 0):
+        _refuse_wide_encoding(data, path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -133,13 +144,32 @@ def decode_utf8(
         return text
 
 
+def _refuse_wide_encoding(data: bytes, path: str | os.PathLike[str]) -> None:
+    """The start of a file is a UTF-16/32 byte-order mark or mostly NUL bytes: say so and how to convert."""
+    for bom, encoding, order in _UTF_BOMS:
+        if data.startswith(bom):
+            raise CorpusError(
+                f"{path}: the file is {encoding} (it starts with a {order} {encoding} byte-order mark), not "
+                f"UTF-8; convert it, e.g. `iconv -f {encoding} -t UTF-8 {path} > out.txt`"
+            )
+    raise CorpusError(
+        f"{path}: the first line is at least 1/4 NUL bytes: UTF-16 without a byte-order mark or a binary "
+        f"file, not UTF-8 text; if it is UTF-16 convert it, e.g. `iconv -f UTF-16LE -t UTF-8 {path} > out.txt`"
+    )
+
+
 def iter_lines(
     path: str | os.PathLike[str],
     *,
     errors: Errors = "strict",
     stats: SourceStats | None = None,
+    max_line_bytes: int | None = None,
 ) -> Iterator[str]:
-    """Yield the lines of a UTF-8 file without their newline, streaming (see the module docstring)."""
+    """Yield the lines of a UTF-8 file without their newline, streaming (see the module docstring).
+
+    ``max_line_bytes``: a longer line raises ``CorpusError`` naming file, line and limit, after reading at
+    most that many bytes of it (so a file that is one 200 MB line costs no more memory than the limit).
+    """
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
     path = Path(path)
@@ -152,12 +182,19 @@ def iter_lines(
     if stats is not None:
         stats.files += 1
     offset = 0
+    limit = max_line_bytes
     with handle:
-        for number, raw in enumerate(handle, start=1):
+        raws = iter(handle) if limit is None else iter(lambda: handle.readline(limit + 2), b"")
+        for number, raw in enumerate(raws, start=1):
             size = len(raw)
             body = raw[:-1] if raw.endswith(b"\n") else raw
             if body.endswith(b"\r"):
                 body = body[:-1]
+            if limit is not None and len(body) > limit:
+                raise CorpusError(
+                    f"{path}: line {number} is longer than {limit} bytes, the limit for one text; "
+                    "put one sentence or paragraph per line"
+                )
             line = decode_utf8(body, path, errors=errors, stats=stats, line=number, offset=offset)
             if number == 1 and line.startswith(_BOM):
                 line = line[1:]

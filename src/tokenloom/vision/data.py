@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from tokenloom.errors import ConfigError, ImageDecodeError
 from tokenloom.vision.listing import ImageItem, list_csv, list_file, list_folder
@@ -157,6 +157,11 @@ class ShardDataset(_BaseDataset):
     ``transform`` defaults to :func:`~tokenloom.vision.transforms.plain_transform` (normalize only); a
     :func:`~tokenloom.vision.transforms.train_transform` applies its augmentations to the stored images.
     Shards are opened lazily in each process (safe with DataLoader workers).
+
+    Indexing: ``ds[i]`` (negative ``i`` counts from the end) or ``ds[(i, seed)]`` gives one sample; an
+    index out of range raises ``IndexError`` naming it and the length. ``ds[a:b:c]`` returns a
+    ``ShardDataset`` view of those rows (nothing is decoded or copied; shards stay shared), which works
+    wherever the full dataset does, including :func:`build_loader` — like ``torch.utils.data.Subset``.
     """
 
     def __init__(
@@ -200,17 +205,41 @@ class ShardDataset(_BaseDataset):
             self._maps[name] = array
         return array
 
+    def _row(self, index: int) -> dict[str, Any]:
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError(
+                f"ShardDataset indices are ints, (int, seed) pairs or slices, got {type(index).__name__}"
+            )
+        n = len(self.rows)
+        if not -n <= index < n:
+            raise IndexError(
+                f"index {index} is out of range for a ShardDataset of length {n} (valid: 0..{n - 1})"
+            )
+        return self.rows[index]
+
+    def _view(self, part: slice) -> ShardDataset:
+        view = object.__new__(ShardDataset)
+        view.__dict__.update(self.__dict__)
+        view.rows = self.rows[part]  # shares transform and open memory maps
+        return view
+
     def uint8(self, index: int) -> torch.Tensor:
         """The stored image ``[3, S, S]`` uint8 (a copy out of the memory map)."""
         import numpy as np
         import torch
 
-        row = self.rows[index]
+        row = self._row(index)
         return torch.from_numpy(np.array(self._shard(row["shard"])[row["row"]]))  # [3, S, S]
 
-    def __getitem__(self, key: int | tuple[int, int]) -> tuple[torch.Tensor, int]:
+    @overload
+    def __getitem__(self, key: slice) -> ShardDataset: ...
+    @overload
+    def __getitem__(self, key: int | tuple[int, int]) -> tuple[torch.Tensor, int]: ...
+    def __getitem__(self, key: int | tuple[int, int] | slice) -> tuple[torch.Tensor, int] | ShardDataset:
+        if isinstance(key, slice):
+            return self._view(key)
         index, seed = self._split_key(key)
-        return self._finish(self.uint8(index), seed), int(self.rows[index]["label"])
+        return self._finish(self.uint8(index), seed), int(self._row(index)["label"])
 
 
 class _SeededSampler:

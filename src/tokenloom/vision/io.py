@@ -5,21 +5,29 @@ What :func:`load_image` does, in order:
 1. reads the file (or takes the bytes) — a missing or empty file is an :class:`ImageDecodeError`;
 2. identifies it with Pillow — a non-image, a corrupt header, a decompression bomb (more pixels than
    ``DecodeConfig.max_pixels``) or a zlib-bomb chunk is an :class:`ImageDecodeError` naming file and cause;
-3. takes the first frame of animations and multi-page files;
+3. uses the frame ``Image.open`` selects: the first frame of animations and multi-page files, the
+   composite of a layered PSD. The frame count is never read, so a file whose later frames are broken
+   (a TIFF whose second page has no dimensions, a PSD with a bad layer block) still gives its first frame;
 4. for JPEGs, when ``target_size`` is given and ``DecodeConfig.draft`` is on, decodes at 1/2, 1/4 or 1/8
    scale in the DCT domain (``Image.draft``) while keeping the shorter side >= ``target_size`` — the
    caller resizes afterwards anyway, and this is several times faster on large photos;
-5. loads the pixels — truncated or corrupt data is an :class:`ImageDecodeError` ("truncated"). Fast path:
-   full-size RGB/grayscale JPEGs that end with their EOI marker are decoded by torchvision's
-   ``decode_jpeg`` (libjpeg-turbo straight into a tensor, ~1.4x faster than Pillow + copy); everything
-   else, and anything ``decode_jpeg`` declines, takes the Pillow path, which is also the reference
-   (``DecodeConfig(backend="pil")`` / :func:`decode_to_array`) the tests compare the fast path against;
+5. loads the pixels — truncated or broken data is an :class:`ImageDecodeError` (``truncated``,
+   ``corrupt``). Fast path: full-size RGB/grayscale JPEGs that end with their EOI marker are decoded by
+   torchvision's ``decode_jpeg`` (libjpeg-turbo straight into a tensor, ~1.4x faster than Pillow + copy);
+   everything else, and anything ``decode_jpeg`` declines, takes the Pillow path, which is also the
+   reference (``DecodeConfig(backend="pil")`` / :func:`decode_to_array`) the tests compare it against;
 6. applies the EXIF orientation (JPEG APP1 and PNG eXIf); a corrupt EXIF block is ignored with a warning;
-7. converts every mode to RGB: ``1``, ``L``, ``P``, ``RGB``, ``CMYK``, ``YCbCr`` directly; anything with
-   transparency (``LA``, ``RGBA``, ``PA``, ``P``/``L``/``RGB``/``1`` with a tRNS key) composited over
-   ``DecodeConfig.background``; high bit depth scaled to 8 bits: ``I;16*`` by 255/65535; ``I`` (32-bit int)
-   the same when its values lie in [0, 65535], else min-max; ``F`` x255 when its values lie in [0, 1],
-   else min-max.
+7. converts every mode to RGB, compositing transparency over ``DecodeConfig.background`` and scaling high
+   bit depths to 8 bits (:func:`tokenloom.vision.modes.to_rgb` states the rules).
+
+Failures: every exception raised while opening, decoding or converting (Pillow raises ``OSError``,
+``ValueError``, ``SyntaxError``, ``EOFError``, ``TypeError``, ``NotImplementedError``, ``MemoryError``,
+``DecompressionBombError`` and more on hostile files) becomes an :class:`ImageDecodeError` whose ``kind``
+(:data:`~tokenloom.errors.ImageErrorKind`) says why and whose message keeps the library's own; nothing
+else leaves :func:`load_image` (``KeyboardInterrupt`` aside). Warnings: Python warnings and C-library
+messages on stderr during the decode (libjpeg's "Corrupt JPEG data ...") are captured, never printed
+(``tokenloom.vision._capture``); pass ``warnings=[]`` to receive them, otherwise they are logged at INFO.
+No time limit applies here: :func:`tokenloom.vision.shards.preprocess_images` bounds each file.
 
 The result is a ``[3, H, W]`` uint8 tensor, normally a channels-last view (strides ``(1, 3W, 3)``) of the
 decoded ``[H, W, 3]`` buffer — the layout torchvision's uint8 resize is fastest on; call ``.contiguous()``
@@ -32,13 +40,18 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
 import threading
-import warnings
+import warnings as pywarnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Literal
+from typing import TYPE_CHECKING, BinaryIO, Literal, TypeVar
 
-from tokenloom.errors import ConfigError, ImageDecodeError
+from tokenloom.errors import ConfigError, ImageDecodeError, ImageErrorKind
+from tokenloom.vision._capture import capture_diagnostics
+from tokenloom.vision.modes import to_rgb
 
 if TYPE_CHECKING:
     import numpy as np
@@ -47,6 +60,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DecodeConfig",
+    "DecodeWarning",
     "ErrorKind",
     "ImageSource",
     "decode_to_array",
@@ -63,17 +77,8 @@ ImageSource = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO
 _PIL_DEFAULT_MAX_PIXELS = 89_478_485  # Pillow's own default Image.MAX_IMAGE_PIXELS (~0.25 GiB of RGB)
 _OPEN_LOCK = threading.Lock()  # guards the temporary lift of Pillow's global pixel limit
 Backend = Literal["auto", "pil"]
-ErrorKind = Literal[
-    "missing",
-    "unreadable",
-    "empty",
-    "not_an_image",
-    "corrupt_header",
-    "too_large",
-    "truncated",
-    "unsupported_mode",
-]
-_ALPHA_MODES = frozenset({"LA", "La", "RGBA", "RGBa", "PA"})
+ErrorKind = ImageErrorKind  # the one definition lives in tokenloom.errors
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -100,16 +105,17 @@ class DecodeConfig:
             )
 
 
-def _error(kind: ErrorKind, message: str) -> ImageDecodeError:
-    """An :class:`ImageDecodeError` carrying a short machine-readable ``kind`` (used in reject summaries)."""
-    exc = ImageDecodeError(message)
-    exc.kind = kind  # type: ignore[attr-defined]
-    return exc
+class DecodeWarning(UserWarning):
+    """Something was ignored to save the pixels (e.g. an unreadable EXIF orientation); recorded per file."""
+
+
+def _error(kind: ErrorKind, label: str, detail: str) -> ImageDecodeError:
+    return ImageDecodeError(detail, kind=kind, path=label)
 
 
 def error_kind(exc: BaseException) -> str:
-    """The ``kind`` of an error raised here (e.g. ``"truncated"``); ``"error"`` for anything else."""
-    return getattr(exc, "kind", "error")
+    """The ``kind`` of an :class:`ImageDecodeError` (e.g. ``"truncated"``); ``"error"`` for anything else."""
+    return exc.kind if isinstance(exc, ImageDecodeError) else "error"
 
 
 def read_source(source: ImageSource, *, name: str | None = None) -> tuple[bytes, str]:
@@ -121,20 +127,23 @@ def read_source(source: ImageSource, *, name: str | None = None) -> tuple[bytes,
         try:
             data = Path(source).read_bytes()
         except FileNotFoundError:
-            raise _error("missing", f"{label}: file not found; check the path") from None
+            raise _error("missing", label, "file not found; check the path") from None
         except IsADirectoryError:
-            raise _error("unreadable", f"{label}: is a folder, not an image file") from None
+            raise _error("unreadable", label, "is a folder, not an image file") from None
         except OSError as exc:
-            raise _error("unreadable", f"{label}: cannot read the file ({exc.strerror or exc})") from exc
+            raise _error("unreadable", label, f"cannot read the file ({exc.strerror or exc})") from exc
     elif hasattr(source, "read"):
         label = name or str(getattr(source, "name", "<stream>"))
-        data = source.read()
+        try:
+            data = source.read()
+        except OSError as exc:
+            raise _error("unreadable", label, f"cannot read the stream ({exc})") from exc
     else:
         raise TypeError(
             f"load_image takes a path, bytes or a binary file object, got {type(source).__name__}"
         )
     if not data:
-        raise _error("empty", f"{label}: empty file (0 bytes); it is not an image")
+        raise _error("empty", label, "empty file (0 bytes); it is not an image")
     return data, label
 
 
@@ -144,30 +153,37 @@ def load_image(
     target_size: int | None = None,
     config: DecodeConfig | None = None,
     name: str | None = None,
+    warnings: list[str] | None = None,
 ) -> torch.Tensor:
     """Decode ``source`` (path, bytes or binary file) to an RGB uint8 tensor ``[3, H, W]``.
 
     ``target_size``: the shorter side the caller will resize to; JPEGs are then decoded at the smallest
     DCT scale (1/8, 1/4, 1/2) that keeps the shorter side >= ``target_size`` (``config.draft`` turns it off).
-    ``name`` labels error messages when ``source`` is bytes. Raises :class:`ImageDecodeError` naming the
-    file and the cause for anything that is not a decodable image.
+    ``name`` labels error messages when ``source`` is bytes. ``warnings``: a list that receives the
+    decoder's warnings for this file (also when it fails); without it they are logged at INFO.
+    Raises :class:`ImageDecodeError` naming the file, the kind and the cause for anything that is not a
+    decodable image, and no other exception.
     """
     import torch
 
     config = config or DecodeConfig()
     _check_target(target_size)
     data, label = read_source(source, name=name)
-    image = _open(data, label, config)  # header only: format, mode, size, EXIF; bombs refused here
-    try:
-        if config.backend == "auto" and _fast_jpeg_ok(image, data, target_size, config):
-            decoded = _decode_jpeg_torchvision(data)  # [3, H, W] or None when it declines
-            if decoded is not None:
-                orientation = _orientation(image, label) if config.exif_transpose else 1
-                return _orient(decoded, orientation)
-        array = _decode_pil(image, label, target_size, config)  # [H, W, 3]
-    finally:
-        image.close()
-    return torch.from_numpy(array).permute(2, 0, 1)  # [H, W, 3] -> [3, H, W] (channels-last view)
+
+    def decode() -> torch.Tensor:
+        image = _open(data, label, config)  # header only: format, mode, size, EXIF; bombs refused here
+        try:
+            if config.backend == "auto" and _fast_jpeg_ok(image, data, target_size, config):
+                decoded = _decode_jpeg_torchvision(data)  # [3, H, W] or None when it declines
+                if decoded is not None:
+                    orientation = _orientation(image, label) if config.exif_transpose else 1
+                    return _orient(decoded, orientation)
+            array = _decode_pil(image, label, target_size, config)  # [H, W, 3]
+        finally:
+            image.close()
+        return torch.from_numpy(array).permute(2, 0, 1)  # [H, W, 3] -> [3, H, W] (channels-last view)
+
+    return _guarded(decode, label, config, warnings)
 
 
 def decode_to_array(
@@ -176,21 +192,101 @@ def decode_to_array(
     target_size: int | None = None,
     config: DecodeConfig | None = None,
     name: str | None = None,
+    warnings: list[str] | None = None,
 ) -> np.ndarray:
     """The Pillow path of :func:`load_image` (the reference), as an ``[H, W, 3]`` uint8 numpy array."""
     config = config or DecodeConfig()
     _check_target(target_size)
     data, label = read_source(source, name=name)
-    image = _open(data, label, config)
+
+    def decode() -> np.ndarray:
+        image = _open(data, label, config)
+        try:
+            return _decode_pil(image, label, target_size, config)
+        finally:
+            image.close()
+
+    return _guarded(decode, label, config, warnings)
+
+
+def _guarded(decode: Callable[[], _T], label: str, config: DecodeConfig, sink: list[str] | None) -> _T:
+    """Run ``decode`` under the pixel limit with diagnostics captured; any failure -> ImageDecodeError."""
+    said: list[str] = []
     try:
-        return _decode_pil(image, label, target_size, config)
-    finally:
-        image.close()
+        with capture_diagnostics() as said, _pixel_limit(config.max_pixels):
+            return decode()
+    except ImageDecodeError:
+        raise
+    except Exception as exc:  # hostile files raise anything; the cause is kept in the message
+        raise _classify(exc, label, "pixels", config.max_pixels) from exc
+    finally:  # the capture block has exited here, so ``said`` is complete
+        if sink is not None:
+            sink.extend(said)
+        else:
+            for message in said:
+                logger.info("%s: %s", label, message)
 
 
 def _check_target(target_size: int | None) -> None:
     if target_size is not None and (not isinstance(target_size, int) or target_size < 1):
         raise ConfigError(f"target_size must be a positive int (shorter side) or None, got {target_size!r}")
+
+
+Phase = Literal["header", "pixels"]
+
+
+def _classify(exc: BaseException, label: str, phase: Phase, limit: int | None) -> ImageDecodeError:
+    """The :class:`ImageDecodeError` for an exception raised by a decoder while reading ``phase``."""
+    from PIL import Image, UnidentifiedImageError
+
+    name = type(exc).__name__
+    text = str(exc).lower()
+    if isinstance(exc, Image.DecompressionBombError):
+        found = re.search(r"\((\d+) pixels\)", str(exc))  # Pillow: "Image size (N pixels) exceeds limit..."
+        count = f"{found.group(1)} pixels" if found else f"too many pixels ({exc})"
+        return _error(
+            "too_large",
+            label,
+            f"{count} declared inside the file exceeds max_pixels={limit} (decompression-bomb guard); "
+            "raise DecodeConfig.max_pixels (--max-pixels) if the image is genuine",
+        )
+    if isinstance(exc, MemoryError):
+        return _error("too_large", label, f"out of memory while decoding ({name}: {exc})")
+    if "too large" in text:  # e.g. a zlib bomb in a PNG text chunk
+        return _error("too_large", label, f"a part of the file decompresses to too much data ({name}: {exc})")
+    if isinstance(exc, UnidentifiedImageError):
+        return _error("not_an_image", label, f"not a recognised image format or a corrupt header ({exc})")
+    if isinstance(exc, NotImplementedError):
+        return _error(
+            "unsupported", label, f"a variant of the format Pillow does not implement ({name}: {exc})"
+        )
+    if isinstance(exc, EOFError) or "truncat" in text or "premature end" in text:
+        where = "inside the header" if phase == "header" else "in the image data"
+        return _error("truncated", label, f"truncated file, cut off {where} ({name}: {exc})")
+    if phase == "header":
+        return _error("corrupt_header", label, f"corrupt image header ({name}: {exc})")
+    return _error("corrupt", label, f"corrupt image data ({name}: {exc})")
+
+
+@contextmanager
+def _pixel_limit(limit: int | None) -> Iterator[None]:
+    """Decode under ``limit`` pixels: Pillow's global check is kept when it is looser than ``limit``
+    (its DecompressionBombWarning silenced: our own check decides), lifted under a lock when stricter."""
+    from PIL import Image
+
+    pil_limit = Image.MAX_IMAGE_PIXELS  # Pillow raises above 2x this, warns above 1x
+    if pil_limit is None or (limit is not None and limit <= 2 * pil_limit):
+        with pywarnings.catch_warnings():
+            pywarnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            yield
+        return
+    with _OPEN_LOCK:  # MAX_IMAGE_PIXELS is process-global: decodes with a looser limit take turns
+        saved = Image.MAX_IMAGE_PIXELS
+        Image.MAX_IMAGE_PIXELS = None
+        try:
+            yield
+        finally:
+            Image.MAX_IMAGE_PIXELS = saved
 
 
 def _decode_pil(image: Image.Image, label: str, target_size: int | None, config: DecodeConfig) -> np.ndarray:
@@ -200,8 +296,9 @@ def _decode_pil(image: Image.Image, label: str, target_size: int | None, config:
         image.draft("RGB", (target_size, target_size))  # both sides stay >= target_size
     try:
         image.load()
-    except (OSError, ValueError, SyntaxError, EOFError) as exc:
-        raise _error("truncated", f"{label}: truncated or corrupt image data ({exc})") from exc
+    except Exception as exc:
+        raise _classify(exc, label, "pixels", config.max_pixels) from exc
+    _check_pixels(image, label, config.max_pixels)  # a size known only after decoding (ICNS, ICO)
     if config.exif_transpose:
         image = _exif_transpose(image, label)
     rgb = to_rgb(image, background=config.background, label=label)
@@ -232,8 +329,8 @@ def _decode_jpeg_torchvision(data: bytes) -> torch.Tensor | None:
         return None
     try:
         encoded = torch.frombuffer(bytearray(data), dtype=torch.uint8)  # [L] (a writable copy)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # "moving to TorchCodec": fallback above
+        with pywarnings.catch_warnings():
+            pywarnings.simplefilter("ignore", DeprecationWarning)  # "moving to TorchCodec": fallback above
             return decode_jpeg(encoded, mode=ImageReadMode.RGB)  # [3, H, W]
     except (RuntimeError, ValueError):
         return None  # anything odd: Pillow decodes it or reports the cause
@@ -241,11 +338,9 @@ def _decode_jpeg_torchvision(data: bytes) -> torch.Tensor | None:
 
 def _orientation(image: Image.Image, label: str) -> int:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            value = image.getexif().get(0x0112, 1)
+        value = image.getexif().get(0x0112, 1)  # "Corrupt EXIF data" warnings are recorded per file
     except Exception as exc:  # a corrupt EXIF block must not lose the pixels
-        logger.warning("%s: ignoring unreadable EXIF orientation (%s)", label, exc)
+        pywarnings.warn(f"ignoring unreadable EXIF orientation ({exc})", DecodeWarning, stacklevel=1)
         return 1
     return value if isinstance(value, int) and 1 <= value <= 8 else 1
 
@@ -270,123 +365,46 @@ def _orient(image: torch.Tensor, orientation: int) -> torch.Tensor:
 
 
 def _open(data: bytes, label: str, config: DecodeConfig) -> Image.Image:
-    from PIL import Image, UnidentifiedImageError
+    """Identify the file and read its header (the caller holds :func:`_pixel_limit`)."""
+    from PIL import Image
 
     limit = config.max_pixels
     try:
-        pil_limit = Image.MAX_IMAGE_PIXELS  # Pillow raises above 2x this, warns above 1x
-        if pil_limit is None or (limit is not None and limit <= 2 * pil_limit):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # our own limit decides
-                image = Image.open(io.BytesIO(data))
-        else:
-            # a looser limit than Pillow's global one: lift the global check while opening, then apply ours
-            # (a lock, because MAX_IMAGE_PIXELS is process-global)
-            with _OPEN_LOCK:
-                saved = Image.MAX_IMAGE_PIXELS
-                Image.MAX_IMAGE_PIXELS = None
-                try:
-                    image = Image.open(io.BytesIO(data))
-                finally:
-                    Image.MAX_IMAGE_PIXELS = saved
-    except Image.DecompressionBombError as exc:
-        raise _error(
-            "too_large",
-            f"{label}: decompression bomb refused, more than max_pixels={limit} ({exc}); "
-            "raise DecodeConfig.max_pixels if the image is genuine",
-        ) from None
-    except UnidentifiedImageError:
-        head = data[:8].hex(" ")
-        raise _error(
-            "not_an_image",
-            f"{label}: not a recognised image format or a corrupt header (first bytes: {head})",
-        ) from None
-    except (OSError, ValueError, SyntaxError, EOFError) as exc:
-        if isinstance(exc, EOFError) or "truncated" in str(exc).lower():
-            raise _error("truncated", f"{label}: truncated file, cut off inside the header ({exc})") from exc
-        raise _error(
-            "corrupt_header", f"{label}: corrupt image header ({type(exc).__name__}: {exc})"
-        ) from exc
+        image = Image.open(io.BytesIO(data))
+    except Exception as exc:
+        error = _classify(exc, label, "header", limit)
+        if error.kind == "not_an_image":
+            head = data[:8].hex(" ")
+            detail = f"not a recognised image format or a corrupt header (first bytes: {head})"
+            error = _error("not_an_image", label, detail)
+        raise error from exc
+    try:
+        _check_pixels(image, label, limit)
+    except ImageDecodeError:
+        image.close()
+        raise
+    return image  # the first frame (page, composite): the frame count is deliberately not read
+
+
+def _check_pixels(image: Image.Image, label: str, limit: int | None) -> None:
     width, height = image.size
     if width < 1 or height < 1:
-        raise _error("corrupt_header", f"{label}: image has zero size {width}x{height}")
+        raise _error("corrupt_header", label, f"image has zero size {width}x{height}")
     if limit is not None and width * height > limit:
-        image.close()
         raise _error(
             "too_large",
-            f"{label}: {width}x{height} = {width * height} pixels exceeds max_pixels={limit} "
-            "(decompression-bomb guard); raise DecodeConfig.max_pixels if the image is genuine",
+            label,
+            f"{width}x{height} = {width * height} pixels exceeds max_pixels={limit} "
+            "(decompression-bomb guard); raise DecodeConfig.max_pixels (--max-pixels) if the image is genuine",
         )
-    if getattr(image, "n_frames", 1) > 1:
-        image.seek(0)  # animations and multi-page files: the first frame
-    return image
 
 
 def _exif_transpose(image: Image.Image, label: str) -> Image.Image:
     from PIL import ImageOps
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "Corrupt EXIF data" and friends: handled below
-            transposed = ImageOps.exif_transpose(image)
+        transposed = ImageOps.exif_transpose(image)  # "Corrupt EXIF data" warnings are recorded per file
     except Exception as exc:  # a corrupt EXIF block must not lose the pixels
-        logger.warning("%s: ignoring unreadable EXIF orientation (%s)", label, exc)
+        pywarnings.warn(f"ignoring unreadable EXIF orientation ({exc})", DecodeWarning, stacklevel=1)
         return image
     return transposed if transposed is not None else image
-
-
-def to_rgb(
-    image: Image.Image, *, background: tuple[int, int, int] = (255, 255, 255), label: str = "<image>"
-) -> Image.Image:
-    """Convert a loaded Pillow image of any mode to ``RGB`` (see the module docstring for the rules)."""
-    from PIL import Image
-
-    mode = image.mode
-    transparency = image.info.get("transparency")
-    if mode == "RGB" and transparency is None:
-        return image
-    if mode.startswith("I") or mode == "F":
-        return _high_depth_to_rgb(image, background, transparency)
-    palette_alpha = mode == "P" and image.palette is not None and image.palette.mode == "RGBA"
-    if mode in _ALPHA_MODES or transparency is not None or palette_alpha:
-        try:
-            rgba = image.convert("RGBA")  # applies a P palette alpha or an L/RGB/1 tRNS colour key
-        except (ValueError, OSError) as exc:
-            raise _error(
-                "unsupported_mode", f"{label}: cannot convert mode {mode} with transparency to RGB ({exc})"
-            ) from exc
-        canvas = Image.new("RGBA", rgba.size, (*background, 255))
-        return Image.alpha_composite(canvas, rgba).convert("RGB")
-    try:
-        return image.convert("RGB")  # 1, L, P, CMYK (Adobe-inverted handled by the JPEG decoder), YCbCr, ...
-    except (ValueError, OSError) as exc:
-        raise _error(
-            "unsupported_mode", f"{label}: cannot convert image mode {mode!r} to RGB ({exc})"
-        ) from exc
-
-
-def _high_depth_to_rgb(
-    image: Image.Image, background: tuple[int, int, int], transparency: object
-) -> Image.Image:
-    """I;16*, I and F images to 8-bit RGB; a tRNS grey key becomes ``background``."""
-    import numpy as np
-    from PIL import Image
-
-    values = np.asarray(image)  # [H, W]: uint16 (I;16*), int32 (I) or float32 (F)
-    mode = image.mode
-    if mode.startswith("I;16"):
-        scaled = values.astype(np.float64) * (255.0 / 65535.0)
-    else:
-        lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 0.0)
-        if mode == "F" and lo >= 0.0 and hi <= 1.0:
-            scaled = values.astype(np.float64) * 255.0
-        elif mode != "F" and lo >= 0 and hi <= 65535:
-            scaled = values.astype(np.float64) * (255.0 / 65535.0)
-        else:
-            span = hi - lo
-            scaled = (values.astype(np.float64) - lo) * (255.0 / span) if span > 0 else np.zeros(values.shape)
-    gray = np.clip(np.rint(np.nan_to_num(scaled)), 0, 255).astype(np.uint8)  # [H, W]
-    rgb = np.repeat(gray[:, :, None], 3, axis=2)  # [H, W] -> [H, W, 3]
-    if isinstance(transparency, int):
-        rgb[values == transparency] = background  # tRNS: this exact grey value is transparent
-    return Image.fromarray(rgb, "RGB")

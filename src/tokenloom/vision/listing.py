@@ -1,7 +1,9 @@
 """Find images: a folder with class subfolders, a list file or a CSV -> sorted ``ImageItem(path, label)`` lists.
 
 * :func:`list_folder`: classes are the sorted immediate subfolders (like torchvision's ImageFolder), files
-  are found recursively; files directly in the root get label -1; files without an image suffix are
+  are found recursively; symbolic links to folders (a class folder that is a link, as to files) are
+  followed, each real folder once (a link back to an ancestor does not loop); files directly in the root
+  get label -1; files without an image suffix are
   returned separately so callers can report them (nothing is dropped silently);
 * :func:`list_file`: one path per line (``#`` comments and blank lines skipped), labels -1;
 * :func:`list_csv`: a CSV with a header (``path,label``); integer labels kept, other labels mapped to
@@ -14,6 +16,7 @@ Relative paths in list files and CSVs are relative to the file's folder. This mo
 from __future__ import annotations
 
 import csv
+import logging
 import os
 from pathlib import Path
 from typing import NamedTuple
@@ -22,36 +25,78 @@ from tokenloom.errors import ConfigError
 
 __all__ = ["IMAGE_EXTENSIONS", "ImageItem", "list_csv", "list_file", "list_folder", "list_items"]
 
+logger = logging.getLogger(__name__)
+
 IMAGE_EXTENSIONS = frozenset(
     [
-        ".jpg",
-        ".jpeg",
-        ".jpe",
-        ".jfif",
-        ".png",
-        ".gif",
+        ".apng",
+        ".avif",
+        ".avifs",
+        ".blp",
         ".bmp",
+        ".bw",
+        ".cur",
+        ".dcx",
+        ".dds",
         ".dib",
+        ".fit",
+        ".fits",
+        ".flc",
+        ".fli",
+        ".ftc",
+        ".ftu",
+        ".gbr",
+        ".gif",
+        ".heic",
+        ".icb",
+        ".icns",
+        ".ico",
+        ".iim",
+        ".im",
+        ".j2c",
+        ".j2k",
+        ".jfif",
+        ".jp2",
+        ".jpc",
+        ".jpe",
+        ".jpeg",
+        ".jpf",
+        ".jpg",
+        ".jpx",
+        ".msp",
+        ".pbm",
+        ".pcd",
+        ".pcx",
+        ".pfm",
+        ".pgm",
+        ".png",
+        ".pnm",
+        ".ppm",
+        ".psd",
+        ".pxr",
+        ".qoi",
+        ".ras",
+        ".rgb",
+        ".rgba",
+        ".sgi",
+        ".tga",
         ".tif",
         ".tiff",
+        ".vda",
+        ".vst",
         ".webp",
-        ".ppm",
-        ".pgm",
-        ".pbm",
-        ".pnm",
-        ".ico",
-        ".tga",
-        ".psd",
-        ".jp2",
-        ".j2k",
-        ".avif",
-        ".heic",
-        ".pcx",
-        ".sgi",
-        ".dds",
-        ".im",
+        ".xbm",
+        ".xpm",
     ]
-)  # suffixes Pillow (with its plugins) may open; others are reported as ignored, never read
+)  # suffixes of every raster format Pillow (with its plugins) may open; other files are reported as ignored,
+# never read. Left out on purpose: video (.mpg), vector and metafile stubs (.eps, .ps, .emf, .wmf) and
+# scientific containers that need a registered handler (.h5, .hdf, .grib, .bufr).
+NOT_IMAGES = frozenset([".bufr", ".emf", ".eps", ".grib", ".h5", ".hdf", ".mpeg", ".mpg", ".ps", ".wmf"])
+
+
+def _identity(folder: Path) -> tuple[int, int]:
+    stat = folder.stat()  # follows links: the real folder
+    return stat.st_dev, stat.st_ino
 
 
 class ImageItem(NamedTuple):
@@ -76,8 +121,24 @@ def list_folder(
     label_of = {name: i for i, name in enumerate(classes)}
     items: list[ImageItem] = []
     ignored: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+    # (device, inode) of each walked folder's ancestors: a link back into its own ancestry is not entered
+    chains: dict[str, frozenset[tuple[int, int]]] = {str(root): frozenset({_identity(root)})}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        chain = chains.pop(dirpath)
+        kept = []
+        for d in dirnames:
+            if d.startswith("."):
+                continue
+            try:
+                identity = _identity(Path(dirpath) / d)
+            except OSError:  # unreadable: os.walk skips it the same way it skips any unreadable folder
+                continue
+            if identity in chain:
+                logger.warning("%s: not following a link back into its own parent folders", Path(dirpath) / d)
+                continue
+            chains[os.path.join(dirpath, d)] = chain | {identity}
+            kept.append(d)
+        dirnames[:] = kept
         rel = Path(dirpath).relative_to(root)
         label = label_of[rel.parts[0]] if rel.parts else -1
         for name in filenames:

@@ -5,9 +5,18 @@ Output folder (``I`` = shard index, ``K`` = number of shards, zero-padded to 5 d
     plan-I-of-K.json                 settings + the item list's hash (a rerun must match it to resume)
     shards/shard-I-of-K-JJJJJ.npy    uint8 [n, 3, S, S] — the ok images of input chunk J, in input order
     shards/shard-I-of-K-JJJJJ.jsonl  one row per input item of chunk J: ok (shard, row) or rejected (kind, reason)
-    manifest-I-of-K.csv              index, path, label, sha256 (of the source file), shape, shard, row
-    rejects-I-of-K.csv               index, path, label, kind, reason
-    summary-I-of-K.json              counts: items, ok, rejected (by kind), ignored non-image files, shards
+    manifest-I-of-K.csv              index, path, label, sha256 (of the source file), shape, shard, row, warnings
+    rejects-I-of-K.csv               index, path, label, kind, reason, warnings
+    summary-I-of-K.json              counts: items, ok, rejected (by kind), with warnings, ignored files, shards
+
+Robustness: one file never stops a run. Every decode failure is a reject with a kind
+(:data:`tokenloom.errors.ImageErrorKind`) and the decoder's message; the decoder's warnings (Python
+warnings and C-library messages such as libjpeg's "Corrupt JPEG data") are stored per file in the
+``warnings`` column (distinct messages joined by `` | ``), never printed. Each file has a time limit
+(``timeout_s``): with ``workers >= 1`` a worker past it is killed and replaced and the file is a
+``timeout`` reject (a worker that crashes makes a ``crashed`` reject); with ``workers=0`` the limit is
+a soft SIGALRM timer that cannot stop one long call inside C code (see ``tokenloom.vision._pool``).
+Timeouts depend on the machine, so they are the one thing that can differ between reruns.
 
 Work split: items are listed and sorted (see :func:`tokenloom.vision.data.list_items`); run ``I`` of ``K``
 takes items ``I, I+K, I+2K, ...`` and cuts them into chunks of ``shard_size`` inputs, so any scheduler can
@@ -45,9 +54,11 @@ __all__ = ["PreprocessConfig", "PreprocessSummary", "preprocess_images", "read_m
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
-MANIFEST_COLUMNS = ("index", "path", "label", "sha256", "shape", "shard", "row")
-REJECT_COLUMNS = ("index", "path", "label", "kind", "reason")
+FORMAT_VERSION = 2  # 2: warnings per row, max_pixels in the plan
+MANIFEST_COLUMNS = ("index", "path", "label", "sha256", "shape", "shard", "row", "warnings")
+REJECT_COLUMNS = ("index", "path", "label", "kind", "reason", "warnings")
+WARNING_SEPARATOR = " | "  # between the distinct messages of one file in the CSV ``warnings`` column
+_DEFAULT_MAX_PIXELS = 89_478_485  # Pillow's default Image.MAX_IMAGE_PIXELS, as DecodeConfig
 
 
 @dataclass(frozen=True)
@@ -59,6 +70,10 @@ class PreprocessConfig:
     num_shards: int = 1  # K: number of independent parts the work is split into
     shard_index: int = 0  # I: which part this run does, 0 <= I < K
     workers: int = 0  # decoding processes; 0 decodes in this process (outputs do not depend on it)
+    # seconds one file may take (decode + transform) before it is rejected as "timeout"; None: no limit
+    timeout_s: float | None = 30.0
+    # images with more pixels are rejected as "too_large" (decompression bombs); None: no limit
+    max_pixels: int | None = _DEFAULT_MAX_PIXELS
 
     def __post_init__(self) -> None:
         if self.size < 1:
@@ -74,6 +89,10 @@ class PreprocessConfig:
             )
         if self.workers < 0:
             raise ConfigError(f"workers must be >= 0, got {self.workers}")
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            raise ConfigError(f"timeout_s must be positive or None (no limit), got {self.timeout_s!r}")
+        if self.max_pixels is not None and self.max_pixels < 1:
+            raise ConfigError(f"max_pixels must be positive or None (no limit), got {self.max_pixels!r}")
 
     @property
     def tag(self) -> str:
@@ -90,6 +109,7 @@ class PreprocessSummary:
     by_kind: dict[str, int]
     ignored: int  # files without an image extension (listed in summary-*.json)
     shards: int
+    warned: int = 0  # files (ok or rejected) whose decoder emitted warnings (the ``warnings`` column)
     resumed_shards: int = 0
     elapsed_s: float = 0.0
     images_per_s: float = 0.0
@@ -107,48 +127,77 @@ def _rel(path: Path, root: Path) -> str:
 # --- per-item work (runs in worker processes too) -------------------------------------------------------
 
 _WORKER_TRANSFORM: Any = None
+_WORKER_DECODE: Any = None
+Result = tuple[int, str, Any, str, str, list[str]]  # index, sha256, [3,S,S] | None, kind, reason, warnings
 
 
-def _init_worker(size: int, single_thread: bool = False) -> None:
-    global _WORKER_TRANSFORM
+def _init_worker(
+    size: int, single_thread: bool = False, max_pixels: int | None = _DEFAULT_MAX_PIXELS
+) -> None:
+    global _WORKER_TRANSFORM, _WORKER_DECODE
     import torch
 
+    from tokenloom.vision.io import DecodeConfig
     from tokenloom.vision.transforms import TransformConfig, eval_transform
 
     if single_thread:  # worker processes only: N workers x M torch threads would oversubscribe the cores
         torch.set_num_threads(1)
     _WORKER_TRANSFORM = eval_transform(TransformConfig(size=size, normalize=False))
+    _WORKER_DECODE = DecodeConfig(max_pixels=max_pixels)
 
 
-def _process(job: tuple[int, str]) -> tuple[int, str, Any, str, str]:
-    """(index, path) -> (index, sha256, uint8 array [3,S,S] | None, kind, reason)."""
-    from tokenloom.vision.io import error_kind, load_image, read_source
+def _process(job: tuple[int, str]) -> Result:
+    """(index, path) -> (index, sha256, uint8 array [3,S,S] | None, kind, reason, warnings)."""
+    from tokenloom.vision.io import load_image, read_source
 
     index, path = job
-    sha = ""
+    sha, said = "", list[str]()
     try:
         data, label = read_source(path)
         sha = hashlib.sha256(data).hexdigest()
-        image = load_image(data, target_size=_WORKER_TRANSFORM.decode_size, name=label)  # [3, H, W]
+        image = load_image(  # [3, H, W]
+            data, target_size=_WORKER_TRANSFORM.decode_size, config=_WORKER_DECODE, name=label, warnings=said
+        )
         out = _WORKER_TRANSFORM(image)  # [3, S, S] uint8
-        return index, sha, out.numpy(), "", ""
+        return index, sha, out.numpy(), "", "", said
     except ImageDecodeError as exc:
-        message = str(exc)
-        reason = message[len(path) + 2 :] if message.startswith(path + ": ") else message
-        return index, sha, None, error_kind(exc), reason
+        return index, sha, None, exc.kind, exc.detail, said
+    except Exception as exc:  # the transform failing on a decoded image must not stop the run either
+        return (
+            index,
+            sha,
+            None,
+            "corrupt",
+            f"cannot transform the decoded image ({type(exc).__name__}: {exc})",
+            said,
+        )
 
 
-def _map_jobs(jobs: Sequence[tuple[int, str]], workers: int, size: int) -> Iterator[tuple]:
-    if workers == 0:
-        if _WORKER_TRANSFORM is None or _WORKER_TRANSFORM.config.size != size:
-            _init_worker(size)
-        yield from map(_process, jobs)
-        return
-    import multiprocessing
+def _map_jobs(jobs: Sequence[tuple[int, str]], config: PreprocessConfig) -> Iterator[Result]:
+    from tokenloom.vision._pool import ordered_map
 
-    ctx = multiprocessing.get_context("spawn" if os.name != "posix" else "fork")
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(size, True)) as pool:
-        yield from pool.imap(_process, jobs, chunksize=4)  # imap keeps input order
+    limit = config.timeout_s
+
+    def timed_out(job: tuple[int, str]) -> Result:
+        reason = (
+            f"decoding took longer than {limit:g} s (the per-file limit, --timeout); the file was skipped"
+        )
+        return job[0], "", None, "timeout", reason, []
+
+    def crashed(job: tuple[int, str], exitcode: int | None) -> Result:
+        reason = f"the decoding process died (exit code {exitcode}) inside a decoder; the file was skipped"
+        return job[0], "", None, "crashed", reason, []
+
+    yield from ordered_map(
+        _process,
+        jobs,
+        workers=config.workers,
+        timeout_s=limit,
+        on_timeout=timed_out,
+        on_crash=crashed,
+        initializer=_init_worker,
+        initargs=(config.size, config.workers > 0, config.max_pixels),
+    )
 
 
 # --- writing ------------------------------------------------------------------------------------------
@@ -206,6 +255,7 @@ def preprocess_images(
         "shard_size": config.shard_size,
         "num_shards": config.num_shards,
         "shard_index": config.shard_index,
+        "max_pixels": config.max_pixels,
         "items_total": len(items),
         "items": len(mine),
         "items_sha256": hashlib.sha256(listing.encode()).hexdigest(),
@@ -232,7 +282,7 @@ def preprocess_images(
     resumed = len(chunks) - len(todo)
     jobs = [(i, str(items[i].path)) for j in todo for i in chunks[j]]
     results = progress(
-        _map_jobs(jobs, config.workers, config.size),
+        _map_jobs(jobs, config),
         total=len(jobs),
         desc="preprocess",
         unit="img",
@@ -265,7 +315,7 @@ def _write_chunk(
     arrays: list[Any] = []
     rows: list[dict[str, Any]] = []
     for index in chunk:
-        got_index, sha, array, kind, reason = next(results)
+        got_index, sha, array, kind, reason, said = next(results)
         assert got_index == index, (got_index, index)
         item = items[index]
         row: dict[str, Any] = {
@@ -273,6 +323,7 @@ def _write_chunk(
             "path": _rel(item.path, root),
             "label": item.label,
             "sha256": sha,
+            "warnings": said,
         }
         if array is None:
             row.update(status="rejected", kind=kind, reason=reason)
@@ -303,6 +354,9 @@ def _finish(
     rejects = [r for r in rows if r["status"] == "rejected"]
     for r in ok:
         r["shape"] = "x".join(map(str, r["shape"]))
+    warned = sum(1 for r in rows if r.get("warnings"))
+    for r in rows:
+        r["warnings"] = WARNING_SEPARATOR.join(r.get("warnings") or [])
     atomic_write(out / f"manifest-{config.tag}.csv", _csv_text(ok, MANIFEST_COLUMNS))
     atomic_write(out / f"rejects-{config.tag}.csv", _csv_text(rejects, REJECT_COLUMNS))
     by_kind = dict(sorted(Counter(r["kind"] for r in rejects).items()))
@@ -313,6 +367,7 @@ def _finish(
         by_kind=by_kind,
         ignored=len(ignored),
         shards=len(chunks),
+        warned=warned,
     )
     stored = asdict(summary)
     for key in ("resumed_shards", "elapsed_s", "images_per_s", "out", "rejects"):
