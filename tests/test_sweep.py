@@ -141,3 +141,24 @@ def test_vocab_size_flag() -> None:
     for bad in ("8x", "0", "", "-1k"):
         with pytest.raises(argparse.ArgumentTypeError, match="positive number"):
             parse_vocab_sizes(bad)
+
+
+def test_sweep_writes_the_rest_when_one_tokenizer_cannot_be_saved(
+    default_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tokenloom.fertility.sweep import write_sweep
+
+    result = vocab_sweep(
+        default_corpus, default_corpus, SweepConfig(algorithms=("bpe",), vocab_sizes=(1000, 1200))
+    )
+    bad = result.tokenizers["bpe-1k"]
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise TokenizerError("export differs from the engine")
+
+    monkeypatch.setattr(bad, "save", refuse)
+    write_sweep(result, tmp_path / "out")
+    table = pd.read_csv(tmp_path / "out" / "sweep.csv")
+    assert list(table["saved"]) == ["no: export differs from the engine", "yes"]
+    assert {p.name for p in (tmp_path / "out" / "tokenizers").iterdir()} == {"bpe-1200"}
+    assert (tmp_path / "out" / "report" / "report.html").is_file()

@@ -85,6 +85,9 @@ def run(args: argparse.Namespace) -> int:
     result = vocab_sweep(args.corpus, args.eval, config, quiet=args.quiet)
     write_sweep(result, args.out, overwrite=args.overwrite)
     print(format_sweep(result.table))
+    for name, saved in zip(result.table["tokenizer"], result.table["saved"], strict=True):
+        if saved != "yes":
+            print(f"note: {name} was evaluated but its files were not written ({saved[4:]})")
     print()
     print(format_summary(result.report))
     print(f"\nwrote sweep.csv, languages.csv, sweep.html, charts, report/ and tokenizers/ to {args.out}")

@@ -26,6 +26,7 @@ count tokens (``report``) or draw (``plots``).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import tempfile
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from tokenloom.errors import ConfigError
+from tokenloom.errors import ConfigError, TokenizerError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,6 +46,7 @@ __all__ = ["SweepConfig", "SweepResult", "vocab_sweep", "write_sweep"]
 
 SweepEngine = Literal["auto", "hf", "sentencepiece"]
 # engine="auto" in a sweep: BPE on the tokenizers engine (the cut shortcut applies), the rest as training does
+logger = logging.getLogger(__name__)
 _AUTO_ENGINE = {"bpe": "hf", "unigram": "sentencepiece", "bytelevel-bpe": "hf"}
 
 
@@ -239,12 +241,21 @@ def write_sweep(
     """Write ``sweep.csv``, ``languages.csv``, ``sweep.html`` + charts, ``report/`` and ``tokenizers/<name>/``.
 
     The folder is built beside ``out`` and renamed into place (an existing ``out`` needs ``overwrite``).
+    A tokenizer whose files cannot be written (``Tokenizer.save`` refuses an export it cannot verify) is
+    logged and marked in the table's ``saved`` column (``"no: <reason>"``); the rest of the sweep is written.
     """
     from tokenloom._atomic import atomic_dir
     from tokenloom.fertility.sweep_writers import write_sweep_files
 
     with atomic_dir(out, overwrite=overwrite) as tmp:
+        saved = []
         for name, tok in result.tokenizers.items():
-            tok.save(Path(tmp) / "tokenizers" / name)
+            try:
+                tok.save(Path(tmp) / "tokenizers" / name)
+                saved.append("yes")
+            except TokenizerError as exc:  # one tokenizer that cannot be saved does not lose the sweep
+                logger.warning("tokenizer %s not saved: %s", name, exc)
+                saved.append(f"no: {exc}")
+        result.table["saved"] = saved
         write_sweep_files(result, Path(tmp))
     return {p.name: Path(out) / p.name for p in Path(out).iterdir()}
