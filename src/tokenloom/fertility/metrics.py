@@ -52,6 +52,7 @@ __all__ = [
     "flat_spans",
     "percentile_interval",
     "premium_stats",
+    "ratio_interval",
     "renyi_efficiency",
     "text_bases",
 ]
@@ -283,6 +284,16 @@ def percentile_interval(samples: np.ndarray, *, level: float = 0.95) -> tuple[fl
         return _percentiles(np.asarray(samples, dtype=np.float64), level)
 
 
+def ratio_interval(
+    num_sums: np.ndarray, den_sums: np.ndarray | float, *, level: float = 0.95
+) -> tuple[float, float]:
+    """(lo, hi) percentile interval of the resampled ratios ``num_sums / den_sums`` ([n_boot] each, or a
+    constant denominator); resamples whose denominator is 0 are left out. The interval step of
+    :func:`bootstrap_ratio`, :func:`premium_stats` and the report's stratified intervals."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _percentiles(np.asarray(num_sums, dtype=np.float64) / den_sums, level)
+
+
 def bootstrap_ratio(
     num: np.ndarray, den: np.ndarray, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95
 ) -> tuple[float, float, float]:
@@ -299,8 +310,7 @@ def bootstrap_ratio(
     if n_boot <= 0 or num.size == 1:
         return point, point, point
     sums = bootstrap_sums(np.stack([num, den], axis=1), n_boot=n_boot, seed=seed)  # [n_boot, 2]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lo, hi = _percentiles(sums[:, 0] / sums[:, 1], level)
+    lo, hi = ratio_interval(sums[:, 0], sums[:, 1], level=level)
     return point, lo, hi
 
 
@@ -323,7 +333,7 @@ def premium_stats(
     if n_boot <= 0 or p.size == 1:
         return mean, median, mean, mean, int(p.size)
     sums = bootstrap_sums(p, n_boot=n_boot, seed=seed)  # [n_boot, 1]
-    lo, hi = _percentiles(sums[:, 0] / p.size, level)
+    lo, hi = ratio_interval(sums[:, 0], p.size, level=level)
     return mean, median, lo, hi, int(p.size)
 
 
