@@ -26,7 +26,7 @@ import numpy as np
 
 from tokenloom.errors import ConfigError
 from tokenloom.fertility import metrics
-from tokenloom.fertility.counts import SliceCounts, TextCounts
+from tokenloom.fertility.counts import ChunkCounts, SliceCounts
 from tokenloom.fertility.encoding import EncodedBatch, EncodePath, encode_part, engine_of
 from tokenloom.fertility.slices import SliceConfig, SliceKey, memberships
 from tokenloom.text.corpus import CorpusPart
@@ -142,7 +142,7 @@ class ChunkCounter:
 
     def _text_counts(
         self, name: str, pending: Pending, words: np.ndarray, flat_words: np.ndarray, sizes: np.ndarray
-    ) -> TextCounts:
+    ) -> ChunkCounts:
         tok, texts, n = self.toks[name], pending.texts, len(pending.texts)
         enc = pending.encoded[name].result()
         bc = metrics.count_flat(
@@ -154,7 +154,7 @@ class ChunkCounter:
         normalized = batch(texts) if batch is not None else map(tok.normalize, texts)
         nc = np.fromiter((a != t for a, t in zip(normalized, texts, strict=True)), dtype=bool, count=n)
         premium, aligned = self._premium(name, pending, bc.tokens)
-        return TextCounts(
+        return ChunkCounts(
             start=pending.start, tokens=bc.tokens, words=words, chars=sizes[0], bytes=sizes[1],
             continued=bc.continued, byte_fallback=bc.byte_fallback, unk=bc.unk, roundtrip=rt,
             norm_changed=nc, premium=premium, aligned=aligned, flat_ids=bc.flat_ids,

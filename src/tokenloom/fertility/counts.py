@@ -1,6 +1,6 @@
 """Per-slice accumulation: what a report keeps of the texts of one slice under one tokenizer.
 
-- :class:`TextCounts` — per-text counts of one chunk of a corpus part under one tokenizer (what
+- :class:`ChunkCounts` — per-text counts of one chunk of a corpus part under one tokenizer (what
   :mod:`tokenloom.fertility.counting` measures); dropped once folded into the slices the chunk belongs to.
 - :class:`SliceCounts` — a plain frozen dataclass of sums, a token-id histogram, a histogram of per-text
   premiums (for the exact median), and, per corpus part not finished yet, the few per-text values the
@@ -31,14 +31,14 @@ import numpy as np
 
 from tokenloom.fertility import metrics
 
-__all__ = ["SliceCounts", "TextCounts", "close_part"]
+__all__ = ["ChunkCounts", "SliceCounts", "close_part"]
 
 _EMPTY_F = np.zeros(0, dtype=np.float64)
 _EMPTY_I = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
-class TextCounts:
+class ChunkCounts:
     """Per-text counts of ``n`` consecutive texts of one part under one tokenizer (int64 unless noted)."""
 
     start: int  # position in its part of the first text
@@ -139,7 +139,7 @@ class SliceCounts:
     @classmethod
     def of(
         cls,
-        counts: TextCounts,
+        counts: ChunkCounts,
         rows: Sequence[int] | None,
         *,
         part: str,
