@@ -40,12 +40,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", type=Path, required=True, metavar="DIR", help="folder for report.csv/.md/.html and PNGs"
     )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace the report files in an existing --out folder"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from tokenloom.errors import ConfigError
     from tokenloom.fertility.report import fertility_report, format_table, write_report
 
+    if args.out.exists() and not args.overwrite:  # checked before any work starts
+        raise ConfigError(f"output folder {str(args.out)!r} already exists; pass --overwrite to replace it")
     if args.out.exists() and not args.out.is_dir():
         raise ConfigError(f"--out {str(args.out)!r} is a file; give a folder for the report")
     df = fertility_report(
