@@ -160,7 +160,7 @@ class _Table:
         """Resample the finished part (one bootstrap for all its slices) and finish the slices that no
         later part adds to: the part's own slice (a Corpus has no duplicates) and, after a language's
         last input part, its code-mixed slices."""
-        own = (part.slice_kind, part.slice)
+        own: SliceKey = (part.slice_kind, part.slice)
         seen = self.part_keys.pop(part_id(part), {})
         rank = {"all": 0, "script": 2, "code_mixed": 3}  # the order of slices.memberships
         names = list(self.toks)
@@ -170,7 +170,7 @@ class _Table:
             [self.counts[k] for k in keys], part_id(part), size, n_boot=cfg.n_boot, seed=cfg.seed
         )
         self.counts.update(zip(keys, closed, strict=True))
-        done = [own]
+        done: list[SliceKey] = [own]
         if not part.generated:
             self.lang_parts_left[part.lang] -= 1
             if self.lang_parts_left[part.lang] == 0:
@@ -266,16 +266,9 @@ def fertility_report(
     slice_config = SliceConfig(
         translit=translit, translit_ascii=config.translit_ascii, mixed_min_share=config.mixed_min_share
     )
-    parts = list(corp)
-    pivots = [p for p in parts if pivot is not None and p.slice == pivot and p.slice_kind == "language"]
-    if pivot is not None and not pivots and any(p.align for p in parts):
-        available = sorted(p.slice for p in parts if p.align and p.slice_kind == "language")
-        raise ConfigError(
-            f"pivot {pivot!r} is not in the parallel part of the corpus; choose one of "
-            f"{', '.join(available[:12])}{' ...' if len(available) > 12 else ''} (--pivot)"
-        )
+    ordered = _pivot_first(list(corp), pivot)
     table = _Table(toks, config=config, pivot=pivot, segmenter=seg.name)
-    table.lang_parts_left.update(p.lang for p in parts)
+    table.lang_parts_left.update(p.lang for p in ordered)
     options = CountOptions(
         encode_path=config.encode_path, roundtrip=config.roundtrip, batch_size=config.batch_size
     )
@@ -287,27 +280,35 @@ def fertility_report(
         counter = ChunkCounter(
             toks, pivot=pivot, segmenter=seg, options=options, slice_config=slice_config, executor=pool
         )
-        for part in progress(
-            pivots + [p for p in parts if p not in pivots], desc="fertility", unit="part", quiet=quiet
-        ):
+        for part in progress(ordered, desc="fertility", unit="part", quiet=quiet):
             texts, ids = corp.texts(part)
             _count_part(counter, table, part, texts, ids, chunk_size=config.chunk_size)
             del texts, ids
     df = pd.DataFrame(table.table(), columns=[*REPORT_COLUMNS, *EXTRA_COLUMNS])
+    stats = corp.stats
     df.attrs.update(
-        pivot=pivot or "",
-        segmenter=seg.name,
-        replaced=corp.stats.replaced,
-        replaced_where=list(corp.stats.replaced_where),
-        config=config,
-    )
-    if corp.stats.replaced:
+        pivot=pivot or "", segmenter=seg.name, replaced=stats.replaced,
+        replaced_where=list(stats.replaced_where), config=config,
+    )  # fmt: skip
+    if stats.replaced:
         logger.warning(
             "%d invalid UTF-8 sequences replaced by U+FFFD (first at %s)",
-            corp.stats.replaced,
-            corp.stats.replaced_where[:1],
+            stats.replaced,
+            stats.replaced_where[:1],
         )
     return df
+
+
+def _pivot_first(parts: list[CorpusPart], pivot: str | None) -> list[CorpusPart]:
+    """The parts in order, the pivot's first (later parts' premiums need its token counts)."""
+    pivots = [p for p in parts if pivot is not None and p.slice == pivot and p.slice_kind == "language"]
+    if pivot is not None and not pivots and any(p.align for p in parts):
+        available = sorted(p.slice for p in parts if p.align and p.slice_kind == "language")
+        raise ConfigError(
+            f"pivot {pivot!r} is not in the parallel part of the corpus; choose one of "
+            f"{', '.join(available[:12])}{' ...' if len(available) > 12 else ''} (--pivot)"
+        )
+    return pivots + [p for p in parts if p not in pivots]
 
 
 def fertility_by_source(tokenizer: Any, records: Iterable[tuple[str, str]], *, n_boot: int = 200) -> Any:
