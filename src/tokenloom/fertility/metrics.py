@@ -223,7 +223,8 @@ def count_flat(
     )
 
 
-_CHUNK = 1 << 22  # resample x item entries drawn at once (bounds bootstrap memory to ~32 MB)
+_CACHED = 1 << 22  # resample x item entries up to which the weights are drawn at once and cached (32 MB)
+_CHUNK = 1 << 20  # resample x item entries drawn at once beyond that (~8 MB per array, ~25 MB in all)
 
 
 def _draw_weights(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
@@ -244,9 +245,10 @@ def bootstrap_weights(n: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
 
     Row r counts how often each of the n items was drawn (with replacement) in resample r, so the resampled
     sums of a column x are ``weights @ x``. Deterministic in (n, n_boot, seed); cached for small n, where
-    many slices of the same size (parallel languages) share them: a paired bootstrap.
+    many slices of the same size (parallel languages) share them: a paired bootstrap. The draws are one
+    stream, so the weights do not depend on how they are chunked.
     """
-    if n * n_boot <= _CHUNK:
+    if n * n_boot <= _CACHED:
         yield _cached_weights(n, n_boot, seed)
         return
     rng = np.random.default_rng([seed, n])
