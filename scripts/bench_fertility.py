@@ -20,6 +20,16 @@ on 3 MB of the FLORES-200 ``dev`` split into a temporary folder (not timed).
    and the peak of Python-allocated memory (tracemalloc): the report's own data. RSS also holds what the
    native libraries load per language (ICU dictionaries and transliteration rules, engine caches). Flat peaks show that
    the report holds one language's token ids at a time, not the corpus's.
+3. **Scale** (``--scale 1,10``), in fresh child processes: the corpus with every language file repeated
+   ×k (written to a temporary folder), one tokenizer (the first), the whole report with transliterated
+   slices; the peak RSS of each child (``ru_maxrss``). Texts are counted in chunks of
+   ``ReportConfig.chunk_size``, so the peak stays flat from ×1 to ×10; the largest scale is also run with one
+   chunk per part (``chunk_size`` = the part's size: memory then follows the largest language part). The
+   reports are compared: the chunked and the one-chunk-per-part reports are identical
+   (``pandas.testing.assert_frame_equal``), and the ×k report has k times the ×1 counts with the same
+   ratios (fertility, rates, premiums, Rényi efficiency; intervals narrow as texts grow).
+
+``--markdown`` prints every table as Markdown under a line naming the machine and the date.
 """
 
 from __future__ import annotations
@@ -28,6 +38,8 @@ import argparse
 import json
 import math
 import os
+import pickle
+import platform
 import resource
 import subprocess
 import sys
@@ -35,7 +47,8 @@ import tempfile
 import threading
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 DEFAULT_SHARED = Path(os.environ.get("TOKENLOOM_SHARED", Path(__file__).resolve().parents[2] / "shared"))
@@ -61,6 +74,143 @@ class _PeakSampler(threading.Thread):
     def run(self) -> None:
         while not self.stop.wait(0.01):
             self.peak = max(self.peak, _rss_mb())
+
+
+def _print_table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, markdown: bool) -> None:
+    """A Markdown table (``--markdown``) or the same columns aligned as plain text."""
+    cells = [[str(c) for c in r] for r in rows]
+    if markdown:
+        print("| " + " | ".join(headers) + " |")
+        print("|" + "|".join("---" if i == 0 else "---:" for i in range(len(headers))) + "|")
+        for r in cells:
+            print("| " + " | ".join(r) + " |")
+        return
+    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
+    for r in cells:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+
+
+def _machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    system = f"{platform.system()} {platform.release()}"
+    return f"{system}, {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}; {date}"
+
+
+def _repeat_corpus(src: Path, out: Path, factor: int) -> Path:
+    """Every ``<lang>_<Script>.txt`` of ``src`` with its lines repeated ``factor`` times, written to ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    for f in sorted(src.glob("*_*.txt")):
+        text = f.read_text(encoding="utf-8")
+        if not text.endswith("\n"):
+            text += "\n"
+        (out / f.name).write_text(text * factor, encoding="utf-8")
+    return out
+
+
+def _scale_child(args: argparse.Namespace) -> int:
+    """One report on ``--corpus`` with the first tokenizer; prints the peak RSS; pickles the report."""
+    from tokenloom.fertility.report import ReportConfig, fertility_report
+    from tokenloom.text.tokenizer import load_tokenizer
+
+    name = Path(args.tokenizer[0]).name
+    tok = load_tokenizer(args.tokenizer[0])
+    import pandas  # noqa: F401 - imported before the baseline
+
+    base = _rss_mb()
+    kwargs = {"config": ReportConfig(chunk_size=args.chunk_size)} if args.chunk_size else {}
+    start = time.perf_counter()
+    df = fertility_report({name: tok}, args.corpus, **kwargs)
+    seconds = time.perf_counter() - start
+    df.attrs.pop("config", None)
+    with open(args.scale_child, "wb") as fh:
+        pickle.dump(df, fh)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    print(json.dumps({"base_mb": base, "peak_mb": peak, "seconds": seconds, "rows": len(df)}))
+    return 0
+
+
+_ADDITIVE = ("texts", "tokens", "words", "chars", "bytes", "premium_pairs")
+_RATIOS = (
+    "fertility", "continued_words", "chars_per_token", "bytes_per_token", "byte_fallback_rate", "unk_rate",
+    "roundtrip_exact_rate", "normalization_changed_rate", "premium_mean", "premium_median", "rel_kv_bytes",
+    "rel_attention_work", "renyi_efficiency",
+)  # fmt: skip
+
+
+def _check_scaled(one: object, scaled: object, factor: int) -> None:
+    """The ×k report counts k times the ×1 texts, with the same ratios (an oracle for the chunked counting)."""
+    import numpy as np
+    import pandas as pd
+
+    assert isinstance(one, pd.DataFrame) and isinstance(scaled, pd.DataFrame)
+    assert len(one) == len(scaled), "the scaled report has other rows"
+    keys = ["tokenizer", "slice_kind", "slice"]
+    pd.testing.assert_frame_equal(one[keys], scaled[keys])
+    for col in _ADDITIVE:
+        assert (scaled[col].to_numpy() == factor * one[col].to_numpy()).all(), col
+    for col in _RATIOS:
+        assert np.allclose(scaled[col], one[col], rtol=1e-9, atol=0, equal_nan=True), col
+    for kind in ("fertility", "premium"):
+        inside = scaled[f"{kind}_lo"].isna() | (
+            (scaled[f"{kind}_lo"] <= scaled[f"{kind}_mean" if kind == "premium" else kind] + 1e-12)
+            & (scaled[f"{kind}_mean" if kind == "premium" else kind] <= scaled[f"{kind}_hi"] + 1e-12)
+        )
+        assert inside.all(), f"{kind} outside its interval"
+
+
+def _run_scale_child(folder: Path, tokenizer: Path, out: Path, chunk_size: int | None) -> dict[str, float]:
+    cmd = [sys.executable, __file__, "--scale-child", str(out), "--corpus", str(folder)]
+    cmd += ["--tokenizer", str(tokenizer)] + (["--chunk-size", str(chunk_size)] if chunk_size else [])
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"scale child failed:\n{done.stderr}")
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _scale(args: argparse.Namespace, factors: list[int]) -> None:
+    """Section 3 of the module docstring."""
+    import pandas as pd
+
+    rows = []
+    reports = {}
+    with tempfile.TemporaryDirectory(prefix="bench-fertility-scale-") as tmp:
+        runs = [(k, None) for k in factors] + [(max(factors), 10**9)]
+        for factor, chunk in runs:
+            folder = Path(tmp) / f"x{factor}"
+            if not folder.exists():
+                _repeat_corpus(args.corpus, folder, factor)
+            size = sum(f.stat().st_size for f in folder.iterdir()) / 2**20
+            r = _run_scale_child(folder, args.tokenizer[0], Path(tmp) / f"x{factor}-{chunk}.pkl", chunk)
+            with open(Path(tmp) / f"x{factor}-{chunk}.pkl", "rb") as fh:
+                reports[(factor, chunk)] = pickle.load(fh)
+            label = "one per part" if chunk else "default (ReportConfig.chunk_size)"
+            rows.append(
+                (f"×{factor}", f"{size:.0f}", label, int(r["rows"]), f"{r['base_mb']:.0f}", f"{r['peak_mb']:.0f}",
+                 f"{r['seconds']:.1f}")
+            )  # fmt: skip
+    top = max(factors)
+    pd.testing.assert_frame_equal(reports[(top, None)], reports[(top, 10**9)], check_exact=True)
+    for factor in factors:
+        _check_scaled(reports[(min(factors), None)], reports[(factor, None)], factor // min(factors))
+    print(
+        f"\nscale: {args.corpus.name} repeated ×k, 1 tokenizer ({Path(args.tokenizer[0]).name}), full report"
+    )
+    headers = ["scale", "corpus (MiB)", "chunks", "rows", "RSS before (MiB)", "peak RSS (MiB)", "seconds"]
+    _print_table(headers, rows, markdown=args.markdown)
+    print(
+        f"\n(×{top} chunked == ×{top} one chunk per part: identical DataFrames; ×k counts == k × the ×1 counts, "
+        "same ratios: checked)"
+    )
 
 
 def _languages(corpus: Path, count: int | None) -> list[Path]:
@@ -116,50 +266,24 @@ def _child(args: argparse.Namespace) -> int:
     peak = max(sampler.peak, _rss_mb())
     per_part = df[df.slice_kind.isin(["language", "transliterated"])].groupby("slice")["tokens"].sum()
     result = {
-        "languages": len(files), "rows": len(df), "base_mb": base, "peak_mb": peak, "traced_mb": traced,
+        "languages": len(files), "texts": int(df[df.slice_kind == "all"]["texts"].iloc[0]), "rows": len(df),
+        "base_mb": base, "peak_mb": peak, "traced_mb": traced,
         "largest": f"{per_part.idxmax()} ({per_part.max():,})",
     }  # fmt: skip
     print(json.dumps(result))
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--tokenizer", action="append", type=Path, help="tokenizer folder / file (repeat; default: train two)"
-    )
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_SHARED / "corpora" / "flores200" / "devtest")
-    parser.add_argument(
-        "--memory", default="10,50,99", help="language counts for the memory runs ('' = skip)"
-    )
-    parser.add_argument(
-        "--repeat", type=int, default=2, help="interleaved repeats of the timed runs (best kept)"
-    )
-    parser.add_argument("--memory-only", action="store_true", help="skip the timed runs")
-    parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.child is not None:
-        return _child(args)
-    tmp = None
-    if not args.tokenizer:
-        tmp = tempfile.TemporaryDirectory(prefix="bench-fertility-")
-        print("training two 8k tokenizers on 3 MB of FLORES dev (not timed) ...", flush=True)
-        args.tokenizer = _train_default(Path(tmp.name), DEFAULT_SHARED)
-
+def _speed(args: argparse.Namespace, corpus_line: list[str]) -> None:
+    """Section 1 of the module docstring."""
     from tokenloom.fertility.report import fertility_report
     from tokenloom.text.tokenizer import load_tokenizer
 
     files = _languages(args.corpus, None)
     texts = {f.stem: f.read_text(encoding="utf-8").splitlines() for f in files}
-    n_texts = sum(map(len, texts.values()))
-    n_chars = sum(len(t) for ts in texts.values() for t in ts)
     names = [Path(p).name for p in args.tokenizer]
-    print(f"corpus: {args.corpus} ({len(files)} languages, {n_texts:,} texts, {n_chars:,} characters)")
-    print(f"tokenizers: {', '.join(names)}\n")
-
     encoders = {name: _raw_encoder(Path(path)) for name, path in zip(names, args.tokenizer, strict=True)}
-    for name, (engine, _) in encoders.items():
-        print(f"raw engine of {name}: {engine}")
+    corpus_line += [f"raw engine of {name}: {engine}" for name, (engine, _) in encoders.items()]
     toks = {name: load_tokenizer(path) for name, path in zip(names, args.tokenizer, strict=True)}
     raw_tokens: dict[str, dict[str, int]] = {}
 
@@ -187,44 +311,91 @@ def main(argv: list[str] | None = None) -> int:
         "report, full (with transliterated slices)": lambda: report(True),
     }
     timings: dict[str, float] = {}
-    for _ in range(
-        args.repeat if not args.memory_only else 0
-    ):  # interleaved repeats; the best of each is kept (the machine is shared)
+    for _ in range(args.repeat):  # interleaved repeats; the best of each is kept (the machine is shared)
         for label, func in runs.items():
             start = time.perf_counter()
             func()
             timings[label] = min(timings.get(label, math.inf), time.perf_counter() - start)
-    texts.clear()  # free the corpus before the memory runs
-    if not args.memory_only:
-        raw_seconds = timings.pop("raw engines' batch encoding")
-        print(f"| run (2 tokenizers, whole corpus; best of {args.repeat}) | seconds | ratio vs raw |")
-        print("|---|---:|---:|")
-        print(f"| raw engines' batch encoding | {raw_seconds:.2f} | 1.00 |")
-        for label, seconds in timings.items():
-            print(f"| {label} | {seconds:.2f} | {seconds / raw_seconds:.2f} |")
-        print("\n(report token counts == raw engine token counts for every tokenizer and language: checked)")
+    raw_seconds = timings["raw engines' batch encoding"]
+    rows = [(label, f"{sec:.2f}", f"{sec / raw_seconds:.2f}") for label, sec in timings.items()]
+    print("\n".join(corpus_line) + "\n")
+    headers = [
+        f"run ({len(names)} tokenizers, whole corpus; best of {args.repeat})",
+        "seconds",
+        "ratio vs raw",
+    ]
+    _print_table(headers, rows, markdown=args.markdown)
+    print("\n(report token counts == raw engine token counts for every tokenizer and language: checked)")
 
-    counts = [int(c) for c in args.memory.split(",") if c.strip()]
-    if counts:
-        print(
-            "\n| languages | texts | rows | RSS before (MiB) | peak RSS during (MiB) | increase (MiB) "
-            "| peak Python-allocated (MiB, tracemalloc) | largest part (tokens, all tokenizers) |"
-        )
-        print("|---:|---:|---:|---:|---:|---:|---:|---|")
-        for count in counts:
-            cmd = [sys.executable, __file__, "--child", str(count), "--corpus", str(args.corpus)]
-            for p in args.tokenizer:
-                cmd += ["--tokenizer", str(p)]
-            out = (
-                subprocess.run(cmd, capture_output=True, text=True, check=True)
-                .stdout.strip()
-                .splitlines()[-1]
-            )
-            r = json.loads(out)
-            print(
-                f"| {r['languages']} | {r['languages'] * 1012:,} | {r['rows']} | {r['base_mb']:.0f} | "
-                f"{r['peak_mb']:.0f} | {r['peak_mb'] - r['base_mb']:.0f} | {r['traced_mb']:.1f} | {r['largest']} |"
-            )
+
+def _memory(args: argparse.Namespace, counts: list[int]) -> None:
+    """Section 2 of the module docstring."""
+    rows = []
+    for count in counts:
+        cmd = [sys.executable, __file__, "--child", str(count), "--corpus", str(args.corpus)]
+        for p in args.tokenizer:
+            cmd += ["--tokenizer", str(p)]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+        r = json.loads(out)
+        rows.append(
+            (r["languages"], f"{r['texts']:,}", r["rows"], f"{r['base_mb']:.0f}", f"{r['peak_mb']:.0f}",
+             f"{r['peak_mb'] - r['base_mb']:.0f}", f"{r['traced_mb']:.1f}", r["largest"])
+        )  # fmt: skip
+    headers = [
+        "languages", "texts", "rows", "RSS before (MiB)", "peak RSS during (MiB)", "increase (MiB)",
+        "peak Python-allocated (MiB, tracemalloc)", "largest part (tokens, all tokenizers)",
+    ]  # fmt: skip
+    print()
+    _print_table(headers, rows, markdown=args.markdown)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--tokenizer", action="append", type=Path, help="tokenizer folder / file (repeat; default: train two)"
+    )
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_SHARED / "corpora" / "flores200" / "devtest")
+    parser.add_argument(
+        "--memory", default="10,50,99", help="language counts for the memory runs ('' = skip)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=2, help="interleaved repeats of the timed runs (best kept)"
+    )
+    parser.add_argument("--memory-only", action="store_true", help="skip the timed runs")
+    parser.add_argument(
+        "--scale", default="", help="only the scale runs: repeat factors of the corpus, e.g. 1,10 (see above)"
+    )
+    parser.add_argument("--markdown", action="store_true", help="Markdown tables under a machine + date line")
+    parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--scale-child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--chunk-size", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child is not None:
+        return _child(args)
+    if args.scale_child is not None:
+        return _scale_child(args)
+    tmp = None
+    if not args.tokenizer:
+        tmp = tempfile.TemporaryDirectory(prefix="bench-fertility-")
+        print("training two 8k tokenizers on 3 MB of FLORES dev (not timed) ...", flush=True)
+        args.tokenizer = _train_default(Path(tmp.name), DEFAULT_SHARED)
+    if args.markdown:
+        print(f"machine: {_machine()} (shared VM: timings are noisy)\n")
+    files = _languages(args.corpus, None)
+    n_texts = sum(len(f.read_text(encoding="utf-8").splitlines()) for f in files)
+    corpus_line = [
+        f"corpus: {args.corpus} ({len(files)} languages, {n_texts:,} texts)",
+        f"tokenizers: {', '.join(Path(p).name for p in args.tokenizer)}",
+    ]
+    factors = [int(k) for k in args.scale.split(",") if k.strip()]
+    if factors:
+        _scale(args, factors)
+    else:
+        if not args.memory_only:
+            _speed(args, corpus_line)
+        counts = [int(c) for c in args.memory.split(",") if c.strip()]
+        if counts:
+            _memory(args, counts)
     if tmp is not None:
         tmp.cleanup()
     return 0

@@ -102,10 +102,13 @@ def test_bootstrap_sums_match_explicit_resampling() -> None:
 
 
 def test_bootstrap_chunks_for_large_slices(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(M, "_CHUNK", 1000)  # force the chunked path on a small input
+    whole = np.concatenate(list(M.bootstrap_weights(300, 20, 0)))  # drawn at once (and cached)
+    monkeypatch.setattr(M, "_CACHED", 1000)  # force the chunked path on a small input
+    monkeypatch.setattr(M, "_CHUNK", 1000)
     chunks = list(M.bootstrap_weights(300, 20, 0))
     assert len(chunks) == 7 and sum(len(c) for c in chunks) == 20
     assert all(np.array_equal(c.sum(axis=1), np.full(len(c), 300.0)) for c in chunks)
+    assert np.array_equal(np.concatenate(chunks), whole)  # one stream: chunking does not change the weights
 
 
 def test_premium_against_itself_is_exactly_one() -> None:

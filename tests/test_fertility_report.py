@@ -294,6 +294,8 @@ def test_bad_inputs(tiny_corpus: Path, handmade: dict[str, Path], tmp_path: Path
         fertility_report([handmade["char"]], tmp_path / "nowhere")
     with pytest.raises(ConfigError, match="level"):
         ReportConfig(level=95)
+    with pytest.raises(ConfigError, match="chunk_size must be a positive int, got 0"):
+        ReportConfig(chunk_size=0)
     # pivot=None: no premiums at all
     df = fertility_report([handmade["char"]], tiny_corpus, pivot=None, translit=False)
     assert df.premium_mean.isna().all()
@@ -363,6 +365,19 @@ def test_writers_and_cli(
     assert "transliterated" not in set(csv2.slice_kind) and set(csv2.segmenter) == {"whitespace"}
     assert cli.main([*argv, "--pivot", "xxx_Latn", "--out", str(tmp_path / "r3")]) == 2
     assert "pivot 'xxx_Latn'" in capsys.readouterr().err
+    # an existing --out folder is refused before any work, and replaced with --overwrite
+    before = (tmp_path / "r2" / "report.csv").read_bytes()
+    assert cli.main([*argv, "--out", str(tmp_path / "r2")]) == 2
+    assert (
+        f"output folder {str(tmp_path / 'r2')!r} already exists; pass --overwrite" in capsys.readouterr().err
+    )
+    assert (tmp_path / "r2" / "report.csv").read_bytes() == before
+    assert cli.main([*argv, "--no-translit", "--out", str(tmp_path / "r2"), "--overwrite"]) == 0
+    csv3 = pd.read_csv(tmp_path / "r2" / "report.csv")
+    assert set(csv3.segmenter) != {"whitespace"} and "transliterated" not in set(csv3.slice_kind)
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    assert cli.main([*argv, "--out", str(tmp_path / "afile"), "--overwrite"]) == 2
+    assert "is a file" in capsys.readouterr().err
 
 
 def test_write_report_direct(tiny_corpus: Path, handmade: dict[str, Path], tmp_path: Path) -> None:
@@ -384,3 +399,46 @@ def test_real_flores_languages(shared_dir: Path, trained: dict[str, Path], tmp_p
         assert r.texts == 1012 and r.tokens == sum(map(len, raw.encode_batch(texts)))
         assert r.premium_pairs == 1012
     assert row(df, "bpe", "language", "hin_Deva").premium_mean > 1.0
+
+
+def test_chunk_size_and_workers_do_not_change_the_report(
+    default_corpus: Path, trained: dict[str, Path]
+) -> None:
+    """Parts counted in chunks of 5 texts (12 per language here), on the executor or in place, give exactly
+    the report counted one part at a time."""
+    toks = {"bpe": trained["bpe"], "uni": trained["uni"]}
+    whole = fertility_report(toks, default_corpus, config=ReportConfig(n_boot=100, chunk_size=10**6))
+    for config in (
+        ReportConfig(n_boot=100, chunk_size=5),
+        ReportConfig(n_boot=100, chunk_size=5, prefetch=False),
+    ):
+        chunked = fertility_report(toks, default_corpus, config=config)
+        pd.testing.assert_frame_equal(chunked, whole, check_exact=True)
+
+
+def test_intervals_equal_the_metrics_functions_on_real_flores(
+    shared_dir: Path, trained: dict[str, Path], tmp_path: Path
+) -> None:
+    """A one-part slice's intervals are metrics.bootstrap_ratio (fertility) and metrics.premium_stats
+    (premium) of its per-text counts: the report's stratified bootstrap reduces to them on one stratum."""
+    src = shared_dir / "corpora" / "flores200" / "devtest"
+    texts = {}
+    for code in ("eng_Latn", "hin_Deva"):
+        (tmp_path / f"{code}.txt").write_bytes((src / f"{code}.txt").read_bytes())
+        texts[code] = (src / f"{code}.txt").read_text("utf-8").splitlines()
+    tok = load_tokenizer(trained["uni"])
+    cfg = ReportConfig(n_boot=300, seed=7, level=0.9, chunk_size=100)
+    df = fertility_report({"uni": tok}, tmp_path, translit=False, config=cfg)
+    tokens = {code: np.array([len(ids) for ids in tok.encode_batch(ts)]) for code, ts in texts.items()}
+    words = np.array([count_words(t, lang="hin") for t in texts["hin_Deva"]])
+    r = row(df, "uni", "language", "hin_Deva")
+    fert = metrics.bootstrap_ratio(tokens["hin_Deva"], words, n_boot=300, seed=7, level=0.9)
+    assert (r.fertility, r.fertility_lo, r.fertility_hi) == fert  # integer sums: exactly
+    mean, median, lo, hi, pairs = metrics.premium_stats(
+        tokens["hin_Deva"], tokens["eng_Latn"], n_boot=300, seed=7, level=0.9
+    )
+    assert (
+        (r.premium_mean, r.premium_median, r.premium_pairs) == (mean, median, pairs) == (mean, median, 1012)
+    )
+    assert (r.premium_lo, r.premium_hi) == pytest.approx((lo, hi), rel=1e-12)  # float sums, other BLAS order
+    assert lo < mean < hi

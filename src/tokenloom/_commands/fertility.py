@@ -41,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", type=Path, required=True, metavar="DIR", help="folder for report.csv/.md/.html and PNGs"
     )
     parser.add_argument(
+        "--overwrite", action="store_true", help="replace the report files in an existing --out folder"
+    )
+    parser.add_argument(
         "--table",
         action="store_true",
         help="also print every slice row (the summary is always printed; report.md has the full table)",
@@ -53,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     from tokenloom.fertility.summary import format_summary
     from tokenloom.fertility.writers import report_table, write_report
 
+    if args.out.exists() and not args.overwrite:  # checked before any work starts
+        raise ConfigError(f"output folder {str(args.out)!r} already exists; pass --overwrite to replace it")
     if args.out.exists() and not args.out.is_dir():
         raise ConfigError(f"--out {str(args.out)!r} is a file; give a folder for the report")
     df = fertility_report(

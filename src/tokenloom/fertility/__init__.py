@@ -1,8 +1,10 @@
 """Fertility and multilingual slice reports: metrics, slices, the report table, its writers and charts.
 
 Submodules: ``metrics`` (pure per-text counts and per-slice aggregates), ``slices`` (which slices a text
-belongs to; generated transliterations), ``encoding`` (engine and reference encoding paths), ``report``
-(``fertility_report``, ``fertility_by_source``), ``writers`` (CSV / Markdown / HTML / terminal table),
+belongs to; generated transliterations), ``encoding`` (engine and reference encoding paths), ``counting``
+(one chunk of texts under every tokenizer -> per-slice counts), ``counts`` (``SliceCounts``: mergeable
+per-slice accumulation, stratified bootstrap), ``report`` (``fertility_report``, ``fertility_by_source``: the
+loop over parts and chunks), ``writers`` (CSV / Markdown / HTML / terminal table),
 ``plots`` (matplotlib charts). Names are imported lazily: ``import tokenloom.fertility`` pulls in neither
 numpy, pandas nor matplotlib, and nothing here ever imports torch.
 """

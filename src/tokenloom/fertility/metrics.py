@@ -52,6 +52,7 @@ __all__ = [
     "flat_spans",
     "percentile_interval",
     "premium_stats",
+    "ratio_interval",
     "renyi_efficiency",
     "text_bases",
 ]
@@ -222,7 +223,8 @@ def count_flat(
     )
 
 
-_CHUNK = 1 << 22  # resample x item entries drawn at once (bounds bootstrap memory to ~32 MB)
+_CACHED = 1 << 22  # resample x item entries up to which the weights are drawn at once and cached (32 MB)
+_CHUNK = 1 << 20  # resample x item entries drawn at once beyond that (~8 MB per array, ~25 MB in all)
 
 
 def _draw_weights(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
@@ -243,9 +245,10 @@ def bootstrap_weights(n: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
 
     Row r counts how often each of the n items was drawn (with replacement) in resample r, so the resampled
     sums of a column x are ``weights @ x``. Deterministic in (n, n_boot, seed); cached for small n, where
-    many slices of the same size (parallel languages) share them: a paired bootstrap.
+    many slices of the same size (parallel languages) share them: a paired bootstrap. The draws are one
+    stream, so the weights do not depend on how they are chunked.
     """
-    if n * n_boot <= _CHUNK:
+    if n * n_boot <= _CACHED:
         yield _cached_weights(n, n_boot, seed)
         return
     rng = np.random.default_rng([seed, n])
@@ -283,6 +286,16 @@ def percentile_interval(samples: np.ndarray, *, level: float = 0.95) -> tuple[fl
         return _percentiles(np.asarray(samples, dtype=np.float64), level)
 
 
+def ratio_interval(
+    num_sums: np.ndarray, den_sums: np.ndarray | float, *, level: float = 0.95
+) -> tuple[float, float]:
+    """(lo, hi) percentile interval of the resampled ratios ``num_sums / den_sums`` ([n_boot] each, or a
+    constant denominator); resamples whose denominator is 0 are left out. The interval step of
+    :func:`bootstrap_ratio`, :func:`premium_stats` and the report's stratified intervals."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _percentiles(np.asarray(num_sums, dtype=np.float64) / den_sums, level)
+
+
 def bootstrap_ratio(
     num: np.ndarray, den: np.ndarray, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95
 ) -> tuple[float, float, float]:
@@ -299,8 +312,7 @@ def bootstrap_ratio(
     if n_boot <= 0 or num.size == 1:
         return point, point, point
     sums = bootstrap_sums(np.stack([num, den], axis=1), n_boot=n_boot, seed=seed)  # [n_boot, 2]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lo, hi = _percentiles(sums[:, 0] / sums[:, 1], level)
+    lo, hi = ratio_interval(sums[:, 0], sums[:, 1], level=level)
     return point, lo, hi
 
 
@@ -323,7 +335,7 @@ def premium_stats(
     if n_boot <= 0 or p.size == 1:
         return mean, median, mean, mean, int(p.size)
     sums = bootstrap_sums(p, n_boot=n_boot, seed=seed)  # [n_boot, 1]
-    lo, hi = _percentiles(sums[:, 0] / p.size, level)
+    lo, hi = ratio_interval(sums[:, 0], p.size, level=level)
     return mean, median, lo, hi, int(p.size)
 
 

@@ -2,49 +2,46 @@
 
 What it does: loads tokenizers (objects, our folders, any ``tokenizer.json`` or sentencepiece ``.model``)
 and a corpus (paths or a :class:`~tokenloom.text.corpus.Corpus`), then streams the corpus **part by part**
-(one language file at a time): it segments the part's words once for all tokenizers (ICU by default, the
-whole part in one call), and for each tokenizer encodes the part with offsets
-(:mod:`tokenloom.fertility.encoding`, on two background workers while words are segmented and the part is
-transliterated), reduces the token ids to per-text counts (:func:`metrics.count_flat`) and a token-id
-histogram, and drops them before the next language. A language's transliterated part is queued for encoding
-as soon as it is made, so at most one language's token ids (its texts and their transliteration) are held
-per tokenizer: memory does not grow with the number of languages. The pivot part is processed first so that every later part's
-premium is computed on the fly from the pivot's per-sentence token counts; a slice is finished (intervals,
-median, Rényi efficiency) as soon as no later part can add to it.
+(one language file at a time), each part **chunk by chunk** (``ReportConfig.chunk_size`` texts): a
+:class:`~tokenloom.fertility.counting.ChunkCounter` encodes the chunk with every tokenizer (on the executor
+it is given: two background workers while words are segmented and the chunk is transliterated) and turns
+it into per-slice :class:`~tokenloom.fertility.counts.SliceCounts`, which the report merges. Only the few
+per-text counts the bootstrap needs are kept until the part is closed, so memory follows the chunk size,
+not the size of a language part or of the corpus. The pivot part is processed first so that every later
+part's premium is computed on the fly from the pivot's per-sentence token counts; a slice becomes a row
+(intervals, median, Rényi efficiency) as soon as no later part can add to it.
 
 Intervals are percentile bootstrap intervals over texts, **stratified by part** (texts are resampled within
-each language file, keeping the corpus composition fixed), computed as resampling weights × per-text values
-(:func:`metrics.bootstrap_weights`), summed across the parts that make up a slice. Deterministic (seeded).
+each language file, keeping the corpus composition fixed): :func:`~tokenloom.fertility.counts.close_part`
+resamples each finished part with :func:`metrics.bootstrap_sums`, sums are added across the parts of a
+slice, and :func:`metrics.ratio_interval` gives the interval. Deterministic (seeded).
 
 One row per tokenizer × slice (``REPORT_COLUMNS`` are the cross-area contract; ``EXTRA_COLUMNS`` follow).
 The writers (``write_report``, ``to_markdown``, ``report_table``) live in :mod:`tokenloom.fertility.writers`
 and are re-exported here. What it does not do: write files, draw charts (``plots``), decide slices
-(``slices``), define metrics (``metrics``).
+(``slices``), define metrics (``metrics``), encode or count (``counting``, ``counts``).
 """
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import logging
-import math
 import os
-import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-
-import numpy as np
 
 from tokenloom._progress import progress
 from tokenloom.errors import ConfigError
-from tokenloom.fertility import metrics, slices
-from tokenloom.fertility.encoding import EncodedBatch, EncodePath, encode_part, engine_of
-from tokenloom.fertility.slices import Membership, SliceConfig, SliceKey, memberships, translit_part
+from tokenloom.fertility.counting import ChunkCounter, CountOptions, part_id
+from tokenloom.fertility.counts import SliceCounts, close_part
+from tokenloom.fertility.encoding import EncodePath
+from tokenloom.fertility.slices import KIND_ORDER, SliceConfig, SliceKey, translit_target
 from tokenloom.fertility.writers import report_table, to_markdown, write_report
 from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
-from tokenloom.text.unicode import Segmenter, SegmenterName, get_segmenter
+from tokenloom.text.unicode import Segmenter, SegmenterName, get_segmenter, transliterate
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,7 +80,8 @@ class ReportConfig:
     batch_size: int = 256  # texts per engine call; its Python lists are turned into arrays per batch
     roundtrip: bool = True  # decode every text for the round-trip exact rate (NaN when off)
     encode_path: EncodePath = "auto"  # engine batch API where available, else "reference" (encoding.py)
-    prefetch: bool = True  # encode in a background thread while words are segmented and counted
+    prefetch: bool = True  # encode on two background workers while words are segmented and counted
+    chunk_size: int = 1024  # texts counted at once: bounds memory, whatever the size of a language part
     translit_ascii: bool = False  # transliterated slices: Any-Latin, then Latin-ASCII
     mixed_min_share: float = 0.1  # code-mixed: every script counted holds at least this share of letters
 
@@ -98,36 +96,13 @@ class ReportConfig:
             raise ConfigError(f"ReportConfig.renyi_alpha must be > 0, got {self.renyi_alpha!r}")
         if not isinstance(self.batch_size, int) or self.batch_size <= 0:
             raise ConfigError(f"ReportConfig.batch_size must be a positive int, got {self.batch_size!r}")
+        if not isinstance(self.chunk_size, int) or self.chunk_size <= 0:
+            raise ConfigError(f"ReportConfig.chunk_size must be a positive int, got {self.chunk_size!r}")
         SliceConfig(mixed_min_share=self.mixed_min_share)  # validates the share
         if self.encode_path not in ("auto", "engine", "reference"):
             raise ConfigError(
                 f"ReportConfig.encode_path must be 'auto', 'engine' or 'reference', got {self.encode_path!r}"
             )
-
-
-@dataclass
-class _Acc:
-    """Running sums of one tokenizer × slice."""
-
-    texts: int = 0
-    tokens: int = 0
-    words: int = 0
-    chars: int = 0
-    bytes: int = 0
-    continued: int = 0
-    byte_fallback: int = 0
-    unk: int = 0
-    roundtrip_ok: int = 0
-    norm_changed: int = 0
-    pairs: int = 0
-    premium_sum: float = 0.0
-    premiums: list[np.ndarray] = field(default_factory=list)  # aligned per-text premiums (for the median)
-    boot: np.ndarray | None = None  # [n_boot, 4]: resampled Σtokens, Σwords, Σpremium, Σaligned
-    id_counts: np.ndarray | None = None  # token-id histogram (multi-part slices; dropped once final)
-    final: dict[str, float] | None = None  # intervals, median, Rényi: set when the slice is complete
-    langs: Counter[str] = field(default_factory=Counter)
-    scripts: Counter[str] = field(default_factory=Counter)
-    generated: bool = False
 
 
 def _resolve_tokenizers(tokenizers: Any) -> dict[str, Any]:
@@ -161,275 +136,105 @@ def _resolve_corpus(corpus: Any, errors: Literal["strict", "replace"]) -> Corpus
     return load_corpus(corpus, errors=errors)
 
 
-class _Run:
-    """One report computation: accumulators, pivot token counts, and the per-part step."""
-
-    pool: Any = None  # a two-worker ThreadPoolExecutor when prefetching, set by fertility_report
+class _Table:
+    """Slice counts of a report, merged chunk by chunk; a slice becomes a row once no later part adds to it."""
 
     def __init__(
-        self,
-        toks: dict[str, Any],
-        *,
-        pivot: str | None,
-        segmenter: Segmenter,
-        config: ReportConfig,
-        slice_config: SliceConfig,
+        self, toks: dict[str, Any], *, config: ReportConfig, pivot: str | None, segmenter: str
     ) -> None:
         self.toks = toks
-        self.pivot = pivot
-        self.segmenter = segmenter
         self.config = config
-        self.slice_config = slice_config
-        self.accs: dict[tuple[str, SliceKey], _Acc] = {}
-        # the engine batch path of each tokenizer (None: reference path), built once
-        self.engines = {
-            n: (engine_of(t) if config.encode_path != "reference" else None) for n, t in toks.items()
-        }
-        if config.encode_path == "engine" and any(e is None for e in self.engines.values()):
-            missing = [n for n, e in self.engines.items() if e is None]
-            raise ConfigError(f"tokenizer(s) {missing} have no engine batch path; use encode_path='auto'")
-        self.locks = {n: threading.Lock() for n in toks}
-        self.pivot_tokens: dict[tuple[str, str], dict[Any, int]] = {}  # (tokenizer, align) -> id -> tokens
-        self.lang_parts_left: Counter[str] = Counter()  # input parts per language not processed yet
+        self.common = {"segmenter": segmenter, "pivot": pivot or ""}
+        self.counts: dict[tuple[str, SliceKey], SliceCounts] = {}
+        self.part_keys: dict[str, dict[tuple[str, SliceKey], int]] = {}  # part -> slices it counted toward
+        self.rows: dict[tuple[str, SliceKey], dict[str, Any]] = {}
+        self.lang_parts_left: Counter[str] = Counter()  # input parts per language not closed yet
 
-    def start_encoding(self, texts: list[str], bases: np.ndarray) -> dict[str, Callable[[], EncodedBatch]]:
-        """One getter per tokenizer; with a pool, every encoding of this part is queued on its workers,
-        so the engines (which release the GIL) run while this thread segments words and counts."""
+    def add(self, part: CorpusPart, counted: list[tuple[str, SliceKey, SliceCounts]]) -> None:
+        """Merge one chunk's counts (:meth:`ChunkCounter.collect`) into the table."""
+        seen = self.part_keys.setdefault(part_id(part), {})
+        for name, key, one in counted:
+            old = self.counts.get((name, key))
+            self.counts[(name, key)] = one if old is None else old.merge(one)
+            seen.setdefault((name, key), len(seen))
+
+    def close(self, part: CorpusPart, size: int) -> None:
+        """Resample the finished part (one bootstrap for all its slices) and finish the slices that no
+        later part adds to: the part's own slice (a Corpus has no duplicates) and, after a language's
+        last input part, its code-mixed slices."""
+        own: SliceKey = (part.slice_kind, part.slice)
+        seen = self.part_keys.pop(part_id(part), {})
+        rank = {"all": 0, "script": 2, "code_mixed": 3}  # the order of slices.memberships
+        names = list(self.toks)
+        keys = sorted(seen, key=lambda k: (names.index(k[0]), 1 if k[1] == own else rank[k[1][0]], seen[k]))
         cfg = self.config
-
-        def encode(name: str) -> EncodedBatch:
-            with self.locks[name]:  # one tokenizer is never used by two workers at once
-                return encode_part(
-                    self.toks[name], texts, bases, path=cfg.encode_path, decode=cfg.roundtrip,
-                    batch_size=cfg.batch_size, engine=self.engines.get(name),
-                )  # fmt: skip
-
-        if self.pool is None:
-            return {name: functools.partial(encode, name) for name in self.toks}
-        futures = {name: self.pool.submit(encode, name) for name in self.toks}
-        return {name: future.result for name, future in futures.items()}
-
-    def part(
-        self,
-        part: CorpusPart,
-        texts: list[str],
-        ids: list[Any],
-        *,
-        meanwhile: Callable[[], Any] | None = None,
-        encoded: dict[str, Callable[[], EncodedBatch]] | None = None,
-    ) -> Any:
-        """Count one part. ``meanwhile``: work that does not need this part's tokens (the next generated
-        part's transliteration), run while the engines encode; its result is returned (None if not run).
-        ``encoded``: the getters of :meth:`start_encoding` when this part's encoding was queued already."""
-        cfg = self.config
-        n = len(texts)
-        if n == 0:
-            return None
-        bases = metrics.text_bases(texts)
-        if encoded is None:  # in a background thread with prefetch: overlaps below
-            encoded = self.start_encoding(texts, bases)
-        result = meanwhile() if meanwhile is not None else None
-        lang = None if part.slice_kind == "code" or part.lang == "und" else part.lang
-        flat_segment = getattr(self.segmenter, "flat_word_spans", None)  # all texts in one call (ICU)
-        if flat_segment is not None:
-            words, flat_words = flat_segment(texts, lang)  # [n], [W, 2] end-to-end word spans
-        else:
-            spans = [self.segmenter.word_spans(t, lang) for t in texts]
-            words = np.fromiter(map(len, spans), dtype=np.int64, count=n)
-            flat_words = metrics.flat_spans(spans, words, bases)  # [W, 2] end-to-end word spans
-            del spans
-        chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
-        nbytes = np.fromiter((len(t.encode("utf-8")) for t in texts), dtype=np.int64, count=n)
-        mems = memberships(part, texts, config=self.slice_config)
-        masks = []
-        for m in mems:
-            mask = np.zeros(n, dtype=bool)
-            mask[m.indices if m.indices is not None else slice(None)] = True
-            masks.append(mask)
-        columns: list[np.ndarray] = []  # per-text values whose bootstrap sums feed the accumulators
-        targets: list[tuple[_Acc, int]] = []  # (accumulator, first of its 4 columns)
-        is_pivot = part.slice == self.pivot and part.slice_kind == "language" and not part.generated
-        for name, tok in self.toks.items():
-            enc = encoded[name]()
-            bc = metrics.count_flat(
-                enc.lengths, enc.ids, enc.offsets, words, flat_words, vocab_size=int(tok.vocab_size),
-                byte_fallback_ids=tok.byte_fallback_ids, unk_id=tok.unk_id,
-            )  # fmt: skip
-            rt = enc.roundtrip if enc.roundtrip is not None else np.zeros(n, dtype=bool)
-            del enc
-            batch = getattr(tok, "normalize_batch", None)  # one engine call where the tokenizer has it
-            normalized = batch(texts) if batch is not None else map(tok.normalize, texts)
-            nc = np.fromiter((a != t for a, t in zip(normalized, texts, strict=True)), dtype=bool, count=n)
-            if is_pivot and part.align is not None:
-                self.pivot_tokens[(name, part.align)] = dict(zip(ids, bc.tokens.tolist(), strict=True))
-            pmap = self.pivot_tokens.get((name, part.align)) if part.align is not None else None
-            if pmap is not None:
-                piv = np.fromiter((pmap.get(i, 0) for i in ids), dtype=np.float64, count=n)
-                aligned = piv > 0
-                prem = np.divide(bc.tokens, piv, out=np.zeros(n), where=aligned)
-            else:
-                aligned = np.zeros(n, dtype=bool)
-                prem = np.zeros(n)
-            for m, mask in zip(mems, masks, strict=True):
-                acc = self.accs.setdefault((name, m.key), _Acc())
-                self._add(acc, m, mask, bc, words, chars, nbytes, rt, nc, prem, aligned, int(tok.vocab_size))
-                acc.generated = part.generated
-                targets.append((acc, len(columns)))
-                columns += [bc.tokens * mask, words * mask, prem * mask, (aligned & mask).astype(np.float64)]
-        if cfg.n_boot > 0:  # a one-text part adds a constant: every resample draws that text
-            values = np.stack(columns, axis=1).astype(np.float64)  # [n, 4 * tokenizers * memberships]
-            sums = metrics.bootstrap_sums(values, n_boot=cfg.n_boot, seed=cfg.seed)  # [n_boot, K]
-            for acc, col in targets:
-                block = sums[:, col : col + 4]  # [n_boot, 4]
-                acc.boot = block.copy() if acc.boot is None else acc.boot + block
-        # finish the slices no later part adds to: a language / code / transliterated part's own slice
-        # (Corpus refuses duplicates), and code-mixed slices of a language after its last part
-        done: list[SliceKey] = [(part.slice_kind, part.slice)]
+        closed = close_part(
+            [self.counts[k] for k in keys], part_id(part), size, n_boot=cfg.n_boot, seed=cfg.seed
+        )
+        self.counts.update(zip(keys, closed, strict=True))
+        done: list[SliceKey] = [own]
         if not part.generated:
             self.lang_parts_left[part.lang] -= 1
             if self.lang_parts_left[part.lang] == 0:
                 prefix = f"{part.lang}_"
-                done += [k for _, k in self.accs if k[0] == "code_mixed" and k[1].startswith(prefix)]
-        for name, tok in self.toks.items():
+                done += [k for _, k in self.counts if k[0] == "code_mixed" and k[1].startswith(prefix)]
+        for name in self.toks:
             for key in done:
-                pending = self.accs.get((name, key))
-                if pending is not None and pending.final is None:
-                    self._finish(pending, tok)
-        return result
+                if (name, key) in self.counts:
+                    self._finish(name, key)
 
-    def _finish(self, acc: _Acc, tok: Any) -> None:
-        """Compute the slice's intervals, median and Rényi efficiency; drop its per-text and per-id arrays
-        (so memory does not grow with the number of finished slices)."""
-        level = self.config.level
-        f_lo = f_hi = p_lo = p_hi = math.nan
-        if acc.boot is not None:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                if acc.words:
-                    f_lo, f_hi = metrics.percentile_interval(acc.boot[:, 0] / acc.boot[:, 1], level=level)
-                if acc.pairs:
-                    p_lo, p_hi = metrics.percentile_interval(acc.boot[:, 2] / acc.boot[:, 3], level=level)
-        counts = acc.id_counts if acc.id_counts is not None else np.zeros(1)
-        acc.final = {
-            "fertility_lo": f_lo,
-            "fertility_hi": f_hi,
-            "premium_median": float(np.median(np.concatenate(acc.premiums))) if acc.premiums else math.nan,
-            "premium_lo": p_lo,
-            "premium_hi": p_hi,
-            "renyi_efficiency": metrics.renyi_efficiency(
-                counts, vocab_size=int(tok.vocab_size), alpha=self.config.renyi_alpha
-            ),
-        }
-        acc.boot = acc.id_counts = None
-        acc.premiums = []
+    def _finish(self, name: str, key: SliceKey) -> None:
+        """Turn a slice's counts into its row and drop them (memory does not grow with finished slices)."""
+        tok, cfg = self.toks[name], self.config
+        counts = self.counts.pop((name, key))
+        metrics_ = counts.finish(
+            vocab_size=int(tok.vocab_size),
+            level=cfg.level,
+            renyi_alpha=cfg.renyi_alpha,
+            roundtrip=cfg.roundtrip,
+        )
+        self.rows[(name, key)] = {
+            "tokenizer": name, "slice_kind": key[0], "slice": key[1], **metrics_, **self.common,
+            "engine": getattr(tok, "engine", "unknown"), "algorithm": getattr(tok, "algorithm", "unknown"),
+            "vocab_size": int(tok.vocab_size),
+        }  # fmt: skip
 
-    @staticmethod
-    def _add(
-        acc: _Acc,
-        m: Membership,
-        mask: np.ndarray,
-        bc: metrics.BatchCounts,
-        words: np.ndarray,
-        chars: np.ndarray,
-        nbytes: np.ndarray,
-        rt: np.ndarray,
-        nc: np.ndarray,
-        prem: np.ndarray,
-        aligned: np.ndarray,
-        vocab: int,
-    ) -> None:
-        acc.texts += int(mask.sum())
-        acc.tokens += int(bc.tokens[mask].sum())
-        acc.words += int(words[mask].sum())
-        acc.chars += int(chars[mask].sum())
-        acc.bytes += int(nbytes[mask].sum())
-        acc.continued += int(bc.continued[mask].sum())
-        acc.byte_fallback += int(bc.byte_fallback[mask].sum())
-        acc.unk += int(bc.unk[mask].sum())
-        acc.roundtrip_ok += int(rt[mask].sum())
-        acc.norm_changed += int(nc[mask].sum())
-        sel = aligned & mask
-        acc.pairs += int(sel.sum())
-        acc.premium_sum += float(prem[sel].sum())
-        if sel.any():
-            acc.premiums.append(prem[sel])
-        if m.indices is None:
-            counts = bc.id_counts
-        else:
-            counts = np.bincount(bc.flat_ids[mask[bc.token_text]], minlength=vocab)
-        acc.id_counts = counts.copy() if acc.id_counts is None else acc.id_counts + counts
-        acc.langs.update(m.langs)
-        acc.scripts.update(m.scripts)
-
-    def rows(self) -> list[dict[str, Any]]:
-        cfg = self.config
-        order: dict[str, int] = {k: i for i, k in enumerate(slices.KIND_ORDER)}
+    def table(self) -> list[dict[str, Any]]:
+        """Every row, tokenizers in order, then slice kinds in ``slices.KIND_ORDER``, then labels."""
+        for name, key in list(self.counts):
+            self._finish(name, key)
+        order: dict[str, int] = {k: i for i, k in enumerate(KIND_ORDER)}
         names = list(self.toks)
-        keys = sorted(self.accs, key=lambda k: (names.index(k[0]), order.get(k[1][0], 99), k[1][1]))
-        out = []
-        for name, (kind, label) in keys:
-            acc, tok = self.accs[(name, (kind, label))], self.toks[name]
-            fert = acc.tokens / acc.words if acc.words else math.nan
-            if acc.final is None:
-                self._finish(acc, tok)
-            final = acc.final
-            assert final is not None
-            pmean = acc.premium_sum / acc.pairs if acc.pairs else math.nan
-            out.append(
-                {
-                    "tokenizer": name,
-                    "slice_kind": kind,
-                    "slice": label,
-                    "lang": _label(acc.langs),
-                    "script": _label(acc.scripts),
-                    "texts": acc.texts,
-                    "tokens": acc.tokens,
-                    "words": acc.words,
-                    "chars": acc.chars,
-                    "bytes": acc.bytes,
-                    "fertility": fert,
-                    "fertility_lo": final["fertility_lo"],
-                    "fertility_hi": final["fertility_hi"],
-                    "continued_words": acc.continued / acc.words if acc.words else math.nan,
-                    "chars_per_token": acc.chars / acc.tokens if acc.tokens else math.nan,
-                    "bytes_per_token": acc.bytes / acc.tokens if acc.tokens else math.nan,
-                    "byte_fallback_rate": acc.byte_fallback / acc.tokens if acc.tokens else math.nan,
-                    "unk_rate": acc.unk / acc.tokens if acc.tokens else math.nan,
-                    "roundtrip_exact_rate": acc.roundtrip_ok / acc.texts
-                    if cfg.roundtrip and acc.texts
-                    else math.nan,
-                    "normalization_changed_rate": acc.norm_changed / acc.texts if acc.texts else math.nan,
-                    "premium_mean": pmean,
-                    "premium_median": final["premium_median"],
-                    "premium_lo": final["premium_lo"],
-                    "premium_hi": final["premium_hi"],
-                    "rel_kv_bytes": pmean,
-                    "rel_attention_work": pmean * pmean,
-                    "renyi_efficiency": final["renyi_efficiency"],
-                    "segmenter": self.segmenter.name,
-                    "premium_pairs": acc.pairs,
-                    "pivot": self.pivot or "",
-                    "engine": getattr(tok, "engine", "unknown"),
-                    "algorithm": getattr(tok, "algorithm", "unknown"),
-                    "vocab_size": int(tok.vocab_size),
-                    "generated": acc.generated,
-                }
-            )
-        return out
+        keys = sorted(self.rows, key=lambda k: (names.index(k[0]), order.get(k[1][0], 99), k[1][1]))
+        return [self.rows[k] for k in keys]
 
 
-def _translit_and_queue(
-    run: _Run, part: CorpusPart, texts: list[str], ids: list[Any], config: SliceConfig
-) -> tuple[Any, dict[str, Callable[[], EncodedBatch]] | None]:
-    """The generated transliterated part of ``part`` (or None) and, with prefetching, its queued encodings."""
-    generated = translit_part(part, texts, ids, config=config)
-    if generated is None or run.pool is None or not generated[1]:
-        return generated, None
-    return generated, run.start_encoding(generated[1], metrics.text_bases(generated[1]))
+def _count_part(
+    counter: ChunkCounter,
+    table: _Table,
+    part: CorpusPart,
+    texts: list[str],
+    ids: list[Any],
+    *,
+    chunk_size: int,
+) -> None:
+    """Count one part chunk by chunk, with its generated transliterated part beside it, then close both.
 
-
-def _label(counts: Counter[str]) -> str:
-    keys = [k for k, v in counts.items() if v > 0]
-    return keys[0] if len(keys) == 1 else "mul" if keys else ""
+    A chunk's transliteration is made while the engines encode the chunk, and queued at once."""
+    target = translit_target(part, texts, config=counter.slice_config)
+    ascii_ = counter.slice_config.translit_ascii
+    for start in range(0, len(texts), chunk_size):
+        chunk, chunk_ids = texts[start : start + chunk_size], ids[start : start + chunk_size]
+        pending = counter.submit(part, chunk, chunk_ids, start)
+        generated = None
+        if target is not None:
+            generated = counter.submit(target, transliterate(chunk, ascii=ascii_), chunk_ids, start)
+        table.add(part, counter.collect(pending))
+        if target is not None and generated is not None:
+            table.add(target, counter.collect(generated))
+    table.close(part, len(texts))
+    if target is not None:
+        table.close(target, len(texts))
 
 
 def fertility_report(
@@ -463,7 +268,41 @@ def fertility_report(
     slice_config = SliceConfig(
         translit=translit, translit_ascii=config.translit_ascii, mixed_min_share=config.mixed_min_share
     )
-    parts = list(corp)
+    ordered = _pivot_first(list(corp), pivot)
+    table = _Table(toks, config=config, pivot=pivot, segmenter=seg.name)
+    table.lang_parts_left.update(p.lang for p in ordered)
+    options = CountOptions(
+        encode_path=config.encode_path, roundtrip=config.roundtrip, batch_size=config.batch_size
+    )
+    # two workers: one tokenizer's array work (GIL-bound) overlaps the other's engine call (GIL released)
+    pool = (
+        ThreadPoolExecutor(max_workers=2, thread_name_prefix="fertility-encode") if config.prefetch else None
+    )
+    with pool or contextlib.nullcontext():
+        counter = ChunkCounter(
+            toks, pivot=pivot, segmenter=seg, options=options, slice_config=slice_config, executor=pool
+        )
+        for part in progress(ordered, desc="fertility", unit="part", quiet=quiet):
+            texts, ids = corp.texts(part)
+            _count_part(counter, table, part, texts, ids, chunk_size=config.chunk_size)
+            del texts, ids
+    df = pd.DataFrame(table.table(), columns=[*REPORT_COLUMNS, *EXTRA_COLUMNS])
+    stats = corp.stats
+    df.attrs.update(
+        pivot=pivot or "", segmenter=seg.name, replaced=stats.replaced,
+        replaced_where=list(stats.replaced_where), config=config,
+    )  # fmt: skip
+    if stats.replaced:
+        logger.warning(
+            "%d invalid UTF-8 sequences replaced by U+FFFD (first at %s)",
+            stats.replaced,
+            stats.replaced_where[:1],
+        )
+    return df
+
+
+def _pivot_first(parts: list[CorpusPart], pivot: str | None) -> list[CorpusPart]:
+    """The parts in order, the pivot's first (later parts' premiums need its token counts)."""
     pivots = [p for p in parts if pivot is not None and p.slice == pivot and p.slice_kind == "language"]
     if pivot is not None and not pivots and any(p.align for p in parts):
         available = sorted(p.slice for p in parts if p.align and p.slice_kind == "language")
@@ -471,37 +310,7 @@ def fertility_report(
             f"pivot {pivot!r} is not in the parallel part of the corpus; choose one of "
             f"{', '.join(available[:12])}{' ...' if len(available) > 12 else ''} (--pivot)"
         )
-    run = _Run(toks, pivot=pivot, segmenter=seg, config=config, slice_config=slice_config)
-    run.lang_parts_left.update(p.lang for p in parts)
-    ordered = pivots + [p for p in parts if p not in pivots]
-    # two workers: one tokenizer's array work (GIL-bound) overlaps the other's engine call (GIL released)
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="fertility-encode") as pool:
-        run.pool = pool if config.prefetch else None
-        for part in progress(ordered, desc="fertility", unit="part", quiet=quiet):
-            texts, ids = corp.texts(part)
-            # the transliterated part is made while the engines encode this one (an empty part: none)
-            # and queued for encoding at once, so the engines encode it while this part is counted: at most
-            # the two parts of one language (its texts and their transliteration) hold token ids at a time
-            make = functools.partial(_translit_and_queue, run, part, texts, ids, slice_config)
-            generated, queued = run.part(part, texts, ids, meanwhile=make) or (None, None)
-            if generated is not None:
-                run.part(generated[0], generated[1], ids, encoded=queued)
-            del texts, ids
-    df = pd.DataFrame(run.rows(), columns=[*REPORT_COLUMNS, *EXTRA_COLUMNS])
-    df.attrs.update(
-        pivot=pivot or "",
-        segmenter=seg.name,
-        replaced=corp.stats.replaced,
-        replaced_where=list(corp.stats.replaced_where),
-        config=config,
-    )
-    if corp.stats.replaced:
-        logger.warning(
-            "%d invalid UTF-8 sequences replaced by U+FFFD (first at %s)",
-            corp.stats.replaced,
-            corp.stats.replaced_where[:1],
-        )
-    return df
+    return pivots + [p for p in parts if p not in pivots]
 
 
 def fertility_by_source(

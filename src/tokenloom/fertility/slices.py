@@ -39,6 +39,7 @@ __all__ = [
     "memberships",
     "part_script",
     "translit_part",
+    "translit_target",
 ]
 
 SliceKey = tuple[str, str]  # (slice_kind, slice)
@@ -130,13 +131,15 @@ def memberships(
     return out
 
 
-def translit_part(
-    part: CorpusPart, texts: Sequence[str], ids: Sequence[Any], *, config: SliceConfig = SliceConfig()
-) -> tuple[CorpusPart, list[str]] | None:
-    """The generated ``<slice>_Latn-translit`` part of a non-Latin natural-language part, with its texts.
+def translit_target(
+    part: CorpusPart, texts: Sequence[str], *, config: SliceConfig = SliceConfig()
+) -> CorpusPart | None:
+    """The labels of the generated ``<slice>_Latn-translit`` part of a non-Latin natural-language part.
 
-    ``None`` when transliteration is off, the part is code / already transliterated / generated, or its
-    (labelled or most common) script is Latin or has no letters.
+    Decided on all of ``part``'s texts (the most common script when the part has no label); the texts
+    themselves are transliterated separately (:func:`tokenloom.text.unicode.transliterate`), so a caller
+    may do it chunk by chunk. ``None`` when transliteration is off, the part is code / already
+    transliterated / generated, or its (labelled or most common) script is Latin or has no letters.
     """
     if not config.translit or part.generated or part.slice_kind not in ("language", "code_mixed"):
         return None
@@ -145,15 +148,23 @@ def translit_part(
     script = part.script or Counter(part_script(part, texts)).most_common(1)[0][0]
     if script in _NO_TRANSLIT:
         return None
-    out = transliterate(list(texts), ascii=config.translit_ascii)
-    frozen_ids = list(ids)
-    generated = replace(
+    return replace(
         part,
         source=f"{part.source} (ICU Any-Latin{'; Latin-ASCII' if config.translit_ascii else ''})",
         slice_kind="transliterated",
         slice=f"{part.slice}_Latn-translit",
         script="Latn",
         generated=True,
-        loader=lambda: (out, frozen_ids),
     )
-    return generated, out
+
+
+def translit_part(
+    part: CorpusPart, texts: Sequence[str], ids: Sequence[Any], *, config: SliceConfig = SliceConfig()
+) -> tuple[CorpusPart, list[str]] | None:
+    """The generated part of :func:`translit_target` with all its texts transliterated at once."""
+    target = translit_target(part, texts, config=config)
+    if target is None:
+        return None
+    out = transliterate(list(texts), ascii=config.translit_ascii)
+    frozen_ids = list(ids)
+    return replace(target, loader=lambda: (out, frozen_ids)), out

@@ -1,0 +1,194 @@
+"""Count one chunk of a corpus part under every tokenizer: encode, segment words, measure per text.
+
+:class:`ChunkCounter` turns a chunk of texts (consecutive texts of one part) into one
+:class:`~tokenloom.fertility.counts.SliceCounts` per tokenizer × slice the texts belong to. Encoding
+(:func:`tokenloom.fertility.encoding.encode_part`) is queued on the executor the counter is given
+(:meth:`ChunkCounter.submit`), so the engines — which release the GIL — run while the calling thread
+transliterates and segments words (:meth:`ChunkCounter.collect`); without an executor it runs in place.
+A chunk's token ids are reduced to per-text counts (:func:`tokenloom.fertility.metrics.count_flat`) and
+dropped, so memory follows the chunk size, not the size of a part or of the corpus.
+
+Premiums need the pivot's token count of the same content: the counter remembers the pivot part's
+per-text token counts by id (one number per pivot text); the pivot part must be counted first.
+What it does not do: load corpora, decide which slices exist (``slices``), or aggregate across chunks
+(``counts``, ``report``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tokenloom.errors import ConfigError
+from tokenloom.fertility import metrics
+from tokenloom.fertility.counts import ChunkCounts, SliceCounts
+from tokenloom.fertility.encoding import EncodedBatch, EncodePath, encode_part, engine_of
+from tokenloom.fertility.slices import SliceConfig, SliceKey, memberships
+from tokenloom.text.corpus import CorpusPart
+from tokenloom.text.unicode import Segmenter
+
+__all__ = ["ChunkCounter", "CountOptions", "Pending", "part_id"]
+
+
+@dataclass(frozen=True)
+class CountOptions:
+    """How chunks are encoded (the report's :class:`~tokenloom.fertility.report.ReportConfig` fields)."""
+
+    encode_path: EncodePath = "auto"  # engine batch API where available, else "reference"
+    roundtrip: bool = True  # decode every text for the round-trip exact rate
+    batch_size: int = 256  # texts per engine call
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A chunk whose encodings are queued: :meth:`ChunkCounter.collect` counts it."""
+
+    part: CorpusPart
+    texts: list[str]
+    ids: list[Any]
+    start: int  # position in the part of the first text
+    encoded: dict[str, Future[EncodedBatch]]  # tokenizer name -> its encoding of the texts
+
+
+def _now(func: Callable[[], EncodedBatch]) -> Future[EncodedBatch]:
+    """A finished future: the no-executor path of :meth:`ChunkCounter.submit`."""
+    future: Future[EncodedBatch] = Future()
+    try:
+        future.set_result(func())
+    except Exception as exc:  # re-raised by .result(), as an executor would
+        future.set_exception(exc)
+    return future
+
+
+class ChunkCounter:
+    """Counts chunks of corpus parts under every tokenizer of a report (see the module docstring)."""
+
+    def __init__(
+        self,
+        toks: dict[str, Any],
+        *,
+        pivot: str | None,
+        segmenter: Segmenter,
+        options: CountOptions,
+        slice_config: SliceConfig,
+        executor: Executor | None = None,
+    ) -> None:
+        self.toks = toks
+        self.pivot = pivot
+        self.segmenter = segmenter
+        self.options = options
+        self.slice_config = slice_config
+        self.executor = executor
+        # the engine batch path of each tokenizer (None: reference path), built once
+        self.engines = {
+            n: (engine_of(t) if options.encode_path != "reference" else None) for n, t in toks.items()
+        }
+        if options.encode_path == "engine" and any(e is None for e in self.engines.values()):
+            missing = [n for n, e in self.engines.items() if e is None]
+            raise ConfigError(f"tokenizer(s) {missing} have no engine batch path; use encode_path='auto'")
+        self.locks = {n: threading.Lock() for n in toks}  # one tokenizer is never used by two workers
+        self.pivot_tokens: dict[tuple[str, str], dict[Any, int]] = {}  # (tokenizer, align) -> id -> tokens
+
+    def _encode(self, name: str, texts: list[str], bases: np.ndarray) -> EncodedBatch:
+        opts = self.options
+        with self.locks[name]:
+            return encode_part(
+                self.toks[name], texts, bases, path=opts.encode_path, decode=opts.roundtrip,
+                batch_size=opts.batch_size, engine=self.engines[name],
+            )  # fmt: skip
+
+    def submit(self, part: CorpusPart, texts: list[str], ids: list[Any], start: int) -> Pending:
+        """Queue the encodings of a chunk (texts ``start ..`` of ``part``) on the executor."""
+        bases = metrics.text_bases(texts)
+        encoded = {}
+        for name in self.toks:
+            if self.executor is None:
+                encoded[name] = _now(lambda name=name: self._encode(name, texts, bases))  # type: ignore[misc]
+            else:
+                encoded[name] = self.executor.submit(self._encode, name, texts, bases)
+        return Pending(part, texts, ids, start, encoded)
+
+    def _words(self, part: CorpusPart, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """[n] words per text and [W, 2] word spans in end-to-end coordinates."""
+        lang = None if part.slice_kind == "code" or part.lang == "und" else part.lang
+        flat_segment = getattr(self.segmenter, "flat_word_spans", None)  # all texts in one call (ICU)
+        if flat_segment is not None:
+            words, flat_words = flat_segment(texts, lang)
+            return np.asarray(words), np.asarray(flat_words)
+        spans = [self.segmenter.word_spans(t, lang) for t in texts]
+        words = np.fromiter(map(len, spans), dtype=np.int64, count=len(texts))
+        return words, metrics.flat_spans(spans, words, metrics.text_bases(texts))  # [n], [W, 2]
+
+    def _premium(self, name: str, pending: Pending, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """[n] premium (0 where not aligned) and [n] aligned of a chunk; remembers the pivot's counts."""
+        part, ids, n = pending.part, pending.ids, len(pending.texts)
+        if part.align is None:
+            return np.zeros(n), np.zeros(n, dtype=bool)
+        if part.slice == self.pivot and part.slice_kind == "language" and not part.generated:
+            self.pivot_tokens.setdefault((name, part.align), {}).update(
+                zip(ids, tokens.tolist(), strict=True)
+            )
+        pmap = self.pivot_tokens.get((name, part.align))
+        if pmap is None:
+            return np.zeros(n), np.zeros(n, dtype=bool)
+        piv = np.fromiter((pmap.get(i, 0) for i in ids), dtype=np.float64, count=n)
+        aligned = piv > 0
+        return np.divide(tokens, piv, out=np.zeros(n), where=aligned), aligned
+
+    def _text_counts(
+        self, name: str, pending: Pending, words: np.ndarray, flat_words: np.ndarray, sizes: np.ndarray
+    ) -> ChunkCounts:
+        tok, texts, n = self.toks[name], pending.texts, len(pending.texts)
+        enc = pending.encoded[name].result()
+        bc = metrics.count_flat(
+            enc.lengths, enc.ids, enc.offsets, words, flat_words, vocab_size=int(tok.vocab_size),
+            byte_fallback_ids=tok.byte_fallback_ids, unk_id=tok.unk_id,
+        )  # fmt: skip
+        rt = enc.roundtrip if enc.roundtrip is not None else np.zeros(n, dtype=bool)
+        batch = getattr(tok, "normalize_batch", None)  # one engine call where the tokenizer has it
+        normalized = batch(texts) if batch is not None else map(tok.normalize, texts)
+        nc = np.fromiter((a != t for a, t in zip(normalized, texts, strict=True)), dtype=bool, count=n)
+        premium, aligned = self._premium(name, pending, bc.tokens)
+        return ChunkCounts(
+            start=pending.start, tokens=bc.tokens, words=words, chars=sizes[0], bytes=sizes[1],
+            continued=bc.continued, byte_fallback=bc.byte_fallback, unk=bc.unk, roundtrip=rt,
+            norm_changed=nc, premium=premium, aligned=aligned, flat_ids=bc.flat_ids,
+            token_text=bc.token_text, id_counts=bc.id_counts,
+        )  # fmt: skip
+
+    def collect(self, pending: Pending) -> list[tuple[str, SliceKey, SliceCounts]]:
+        """Count a submitted chunk: (tokenizer, slice, counts) for every tokenizer × slice of its texts,
+        tokenizers in order, slices in the order of :func:`~tokenloom.fertility.slices.memberships`."""
+        part, texts = pending.part, pending.texts
+        if not texts:
+            return []
+        words, flat_words = self._words(part, texts)
+        chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        nbytes = np.fromiter((len(t.encode("utf-8")) for t in texts), dtype=np.int64, count=len(texts))
+        mems = memberships(part, texts, config=self.slice_config)
+        out = []
+        for name, tok in self.toks.items():
+            counts = self._text_counts(name, pending, words, flat_words, np.stack([chars, nbytes]))
+            for m in mems:
+                one = SliceCounts.of(
+                    counts, m.indices, part=part_id(part), vocab_size=int(tok.vocab_size),
+                    langs=m.langs, scripts=m.scripts, generated=part.generated,
+                )  # fmt: skip
+                out.append((name, m.key, one))
+        return out
+
+    def count(
+        self, part: CorpusPart, texts: Sequence[str], ids: Sequence[Any], start: int = 0
+    ) -> list[tuple[str, SliceKey, SliceCounts]]:
+        """:meth:`submit` then :meth:`collect`."""
+        return self.collect(self.submit(part, list(texts), list(ids), start))
+
+
+def part_id(part: CorpusPart) -> str:
+    """The stratum a part's texts are resampled in: its slice (unique in a corpus)."""
+    return f"{part.slice_kind}:{part.slice}"
