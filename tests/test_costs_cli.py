@@ -1,4 +1,4 @@
-"""``tokenloom costs``: the CLI prints what the issue says; tables per component, across N, per language."""
+"""``tokenloom costs``: the CLI prints tables per component, across N, per language."""
 
 from __future__ import annotations
 
@@ -187,7 +187,7 @@ REPORT_COLUMNS = [
 
 
 def _report(tmp_path: Path) -> Path:
-    """A small report following COMMON.md contract 3: two tokenizers, an 'all' and a 'script' row to skip."""
+    """A small report with the columns of ``fertility_report``: two tokenizers, an 'all' and a 'script' row to skip."""
     rows = []
     table = {  # slice: (tokens, premium_mean, premium_lo, premium_hi)
         "eng_Latn": (1000, 1.0, 1.0, 1.0),

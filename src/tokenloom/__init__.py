@@ -18,12 +18,12 @@ _LAZY: dict[str, str] = {
     "CorpusError": "tokenloom.errors",
     "TokenizerError": "tokenloom.errors",
     "ImageDecodeError": "tokenloom.errors",
-    # tokenizer trainers and the Tokenizer (tokenizer engineer)
+    # tokenizer trainers and the Tokenizer
     "train_tokenizer": "tokenloom.text.train",
     "TrainerConfig": "tokenloom.text.train",
     "Tokenizer": "tokenloom.text.tokenizer",
     "load_tokenizer": "tokenloom.text.tokenizer",
-    # fertility and multilingual slice reports (fertility engineer)
+    # fertility and multilingual slice reports
     "fertility_report": "tokenloom.fertility.report",
     "fertility_by_source": "tokenloom.fertility.report",
     "write_report": "tokenloom.fertility.report",
@@ -32,7 +32,7 @@ _LAZY: dict[str, str] = {
     "Corpus": "tokenloom.text.corpus",
     # encoder configuration
     "EncoderConfig": "tokenloom.encoder.config",
-    # cost model (costs engineer): pure formulas, no torch
+    # cost model: pure formulas, no torch
     "attention_flops": "tokenloom.costs",
     "projection_flops": "tokenloom.costs",
     "mlp_flops": "tokenloom.costs",
@@ -51,15 +51,15 @@ _LAZY: dict[str, str] = {
     "vit_patch_dim": "tokenloom.costs",
     "format_bytes": "tokenloom.costs",
     "format_count": "tokenloom.costs",
-    # encoder: attention (attention engineer)
+    # encoder: attention
     "attention": "tokenloom.encoder.attention",
-    # encoder: model, front ends, timm conversion (encoder-model engineer)
+    # encoder: model, front ends, timm conversion
     "Encoder": "tokenloom.encoder.model",
     "TextEmbed": "tokenloom.encoder.embed",
     "ImageEmbed": "tokenloom.encoder.embed",
     "PatchEmbed": "tokenloom.encoder.embed",
     "from_timm": "tokenloom.encoder.timm_compat",
-    # images: decode, transforms, patches, datasets, sharded preprocessing (image engineer)
+    # images: decode, transforms, patches, datasets, sharded preprocessing
     "load_image": "tokenloom.vision.io",
     "DecodeConfig": "tokenloom.vision.io",
     "TransformConfig": "tokenloom.vision.transforms",

@@ -11,7 +11,7 @@ from tokenloom._lazy import lazy_exports
 
 # public name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {
-    # tokenizer area (issue 3)
+    # corpus line sources, trainers and the Tokenizer
     "resolve_inputs": "tokenloom.text.sources",
     "iter_lines": "tokenloom.text.sources",
     "SourceStats": "tokenloom.text.sources",
@@ -19,7 +19,7 @@ _LAZY: dict[str, str] = {
     "load_tokenizer": "tokenloom.text.tokenizer",
     "TrainerConfig": "tokenloom.text.train",
     "train_tokenizer": "tokenloom.text.train",
-    # corpus reading and Unicode analysis (fertility area, issue 4)
+    # corpus reading and Unicode analysis
     "load_corpus": "tokenloom.text.corpus",
     "Corpus": "tokenloom.text.corpus",
     "CorpusPart": "tokenloom.text.corpus",
