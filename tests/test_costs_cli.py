@@ -187,7 +187,7 @@ REPORT_COLUMNS = [
 
 
 def _report(tmp_path: Path) -> Path:
-    """A small report with the columns of ``fertility_report``: two tokenizers, an 'all' and a 'script' row to skip."""
+    """A small report with the columns `tokenloom fertility` writes: two tokenizers, 'all' and 'script' rows."""
     rows = []
     table = {  # slice: (tokens, premium_mean, premium_lo, premium_hi)
         "eng_Latn": (1000, 1.0, 1.0, 1.0),

@@ -86,7 +86,9 @@ def test_demo_runs_and_says_what_it_did(tmp_path, capsys: pytest.CaptureFixture[
     for lang in ("eng_Latn", "zho_Hans", "tha_Thai", "amh_Ethi", "khm_Khmr"):
         assert f"language       {lang}     {counts[4]} |" in out
     for label in ("hin-eng_mixed", "spa-eng_mixed", "tgl-eng_mixed", "hin_Latn-translit", "rust"):
-        assert re.search(rf"^(code_mixed|transliterated|code) +{re.escape(label)} +\d+ \|", out, re.M), label
+        assert re.search(
+            rf"^   (code_mixed|transliterated|code) +{re.escape(label)} +\d+ texts? +fertility", out, re.M
+        ), label
     assert "   eng_Latn      1.00   4096        1.00       1.00            1.00" in out  # the pivot costs ×1
     assert "-> (3, " in out and "+ class token -> (1, 197, 96)" in out
     assert {"report.csv", "report.md", "report.html"} <= {p.name for p in (out_dir / "report").iterdir()}

@@ -2,8 +2,8 @@
 
 1. train a byte-fallback BPE tokenizer on the parallel corpus shipped in the package (``corpora/default``:
    the same sentences in 30+ languages and 15+ scripts);
-2. measure fertility and the token premium of every language against English, plus the code-mixed,
-   romanized and source-code slices of ``corpora/slices`` (report.csv/.md/.html);
+2. measure fertility and the token premium of every language against English (report.csv/.md/.html), and
+   the fertility of the code-mixed, romanized and source-code texts of ``corpora/slices``;
 3. turn the premiums into costs for a ViT-B/16-sized encoder at a 4k context;
 4. run one tokenized text batch and one image (made here, not downloaded) through the same small encoder.
 Everything is written under ``--out`` (its ``tokenizer/`` and ``report/`` are replaced on each run, so the
@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     tok = _train(args, out)
     report = _report(tok, out, quiet=args.quiet)
+    _slices(tok, quiet=args.quiet)
     _costs(report)
     _encode(tok)
     print(
@@ -77,19 +78,13 @@ def _train(args: argparse.Namespace, out: Path):  # -> Tokenizer
 def _report(tok, out: Path, *, quiet: bool):  # -> pandas.DataFrame
     from tokenloom.fertility.report import fertility_report
     from tokenloom.fertility.writers import format_table, write_report
-    from tokenloom.text.corpus import load_corpus
 
-    df = fertility_report({"bpe": tok}, [default_corpus(), slices_corpus()], pivot="eng_Latn", quiet=quiet)
+    df = fertility_report({"bpe": tok}, default_corpus(), pivot="eng_Latn", quiet=quiet)
     written = write_report(df, out / "report", title="tokenloom demo: fertility on the embedded corpus")
     print(
         f"\n2. fertility and premium against eng_Latn ({len(df)} rows -> {', '.join(p.name for p in written.values())})"
     )
     print(format_table(df, kinds=("language",)))
-    labelled = set(load_corpus(slices_corpus()).slices)  # the slices written as such, not detected ones
-    print(
-        f"\n   code-mixed, romanized and source-code texts of {slices_corpus()} (not parallel: no premium):"
-    )
-    print(format_table(df[df["slice"].isin(labelled)], kinds=("code_mixed", "transliterated", "code")))
     return df
 
 
@@ -155,3 +150,19 @@ def _encode(tok) -> None:
         f"   image 320×240 PNG -> 224×224 -> 196 patches of 768 values + class token -> {tuple(image_out.shape)}"
         f"  attention: {last_impl()}"
     )
+
+
+def _slices(tok, *, quiet: bool) -> None:
+    """Fertility of the labelled code-mixed, romanized and source-code texts (not parallel: no premium)."""
+    from tokenloom.fertility.report import fertility_report
+
+    df = fertility_report({"bpe": tok}, slices_corpus(), pivot=None, translit=False, quiet=quiet)
+    rows = df[df["slice_kind"].isin(["code_mixed", "transliterated", "code"])]
+    print(
+        f"\n   code-mixed, romanized and source-code texts ({slices_corpus()}; not parallel, so no premium):"
+    )
+    for r in rows.itertuples():
+        print(
+            f"   {r.slice_kind:<14} {r.slice:<18} {r.texts:>3} {'text ' if r.texts == 1 else 'texts'}  fertility {r.fertility:5.2f}  "
+            f"chars/token {r.chars_per_token:4.2f}  byte fallback {100 * r.byte_fallback_rate:4.1f}%"
+        )

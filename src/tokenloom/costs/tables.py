@@ -2,11 +2,11 @@
 
 ``encoder_cost_rows`` splits one encoder into components (params, forward FLOPs, per-layer activation or
 score memory, and whether each grows with N or N²); ``sweep_rows`` repeats the totals across lengths;
-``language_costs`` turns a fertility report (one row per tokenizer × slice with ``tokens`` and
-``premium_mean/lo/hi`` columns, as ``tokenloom.fertility_report`` returns) into the sequence length, attention
-FLOPs, KV-cache bytes and encoder FLOPs each language needs for the same content. ``format_table`` renders
-rows as aligned text. This module does no plotting and no printing; pandas is imported only by the
-per-language functions.
+``language_costs`` turns a fertility report (the columns ``tokenloom fertility`` writes) into the
+sequence length, attention FLOPs, KV-cache bytes and encoder FLOPs each language needs for the same
+content. ``encoder_table``, ``sweep_table`` and ``language_table`` render them as the text tables the
+``tokenloom costs`` commands print, through the shared :func:`tokenloom._tables.format_table`. This module
+does no plotting and no printing; pandas is imported only by the per-language functions.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[object]], *, ali
 
 # --------------------------------------------------------------------------- per language
 
-# the columns of a fertility report (fertility.report.REPORT_COLUMNS) that the per-language table reads
+# the columns of a fertility report (as `tokenloom fertility` writes it) that the per-language table reads
 _REPORT_COLUMNS = ("tokenizer", "slice_kind", "slice", "tokens", "premium_mean", "premium_lo", "premium_hi")
 
 # the columns of language_costs(), in order

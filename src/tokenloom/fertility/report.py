@@ -16,8 +16,7 @@ Intervals are percentile bootstrap intervals over texts, **stratified by part** 
 each language file, keeping the corpus composition fixed), computed as resampling weights × per-text values
 (:func:`metrics.bootstrap_weights`), summed across the parts that make up a slice. Deterministic (seeded).
 
-One row per tokenizer × slice (``REPORT_COLUMNS`` are the stable columns other code reads, e.g. the cost
-tables; ``EXTRA_COLUMNS`` follow).
+One row per tokenizer × slice (``REPORT_COLUMNS`` are the cross-area contract; ``EXTRA_COLUMNS`` follow).
 The writers (``write_report``, ``to_markdown``, ``format_table``) live in :mod:`tokenloom.fertility.writers`
 and are re-exported here. What it does not do: write files, draw charts (``plots``), decide slices
 (``slices``), define metrics (``metrics``).

@@ -11,7 +11,7 @@ from tokenloom._lazy import lazy_exports
 
 # public name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {
-    # corpus line sources, trainers and the Tokenizer
+    # tokenizers
     "resolve_inputs": "tokenloom.text.sources",
     "iter_lines": "tokenloom.text.sources",
     "SourceStats": "tokenloom.text.sources",
