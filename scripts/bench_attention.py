@@ -8,7 +8,7 @@ tiny input, records ``ru_maxrss`` as the baseline, times one call at size N, and
 ``ru_maxrss`` over the baseline ("peak extra memory": the scores, softmax buffers, tiles and the output).
 The reference at N=32768 is not run (its scores alone would take 32 GiB); the tiled path is.
 
-Targets (issue 6): at N=8192 tiled peak extra memory ≥ 20× below reference; tiled ≤ 2× reference's
+Targets: at N=8192 tiled peak extra memory ≥ 20× below reference; tiled ≤ 2× reference's
 time; SDPA at least as fast as reference. One run per case: numbers on a shared machine are noisy.
 """
 

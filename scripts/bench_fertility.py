@@ -2,7 +2,7 @@
 
 Run under the shared lock (ratios only mean something when the benchmark ran alone)::
 
-    flock /tmp/tokenloom-bench.lock /work/venv/bin/python scripts/bench_fertility.py \
+    flock /tmp/tokenloom-bench.lock python scripts/bench_fertility.py \
         --tokenizer /tmp/tok-bpe --tokenizer /tmp/tok-unigram
 
 Without ``--tokenizer`` it first trains two 8k tokenizers (BPE on the HF engine, unigram on sentencepiece)

@@ -11,7 +11,7 @@ each case in a fresh process (a runner process starts the worker, so ``getrusage
 runner is that case's peak RSS). Time is the training call only (imports excluded). Then ``engine="auto"``
 is compared with the fastest raw engine for each algorithm.
 
-The corpus is the issue's: FLORES-200 devtest (99 languages) plus ``corpora/train`` from ../shared (40.6 MB).
+The corpus: FLORES-200 devtest (99 languages) plus ``corpora/train`` from ../shared (40.6 MB).
 ``--max-mb`` takes the same proportional prefix of every file (all languages stay in) into one temp file.
 
     flock /tmp/tokenloom-bench.lock python scripts/bench_tokenizers.py --max-mb 10

@@ -40,8 +40,20 @@ def shared_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def default_corpus() -> Path:
-    """The embedded default corpus shipped inside the package."""
-    path = REPO_ROOT / "src" / "tokenloom" / "corpora" / "default"
+    """A small parallel corpus for tests that train tokenizers: 12 languages × 12 sentences (tests/data/).
+
+    Small so that many trainings stay fast and their known answers stay fixed; the shipped corpus is
+    ``embedded_corpus``.
+    """
+    path = REPO_ROOT / "tests" / "data" / "parallel12"
+    assert path.is_dir(), path
+    return path
+
+
+@pytest.fixture(scope="session")
+def embedded_corpus() -> Path:
+    """The shipped parallel corpus: top-level corpora/default/ (in the wheel as tokenloom.corpora.default)."""
+    path = REPO_ROOT / "corpora" / "default"
     assert path.is_dir(), path
     return path
 

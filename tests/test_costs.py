@@ -1,8 +1,8 @@
 """tokenloom.costs: DESIGN.md worked examples, known answers, invariants, and oracles (torch's FLOP counter, timm).
 
 Oracles: ``torch.utils.flop_counter.FlopCounterMode`` counts the matmul FLOPs torch actually runs (2 per
-multiply-add, like the model); timm's ViT gives reference parameter counts; the encoder engineer's
-``Encoder`` / ``KVCache`` and the image engineer's ``patchify`` are the built objects the formulas describe.
+multiply-add, like the model); timm's ViT gives reference parameter counts; the model's
+``Encoder`` / ``KVCache`` and the vision package's ``patchify`` are the built objects the formulas describe.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``tokenloom costs``: the CLI prints what the issue says; tables per component, across N, per language."""
+"""``tokenloom costs``: the CLI prints tables per component, across N, per language."""
 
 from __future__ import annotations
 

@@ -82,6 +82,18 @@ def test_demo_runs_and_says_what_it_did(tmp_path, capsys: pytest.CaptureFixture[
     assert re.search(r"^   eng_Latn +1\.00 +4096 +1\.00 +1\.00 +1\.00$", out, re.M)  # the pivot costs ×1
     assert "-> (3, " in out and "+ class token -> (1, 197, 96)" in out
     assert {"report.csv", "report.md", "report.html"} <= {p.name for p in (out_dir / "report").iterdir()}
+    counts = re.search(
+        r"(\d+) languages in (\d+) scripts \(([A-Za-z, ]+)\), (\d+) parallel sentences each", out
+    )
+    assert counts is not None, out[:500]
+    assert int(counts[1]) >= 30 and int(counts[2]) >= 15 and int(counts[4]) >= 60
+    assert len(counts[3].split(", ")) == int(counts[2])
+    for lang in ("amh_Ethi", "khm_Khmr", "mya_Mymr"):  # scripts the corpus promises
+        assert re.search(rf"^ *language +{lang} +{counts[4]} ", out, re.M), lang
+    for label in ("hin-eng_mixed", "spa-eng_mixed", "tgl-eng_mixed", "hin_Latn-translit", "rust"):
+        assert re.search(
+            rf"^   (code_mixed|transliterated|code) +{re.escape(label)} +\d+ texts? +fertility", out, re.M
+        ), label
     from tokenloom.text.tokenizer import load_tokenizer
 
     tok = load_tokenizer(out_dir / "tokenizer")

@@ -15,7 +15,8 @@ from tokenloom.encoder.model import Encoder
 
 
 def contract_params(c: EncoderConfig) -> int:
-    """COMMON.md contract 7, written out independently of the model code."""
+    """The parameter count of the block layout (two norms, fused qkv, output projection, MLP), written out
+    independently of the model code."""
     d, h, hkv, dh, f = c.width, c.heads, c.resolved_kv_heads, c.resolved_head_dim, c.resolved_mlp_hidden
     norm = 2 * d if c.norm == "layernorm" else d
     attn = d * h * dh + 2 * d * hkv * dh + ((h * dh + 2 * hkv * dh) if c.qkv_bias else 0)

@@ -1,7 +1,9 @@
 """``tokenloom demo``: the main job on the embedded default corpus, start to finish, in seconds.
 
-1. train a byte-fallback BPE tokenizer on the 12-language parallel corpus shipped in the package;
-2. measure fertility and the token premium of every language against English (report.csv/.md/.html);
+1. train a byte-fallback BPE tokenizer on the parallel corpus shipped in the package (``corpora/default``:
+   the same sentences in 30+ languages and 15+ scripts);
+2. measure fertility and the token premium of every language against English (report.csv/.md/.html), and
+   the fertility of the code-mixed, romanized and source-code texts of ``corpora/slices``;
 3. turn the premiums into costs for a ViT-B/16-sized encoder at a 4k context;
 4. run one tokenized text batch and one image (made here, not downloaded) through the same small encoder.
 Everything is written under ``--out`` (its ``tokenizer/`` and ``report/`` are replaced on each run, so the
@@ -14,10 +16,10 @@ import argparse
 import textwrap
 from pathlib import Path
 
+from tokenloom._corpora import default_corpus, slices_corpus
+
 NAME = "demo"
 HELP = "run the main job on the embedded default corpus and say what it did"
-
-DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "corpora" / "default"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,13 +29,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=Path("tokenloom-demo"),
         help="folder for the outputs; its tokenizer/ and report/ are replaced (default: tokenloom-demo)",
     )
-    parser.add_argument("--vocab-size", type=int, default=1000, help="tokenizer vocabulary (default: 1000)")
+    parser.add_argument(
+        "--vocab-size",
+        type=int,
+        default=4000,
+        help="tokenizer vocabulary; 18 scripts need a few thousand pieces (default: 4000)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     tok = _train(args, out)
     report = _report(tok, out, quiet=args.quiet)
+    _slices(tok, quiet=args.quiet)
     _costs(report)
     _encode(tok)
     print(
@@ -45,15 +53,21 @@ def run(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace, out: Path):  # -> Tokenizer
     from tokenloom.text.train import train_tokenizer
 
-    files = sorted(DEFAULT_CORPUS.glob("*.txt"))
-    print(f"1. corpus: {len(files)} parallel files in {DEFAULT_CORPUS} ({', '.join(p.stem for p in files)})")
-    tok = train_tokenizer(
-        DEFAULT_CORPUS, algorithm="bpe", vocab_size=args.vocab_size, heldout=0, quiet=args.quiet
-    )
-    tok.save(out / "tokenizer", overwrite=True)
-    corpus = tok.record["corpus"]
+    corpus = default_corpus()
+    files = sorted(corpus.glob("*_*.txt"))
+    langs = {p.stem.split("_")[0] for p in files}
+    scripts = sorted({p.stem.split("_")[1] for p in files})
+    sentences = len(files[0].read_text(encoding="utf-8").splitlines())
+    print(f"1. corpus: {len(files)} parallel files in {corpus}")
     print(
-        f"   trained BPE ({tok.engine}, vocab {tok.vocab_size}, byte fallback) on {corpus['bytes']:,} bytes "
+        f"   {len(langs)} languages in {len(scripts)} scripts ({', '.join(scripts)}), "
+        f"{sentences} parallel sentences each"
+    )
+    tok = train_tokenizer(corpus, algorithm="bpe", vocab_size=args.vocab_size, heldout=0, quiet=args.quiet)
+    tok.save(out / "tokenizer", overwrite=True)
+    trained_on = tok.record["corpus"]
+    print(
+        f"   trained BPE ({tok.engine}, vocab {tok.vocab_size}, byte fallback) on {trained_on['bytes']:,} bytes "
         f"in {tok.record['training']['seconds']:.2f} s -> {out / 'tokenizer'}"
     )
     sample = "Unseen: ⟨Ꭰ, 🧶⟩"
@@ -66,7 +80,7 @@ def _report(tok, out: Path, *, quiet: bool):  # -> pandas.DataFrame
     from tokenloom.fertility.report import fertility_report
     from tokenloom.fertility.writers import report_table, write_report
 
-    df = fertility_report({"bpe": tok}, DEFAULT_CORPUS, pivot="eng_Latn", quiet=quiet)
+    df = fertility_report({"bpe": tok}, default_corpus(), pivot="eng_Latn", quiet=quiet)
     written = write_report(df, out / "report", title="tokenloom demo: fertility on the embedded corpus")
     print(
         f"\n2. fertility and premium against eng_Latn ({len(df)} rows -> {', '.join(p.name for p in written.values())})"
@@ -107,8 +121,10 @@ def _encode(tok) -> None:
     torch.manual_seed(0)
     config = EncoderConfig(width=96, depth=2, heads=4)
     encoder = Encoder(config).eval()
-    texts = [line for line in (DEFAULT_CORPUS / "eng_Latn.txt").read_text(encoding="utf-8").splitlines()[:2]]
-    texts += [(DEFAULT_CORPUS / "tha_Thai.txt").read_text(encoding="utf-8").splitlines()[0]]
+    texts = [
+        line for line in (default_corpus() / "eng_Latn.txt").read_text(encoding="utf-8").splitlines()[:2]
+    ]
+    texts += [(default_corpus() / "tha_Thai.txt").read_text(encoding="utf-8").splitlines()[0]]
     ids = [tok.encode(t) for t in texts]
     n = max(map(len, ids))
     batch = torch.tensor([seq + [0] * (n - len(seq)) for seq in ids])  # [B, N], right-padded
@@ -135,3 +151,20 @@ def _encode(tok) -> None:
         f"   image 320×240 PNG -> 224×224 -> 196 patches of 768 values + class token -> {tuple(image_out.shape)}"
         f"  attention: {last_impl()}"
     )
+
+
+def _slices(tok, *, quiet: bool) -> None:
+    """Fertility of the labelled code-mixed, romanized and source-code texts (not parallel: no premium)."""
+    from tokenloom.fertility.report import fertility_report
+
+    df = fertility_report({"bpe": tok}, slices_corpus(), pivot=None, translit=False, quiet=quiet)
+    rows = df[df["slice_kind"].isin(["code_mixed", "transliterated", "code"])]
+    print(
+        f"\n   code-mixed, romanized and source-code texts ({slices_corpus()}; not parallel, so no premium):"
+    )
+    columns = ("slice_kind", "slice", "texts", "fertility", "chars_per_token", "byte_fallback_rate")
+    for kind, label, texts, fert, cpt, fallback in zip(*(rows[c].tolist() for c in columns), strict=True):
+        print(
+            f"   {kind:<14} {label:<18} {texts:>3} {'text ' if texts == 1 else 'texts'}  fertility {fert:5.2f}  "
+            f"chars/token {cpt:4.2f}  byte fallback {100 * fallback:4.1f}%"
+        )

@@ -311,7 +311,8 @@ def encoder_param_breakdown(config: EncoderConfig) -> dict[str, int]:
     weight and bias (2d), RMSNorm a weight (d); q ``d·H·D``, k and v ``d·Hkv·D`` each, plus ``H·D + 2·Hkv·D``
     biases if ``qkv_bias``; output ``H·D·d`` (+ d if ``proj_bias``); MLP GELU ``2·d·f`` (+ f + d), SwiGLU
     ``3·d·f`` (+ 2f + d). RoPE has no parameters; front ends, absolute positions and heads are separate
-    modules and not counted (COMMON.md contract 7; the shapes of timm's ViT blocks, Dosovitskiy et al. 2021).
+    modules and not counted (the shapes of timm's ViT blocks, Dosovitskiy et al. 2021; ``Encoder`` builds
+    exactly these parameters).
     """
     d, h, hkv = config.width, config.heads, config.resolved_kv_heads
     hd, f, depth = config.resolved_head_dim, config.resolved_mlp_hidden, config.depth

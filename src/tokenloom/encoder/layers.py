@@ -1,7 +1,7 @@
 """Transformer building blocks: norms, GELU MLP, SwiGLU, self-attention (MHA/GQA/MQA, RoPE), pre/post Block.
 
 Every block is configured by one ``EncoderConfig``; its parameters are exactly those counted by the cost
-model (COMMON.md contract 7): two norms (LayerNorm ``2d`` | RMSNorm ``d`` each), a fused ``qkv``
+model (``tokenloom.costs.encoder_param_breakdown``): two norms (LayerNorm ``2d`` | RMSNorm ``d`` each), a fused ``qkv``
 projection ``d -> (H + 2·Hkv)·D`` (same count as separate q, k, v), an output projection ``H·D -> d``, and
 the MLP (GELU: ``fc1, fc2``; SwiGLU: ``w1, w3, w2``). RoPE has no parameters.
 
