@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 NAME = "images"
 HELP = "preprocess image collections into uint8 shards for ViT training (images preprocess SRC --out DIR)"
@@ -20,21 +21,61 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     p.add_argument("src", type=Path, metavar="SRC", help="image folder, .csv (path,label) or list file")
     p.add_argument("--out", type=Path, required=True, help="output folder (created; reused to resume)")
-    p.add_argument("--size", type=int, default=224, help="output side in pixels (default 224)")
+    p.add_argument(
+        "--store", choices=("full", "eval"), default="full",
+        help="full: whole image, longer side <= --max-side, for training (default); eval: center crops --size",
+    )  # fmt: skip
+    p.add_argument("--max-side", type=int, default=320, help="--store full: longest side kept (default 320)")
+    p.add_argument("--size", type=int, default=224, help="--store eval: output side in pixels (default 224)")
     p.add_argument("--shard-size", type=int, default=1000, help="input images per shard (default 1000)")
     p.add_argument("--num-shards", type=int, default=1, help="split the work into K parts (default 1)")
     p.add_argument("--shard-index", type=int, default=0, help="which part this run does, 0..K-1 (default 0)")
     p.add_argument("--workers", type=int, default=0, help="decoding processes (default 0: in this process)")
+    p.add_argument(
+        "--distributor", choices=("local", "ray"), default="local",
+        help="ray: run the shards as tasks on a Ray cluster (RAY_ADDRESS or a local one); same output files",
+    )  # fmt: skip
     # --quiet / --verbose come from the common parent parser; sub-sub-parsers need them too
+    p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bar")
+    p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
+    _add_export_webdataset(sub)
+
+
+def _add_export_webdataset(sub: Any) -> None:
+    p = sub.add_parser(
+        "export-webdataset",
+        help="write a preprocessed folder as WebDataset tar shards ({key}.png|jpg, {key}.cls, {key}.json)",
+        description="Export the images of a preprocessed folder (SHARDS) as WebDataset tars in OUT.",
+    )
+    p.add_argument("shards", type=Path, metavar="SHARDS", help="folder written by `images preprocess`")
+    p.add_argument("out", type=Path, metavar="OUT", help="output folder for shard-NNNNN.tar")
+    p.add_argument("--samples-per-tar", type=int, default=1000, help="samples per tar (default 1000)")
+    p.add_argument("--format", choices=("png", "jpg"), default="png", help="image encoding (default png)")
+    p.add_argument("--quality", type=int, default=95, help="JPEG quality with --format jpg (default 95)")
     p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bar")
     p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
 
 
+def _run_export_webdataset(args: argparse.Namespace) -> int:
+    from tokenloom.vision.export import export_webdataset
+
+    tars = export_webdataset(
+        args.shards, args.out, samples_per_tar=args.samples_per_tar, image_format=args.format,
+        quality=args.quality,
+    )  # fmt: skip
+    print(f"wrote {len(tars)} WebDataset tar(s) to {args.out}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "images_action", None) == "export-webdataset":
+        return _run_export_webdataset(args)
     if getattr(args, "images_action", None) != "preprocess":
         print(
-            "usage: tokenloom images preprocess SRC --out DIR [--size 224] [--shard-size 1000] "
-            "[--num-shards K --shard-index I] [--workers N]"
+            "usage: tokenloom images preprocess SRC --out DIR [--store full|eval] [--max-side 320] "
+            "[--size 224] [--shard-size 1000] [--num-shards K --shard-index I] [--workers N] "
+            "[--distributor local|ray]\n"
+            "       tokenloom images export-webdataset SHARDS OUT [--format png|jpg]"
         )
         return 2
     from tokenloom.vision.shards import PreprocessConfig, preprocess_images
@@ -45,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
         num_shards=args.num_shards,
         shard_index=args.shard_index,
         workers=args.workers,
+        store=args.store,
+        max_side=args.max_side,
+        distributor=args.distributor,
     )
     summary = preprocess_images(args.src, args.out, config=config, quiet=args.quiet)
     kinds = ", ".join(f"{k} {v}" for k, v in summary.by_kind.items()) or "none"

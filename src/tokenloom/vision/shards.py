@@ -1,11 +1,14 @@
-"""Sharded, resumable image preprocessing: decode + eval transform -> uint8 shards, manifest, rejects.
+"""Sharded, resumable image preprocessing: decode + store transform -> uint8 shards, manifest, rejects.
 
 Output folder (``I`` = shard index, ``K`` = number of shards, zero-padded to 5 digits)::
 
     plan-I-of-K.json                 settings + the item list's hash (a rerun must match it to resume)
-    shards/shard-I-of-K-JJJJJ.npy    uint8 [n, 3, S, S] — the ok images of input chunk J, in input order
+    shards/shard-I-of-K-JJJJJ.npy    the ok images of input chunk J, in input order: store "full" (default)
+                                     a flat uint8 buffer of whole views (longer side <= max_side), store
+                                     "eval" uint8 [n, 3, S, S] center crops (see ``store.py``)
     shards/shard-I-of-K-JJJJJ.jsonl  one row per input item of chunk J: ok (shard, row) or rejected (kind, reason)
     manifest-I-of-K.csv              index, path, label, sha256 (of the source file), shape, shard, row
+                                     (+ offset into the flat buffer for store "full")
     rejects-I-of-K.csv               index, path, label, kind, reason
     summary-I-of-K.json              counts: items, ok, rejected (by kind), ignored non-image files, shards
 
@@ -19,6 +22,7 @@ interrupted run followed by a rerun produces byte-identical files to one uninter
 the outputs depends on time, worker count or order of completion). Timing is printed, never stored.
 
 :func:`read_manifest` reads the committed rows back for :class:`tokenloom.vision.data.ShardDataset`.
+``distributor="ray"`` runs the chunks as Ray tasks (``_distribute.py``) writing the same files.
 This module does not augment images (train transforms apply when reading shards).
 """
 
@@ -35,17 +39,19 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tokenloom._atomic import atomic_open, atomic_write
 from tokenloom._progress import progress
 from tokenloom.errors import ConfigError, ImageDecodeError
+from tokenloom.vision.store import STORE_KINDS, StoreKind, make_store_transform, pack
 
 __all__ = ["PreprocessConfig", "PreprocessSummary", "preprocess_images", "read_manifest"]
 
 logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
+Distributor = Literal["local", "ray"]
 MANIFEST_COLUMNS = ("index", "path", "label", "sha256", "shape", "shard", "row")
 REJECT_COLUMNS = ("index", "path", "label", "kind", "reason")
 
@@ -59,8 +65,17 @@ class PreprocessConfig:
     num_shards: int = 1  # K: number of independent parts the work is split into
     shard_index: int = 0  # I: which part this run does, 0 <= I < K
     workers: int = 0  # decoding processes; 0 decodes in this process (outputs do not depend on it)
+    store: StoreKind = "full"  # "full": whole view, longer side <= max_side; "eval": center crops of size
+    max_side: int = 320  # store "full": longer side of the stored image (smaller images are kept as they are)
+    distributor: Distributor = "local"  # "ray": chunks run as Ray tasks (outputs do not depend on it)
 
     def __post_init__(self) -> None:
+        if self.store not in STORE_KINDS:
+            raise ConfigError(f"store must be one of {STORE_KINDS}, got {self.store!r}")
+        if self.max_side < 1:
+            raise ConfigError(f"max_side must be positive, got {self.max_side}")
+        if self.distributor not in ("local", "ray"):
+            raise ConfigError(f"distributor must be 'local' or 'ray', got {self.distributor!r}")
         if self.size < 1:
             raise ConfigError(f"size must be positive, got {self.size}")
         if self.shard_size < 1:
@@ -109,15 +124,13 @@ def _rel(path: Path, root: Path) -> str:
 _WORKER_TRANSFORM: Any = None
 
 
-def _init_worker(size: int, single_thread: bool = False) -> None:
+def _init_worker(config: PreprocessConfig, single_thread: bool = False) -> None:
     global _WORKER_TRANSFORM
     import torch
 
-    from tokenloom.vision.transforms import TransformConfig, eval_transform
-
     if single_thread:  # worker processes only: N workers x M torch threads would oversubscribe the cores
         torch.set_num_threads(1)
-    _WORKER_TRANSFORM = eval_transform(TransformConfig(size=size, normalize=False))
+    _WORKER_TRANSFORM = make_store_transform(config.store, size=config.size, max_side=config.max_side)
 
 
 def _process(job: tuple[int, str]) -> tuple[int, str, Any, str, str]:
@@ -130,7 +143,7 @@ def _process(job: tuple[int, str]) -> tuple[int, str, Any, str, str]:
         data, label = read_source(path)
         sha = hashlib.sha256(data).hexdigest()
         image = load_image(data, target_size=_WORKER_TRANSFORM.decode_size, name=label)  # [3, H, W]
-        out = _WORKER_TRANSFORM(image)  # [3, S, S] uint8
+        out = _WORKER_TRANSFORM(image)  # [3, S, S] (eval) or [3, h, w] (full) uint8
         return index, sha, out.numpy(), "", ""
     except ImageDecodeError as exc:
         message = str(exc)
@@ -138,16 +151,17 @@ def _process(job: tuple[int, str]) -> tuple[int, str, Any, str, str]:
         return index, sha, None, error_kind(exc), reason
 
 
-def _map_jobs(jobs: Sequence[tuple[int, str]], workers: int, size: int) -> Iterator[tuple]:
+def _map_jobs(jobs: Sequence[tuple[int, str]], workers: int, config: PreprocessConfig) -> Iterator[tuple]:
     if workers == 0:
-        if _WORKER_TRANSFORM is None or _WORKER_TRANSFORM.config.size != size:
-            _init_worker(size)
+        wanted = make_store_transform(config.store, size=config.size, max_side=config.max_side).key
+        if _WORKER_TRANSFORM is None or _WORKER_TRANSFORM.key != wanted:
+            _init_worker(config)
         yield from map(_process, jobs)
         return
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn" if os.name != "posix" else "fork")
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(size, True)) as pool:
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(config, True)) as pool:
         yield from pool.imap(_process, jobs, chunksize=4)  # imap keeps input order
 
 
@@ -203,6 +217,8 @@ def preprocess_images(
         "format": FORMAT_VERSION,
         "src": str(src.resolve()),
         "size": config.size,
+        "store": config.store,
+        "max_side": config.max_side if config.store == "full" else None,
         "shard_size": config.shard_size,
         "num_shards": config.num_shards,
         "shard_index": config.shard_index,
@@ -230,9 +246,15 @@ def preprocess_images(
     start, done_now, resumed = time.perf_counter(), 0, 0
     todo = [j for j in range(len(chunks)) if not (shard_dir / f"shard-{config.tag}-{j:05d}.jsonl").exists()]
     resumed = len(chunks) - len(todo)
+    if config.distributor == "ray":
+        from tokenloom.vision._distribute import run_chunks_on_ray
+
+        names = {j: f"shard-{config.tag}-{j:05d}" for j in todo}
+        done_now = run_chunks_on_ray(shard_dir, names, chunks, items, root, config, quiet=quiet)
+        return _finish(out, config, chunks, ignored, root, start, done_now, resumed)
     jobs = [(i, str(items[i].path)) for j in todo for i in chunks[j]]
     results = progress(
-        _map_jobs(jobs, config.workers, config.size),
+        _map_jobs(jobs, config.workers, config),
         total=len(jobs),
         desc="preprocess",
         unit="img",
@@ -260,8 +282,6 @@ def _write_chunk(
     config: PreprocessConfig,
 ) -> int:
     """Consume this chunk's results in order; write its .npy then its .jsonl (the commit marker)."""
-    import numpy as np
-
     arrays, rows = [], []
     for index in chunk:
         got_index, sha, array, kind, reason = next(results)
@@ -279,8 +299,12 @@ def _write_chunk(
             row.update(status="ok", shape=list(array.shape), shard=f"{name}.npy", row=len(arrays))
             arrays.append(array)
         rows.append(row)
-    stacked = np.stack(arrays) if arrays else np.zeros((0, 3, config.size, config.size), np.uint8)
-    _atomic_npy(shard_dir / f"{name}.npy", stacked)  # [n, 3, S, S]
+    packed, offsets = pack(arrays, store=config.store, size=config.size)
+    if config.store == "full":  # rows address the flat buffer by offset (see store.py)
+        for row in rows:
+            if row["status"] == "ok":
+                row["offset"] = offsets[row["row"]]
+    _atomic_npy(shard_dir / f"{name}.npy", packed)  # [n, 3, S, S] or flat [sum(3·h·w)]
     atomic_write(shard_dir / f"{name}.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     return len(chunk)
 
@@ -302,7 +326,8 @@ def _finish(
     rejects = [r for r in rows if r["status"] == "rejected"]
     for r in ok:
         r["shape"] = "x".join(map(str, r["shape"]))
-    atomic_write(out / f"manifest-{config.tag}.csv", _csv_text(ok, MANIFEST_COLUMNS))
+    columns = (*MANIFEST_COLUMNS, "offset") if config.store == "full" else MANIFEST_COLUMNS
+    atomic_write(out / f"manifest-{config.tag}.csv", _csv_text(ok, columns))
     atomic_write(out / f"rejects-{config.tag}.csv", _csv_text(rejects, REJECT_COLUMNS))
     by_kind = dict(sorted(Counter(r["kind"] for r in rejects).items()))
     summary = PreprocessSummary(
@@ -337,7 +362,7 @@ def read_manifest(out: str | os.PathLike[str]) -> list[dict[str, Any]]:
         )
     # the same run split across machines: same settings and the same item list (relative paths), wherever
     # each machine mounted the source (so "src" is not compared)
-    keys = ("format", "size", "num_shards", "items_sha256")
+    keys = ("format", "size", "store", "max_side", "num_shards", "items_sha256")
     differ = [k for k in keys if any(p.get(k) != plans[0].get(k) for p in plans)]
     if differ:
         raise ConfigError(
