@@ -34,8 +34,9 @@ def _chunk_task(
 
     shards._init_worker(config, single_thread=True)
     jobs = [(i, str(items[i].path)) for i in chunk]
+    by_index: Any = items  # indexed by global item index, like the full list a local run passes
     return shards._write_chunk(
-        Path(shard_dir), name, chunk, items, Path(root), iter(map(shards._process, jobs)), config
+        Path(shard_dir), name, chunk, by_index, Path(root), iter(map(shards._process, jobs)), config
     )
 
 
