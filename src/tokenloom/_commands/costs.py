@@ -173,9 +173,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_dtype(p, "bf16")
     _add_units(p)
 
+    _add_train(add("train", _TRAIN_HELP))
+
 
 def run(args: argparse.Namespace) -> int:
     return {
+        "train": _run_train,
         "kv": _run_kv,
         "attention": _run_attention,
         "weights": _run_weights,
@@ -420,4 +423,52 @@ def _run_languages(args: argparse.Namespace) -> int:
 
         title = f"{name}, same content as {args.context} {args.pivot} tokens"
         print(f"chart: {plot_languages(frame, args.png, title=title)}")
+    return 0
+
+
+# --------------------------------------------------------------------------- training memory
+
+_TRAIN_HELP = (
+    "training-step memory: parameters, gradients, optimizer state, activations (scores only if materialized)"
+)
+
+
+def _add_train(p: argparse.ArgumentParser) -> None:
+    _add_model(p, "--preset")
+    p.add_argument("--seq-len", type=parse_length, help="tokens N (default: the ViT tokens of --image-size)")
+    p.add_argument("--image-size", type=_positive, default=224, help="image side for N (default 224)")
+    p.add_argument("--patch-size", type=_positive, default=16, help="patch side for N (default 16)")
+    _add_vit(p)
+    p.add_argument("--optimizer", choices=("adamw", "adam", "momentum", "sgd"), default="adamw",
+                   help="optimizer state: adamw/adam 2 moments, momentum 1, sgd none (default adamw)")  # fmt: skip
+    p.add_argument("--attention", choices=("flash", "materialized"), default="flash",
+                   help="flash: no N² buffers kept (tiled, SDPA, Triton); materialized: the reference path")  # fmt: skip
+    p.add_argument(
+        "--checkpointing", action="store_true", help="recompute each block's activations in backward"
+    )
+    _add_dtype(p, "fp32")
+    _add_units(p)
+
+
+def _run_train(args: argparse.Namespace) -> int:
+    from tokenloom.costs import training_memory, vit_tokens
+    from tokenloom.costs.tables import format_table
+
+    cfg, name = _config(args)
+    if args.seq_len is not None:
+        n, why = args.seq_len, ""
+    else:
+        n = vit_tokens(args.image_size, args.patch_size, class_token=not args.no_class_token, pad=args.pad)
+        why = f" ({args.image_size}×{args.image_size} image, patch {args.patch_size})"
+    mem = training_memory(
+        cfg, args.batch, n, args.dtype, optimizer=args.optimizer, attention=args.attention,
+        checkpointing=args.checkpointing,
+    )  # fmt: skip
+    print(_describe(cfg, name))
+    print(
+        f"one training step: batch B={args.batch}, tokens N={n}{why}, {args.dtype}, {args.optimizer}, "
+        f"attention {args.attention}" + (", activation checkpointing" if args.checkpointing else "")
+    )
+    rows = [[what, _mem(n_bytes, args), f"{n_bytes / mem.total:.1%}"] for what, n_bytes in mem.rows()]
+    print(format_table(["what", "memory", "share"], rows, align="lrr"))
     return 0

@@ -24,7 +24,9 @@ def _positive(text: str) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("data", type=Path, metavar="SHARDS", help="folder written by `images preprocess`")
     parser.add_argument("--out", type=Path, required=True, help="log, plot and checkpoint folder")
-    parser.add_argument("--eval-data", type=Path, help="preprocessed held-out folder (default: --val-fraction)")
+    parser.add_argument(
+        "--eval-data", type=Path, help="preprocessed held-out folder (default: --val-fraction)"
+    )
     parser.add_argument("--val-fraction", type=float, default=0.1, help="held-out share of SHARDS (0.1)")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     m = parser.add_argument_group("model (a preset, optionally overridden)")
@@ -33,7 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     m.add_argument("--depth", type=_positive, help="number of blocks L")
     m.add_argument("--heads", type=_positive, help="attention heads H")
     m.add_argument("--mlp", choices=("gelu", "swiglu"), help="MLP kind")
-    m.add_argument("--attn-impl", choices=("auto", "reference", "sdpa", "tiled", "triton"), help="attention path")
+    m.add_argument(
+        "--attn-impl", choices=("auto", "reference", "sdpa", "tiled", "triton"), help="attention path"
+    )
     m.add_argument("--image-size", type=_positive, default=224, help="crop side (default 224)")
     m.add_argument("--patch-size", type=_positive, default=16, help="patch side (default 16)")
     m.add_argument("--pool", choices=("token", "avg"), default="token", help="class token or mean pooling")
@@ -58,7 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     r = parser.add_argument_group("running")
     r.add_argument("--workers", type=int, default=2, help="loader processes per training process (2)")
     r.add_argument("--log-every", type=_positive, default=10, help="steps per progress line (10)")
-    r.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at the end)")
+    r.add_argument(
+        "--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at the end)"
+    )
     r.add_argument("--device", default="auto", help="auto (cuda if present), cpu, cuda, cuda:1 ...")
 
 

@@ -69,8 +69,8 @@ class TrainingMemory:
             ("parameters", self.parameters),
             ("gradients", self.gradients),
             ("optimizer state", self.optimizer),
-            ("activations (N²: scores)", self.activations - self.scores),
-            ("  of which scores", self.scores),
+            ("activations ∝N", self.activations - self.scores),
+            ("activations ∝N² (scores)", self.scores),
             ("total", self.total),
         ]
 

@@ -14,7 +14,7 @@ import contextlib
 import math
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from tokenloom.vision._checkpoint import CHECKPOINT_NAME, load_checkpoint, restore_rng, save_checkpoint
 from tokenloom.vision._trainlog import format_row, plot_log, write_log
@@ -215,8 +215,10 @@ class Loop:
         if not self.quiet:
             print(self._estimate(), flush=True)
         spe = self.steps_per_epoch
-        if self.step and self.step % spe == 0 and not any(
-            r["kind"] == "eval" and r["step"] == self.step for r in self.log
+        if (
+            self.step
+            and self.step % spe == 0
+            and not any(r["kind"] == "eval" and r["step"] == self.step for r in self.log)
         ):
             self._eval_row(self.step // spe - 1)  # the checkpoint came just before an epoch's evaluation
         while self.step < self.total:
@@ -226,7 +228,9 @@ class Loop:
             self._eval_row(epoch)
         self._save()
         if self.rank == 0:
-            plot_log(self.out / "train_log.png", self.log, title=f"{self.classes} classes, {self.total} steps")
+            plot_log(
+                self.out / "train_log.png", self.log, title=f"{self.classes} classes, {self.total} steps"
+            )
         evals = [r for r in self.log if r["kind"] == "eval"]
         last = evals[-1] if evals else {"loss": math.nan, "top1": math.nan}
         images = self.steps_run * self.config.batch_size
@@ -245,7 +249,9 @@ class Loop:
 
         c = self.config
         tokens = vit_tokens(c.image_size, c.patch_size, class_token=c.pool == "token")
-        path = "materialized" if c.encoder.attn_impl == "reference" else "flash"
+        path: Literal["flash", "materialized"] = (
+            "materialized" if c.encoder.attn_impl == "reference" else "flash"
+        )
         mem = training_memory(
             c.encoder, c.batch_size // self.world, tokens, "fp32", optimizer="adamw", attention=path
         )

@@ -31,7 +31,8 @@ def no_decay(name: str, param: torch.Tensor) -> bool:
 
 def param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
     """Two AdamW groups: ``weight_decay`` on weight matrices, 0 on :func:`no_decay` parameters."""
-    decay, keep = [], []
+    decay: list[nn.Parameter] = []
+    keep: list[nn.Parameter] = []
     for name, p in model.named_parameters():
         if p.requires_grad:
             (keep if no_decay(name, p) else decay).append(p)

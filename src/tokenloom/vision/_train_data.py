@@ -114,12 +114,16 @@ def build_loaders(
     if workers:
         common.update(persistent_workers=False, prefetch_factor=4)
     train = DataLoader(
-        train_set, batch_size=per, sampler=sampler, generator=torch.Generator(), **common  # type: ignore[arg-type]
+        train_set,
+        batch_size=per,
+        sampler=sampler,
+        generator=torch.Generator(),
+        **common,
     )
     evaluation = DataLoader(
         eval_set,
         batch_size=per,
-        sampler=eval_order(len(eval_set), rank, world),  # type: ignore[arg-type]
+        sampler=eval_order(len(eval_set), rank, world),
         generator=torch.Generator(),
         **common,
     )

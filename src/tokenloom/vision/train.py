@@ -45,7 +45,9 @@ class TrainConfig:
     """Settings of one training run (all but ``workers``, ``log_every`` and ``checkpoint_every`` must match
     when resuming)."""
 
-    encoder: EncoderConfig = field(default_factory=lambda: EncoderConfig.preset("vit-ti16"))  # the block stack
+    encoder: EncoderConfig = field(
+        default_factory=lambda: EncoderConfig.preset("vit-ti16")
+    )  # the block stack
     image_size: int = 224  # training / eval crop side S
     patch_size: int = 16  # ViT patch side P
     pool: Literal["token", "avg"] = "token"  # class token or mean of patch tokens before the head
@@ -130,7 +132,7 @@ def build_classifier(config: TrainConfig, num_classes: int) -> nn.Module:
         patch_size=config.patch_size,
         width=enc.width,
         class_token=config.pool == "token",
-        position=position,  # type: ignore[arg-type]
+        position=position,
     )
     head = nn.Linear(enc.width, num_classes)
     nn.init.zeros_(head.weight)  # the first loss is exactly log(K)
@@ -201,7 +203,9 @@ def train_vit(
     config = config or TrainConfig()
     rank, world, local_rank = _distributed()  # the process group lives until this call returns
     device = _device(config, local_rank)
-    train_set, eval_set, classes = _datasets(config, Path(data), None if eval_data is None else Path(eval_data))
+    train_set, eval_set, classes = _datasets(
+        config, Path(data), None if eval_data is None else Path(eval_data)
+    )
     loop = Loop(config, Path(out), train_set, eval_set, classes, rank=rank, world=world, device=device)
     loop.quiet = quiet or rank != 0
     try:
