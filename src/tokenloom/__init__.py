@@ -38,6 +38,8 @@ _LAZY: dict[str, str] = {
     "mlp_flops": "tokenloom.costs",
     "linear_flops": "tokenloom.costs",
     "encoder_flops": "tokenloom.costs",
+    "training_memory": "tokenloom.costs",
+    "TrainingMemory": "tokenloom.costs",
     "EncoderFlops": "tokenloom.costs",
     "encoder_params": "tokenloom.costs",
     "encoder_param_breakdown": "tokenloom.costs",
@@ -72,6 +74,9 @@ _LAZY: dict[str, str] = {
     "build_loader": "tokenloom.vision.data",
     "PreprocessConfig": "tokenloom.vision.shards",
     "preprocess_images": "tokenloom.vision.shards",
+    "export_webdataset": "tokenloom.vision.export",
+    "TrainConfig": "tokenloom.vision.train",
+    "train_vit": "tokenloom.vision.train",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -8,7 +8,10 @@ Names are imported lazily (torch, torchvision and PIL load on first use):
 * ``patches``: :func:`patchify`, :func:`unpatchify` (``PatchEmbed`` lives in ``tokenloom.encoder``)
 * ``data``: :class:`ImageDataset` (``from_folder`` / ``from_list`` / ``from_csv``), :class:`ShardDataset`,
   :func:`build_loader`
-* ``shards``: :func:`preprocess_images`, :class:`PreprocessConfig`, :func:`read_manifest`
+* ``shards``: :func:`preprocess_images`, :class:`PreprocessConfig` (``store="full"`` whole views or
+  ``"eval"`` crops, see ``store``), :func:`read_manifest`
+* ``export``: :func:`export_webdataset`
+* ``train``: :func:`train_vit`, :class:`TrainConfig`, :func:`build_classifier`
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ _LAZY: dict[str, str] = {
     "PreprocessConfig": "tokenloom.vision.shards",
     "preprocess_images": "tokenloom.vision.shards",
     "read_manifest": "tokenloom.vision.shards",
+    "export_webdataset": "tokenloom.vision.export",
+    "TrainConfig": "tokenloom.vision.train",
+    "build_classifier": "tokenloom.vision.train",
+    "train_vit": "tokenloom.vision.train",
 }
 
 __all__ = sorted(_LAZY)
