@@ -112,7 +112,8 @@ def build_loaders(
     # worker seeds come from the loaders' own generators: iterating never advances the global torch RNG
     common: dict[str, Any] = {"num_workers": workers, "collate_fn": _collate}
     if workers:
-        common.update(persistent_workers=False, prefetch_factor=4)
+        # the samplers run in this process, so persistent workers still follow set_epoch
+        common.update(persistent_workers=True, prefetch_factor=4)
     train = DataLoader(
         train_set,
         batch_size=per,
