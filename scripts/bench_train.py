@@ -91,7 +91,9 @@ def bench_steps(shards: Path, config: TrainConfig, steps: int, warmup: int) -> t
     return shard_rate, memory_rate, wait_fraction
 
 
-def bench_read(shards: Path, src_items: list[tuple[Path, int]], size: int, repeats: int) -> tuple[float, float]:
+def bench_read(
+    shards: Path, src_items: list[tuple[Path, int]], size: int, repeats: int
+) -> tuple[float, float]:
     """(images/s shard + RRC, images/s JPEG decode + RRC), single process."""
     transform = train_transform(TransformConfig(size=size))
     shard_ds = ShardDataset(shards, transform=transform)
@@ -109,7 +111,9 @@ def bench_read(shards: Path, src_items: list[tuple[Path, int]], size: int, repea
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--src", type=Path, default=HERE.parent.parent / "shared/images/imagenet-sample")
     parser.add_argument("--max-side", type=int, default=320)
     parser.add_argument("--image-size", type=int, default=224)
@@ -133,7 +137,9 @@ def main() -> None:
         shards = Path(tmp) / "shards"
         preprocess_images(listing, shards, config=PreprocessConfig(max_side=args.max_side), quiet=True)
         shard_rate, memory_rate, wait = bench_steps(shards, config, args.steps, args.warmup)
-        read_shard, read_jpeg = bench_read(shards, [(p, i % 2) for i, p in enumerate(jpegs)], args.image_size, 2)
+        read_shard, read_jpeg = bench_read(
+            shards, [(p, i % 2) for i, p in enumerate(jpegs)], args.image_size, 2
+        )
     model = f"{args.preset} depth {args.depth}, {args.image_size}px, batch {args.batch_size}"
     rows = [
         ("train steps/s", f"shards ({args.loader_workers} loader workers)", shard_rate, "in-memory batch",

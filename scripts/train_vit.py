@@ -20,7 +20,9 @@ from tokenloom import cli
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("src", type=Path, help="image folder (class subfolders) or CSV path,label")
     parser.add_argument("--work", type=Path, required=True, help="folder for shards/ and run/")
     parser.add_argument("--max-side", type=int, default=320, help="longer side of the stored views (320)")

@@ -203,3 +203,14 @@ def test_two_processes_under_torchrun_follow_the_single_process_curve(shards: Pa
     w1, w2 = _weights(tmp_path / "k1"), _weights(tmp_path / "k2")
     for name in w1:
         torch.testing.assert_close(w1[name], w2[name], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.gpu
+def test_cuda_bf16_autocast_training(shards: Path, tmp_path: Path) -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    result = train_vit(shards, tmp_path / "gpu", config=_config(device="cuda"), quiet=True)
+    losses = [r["loss"] for r in result.log if r["kind"] == "train"]
+    assert all(math.isfinite(v) for v in losses) and np.mean(losses[-4:]) < losses[0]
+    weights = _weights(tmp_path / "gpu")
+    assert all(w.dtype == torch.float32 for w in weights.values())  # autocast keeps fp32 master weights
