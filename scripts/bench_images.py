@@ -149,7 +149,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-images-") as tmp:
         start = time.perf_counter()
         summary = preprocess_images(
-            src, Path(tmp) / "out", config=PreprocessConfig(shard_size=100), quiet=True
+            src, Path(tmp) / "out", config=PreprocessConfig(shard_size=100, store="eval"), quiet=True
         )
         prep_rate = summary.items / (time.perf_counter() - start)
         ds = ShardDataset(Path(tmp) / "out")

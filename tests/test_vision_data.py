@@ -133,7 +133,9 @@ def _files(root: Path) -> dict[str, bytes]:
 
 def test_preprocess_writes_shards_manifest_and_rejects(tree: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    summary = preprocess_images(tree, out, config=PreprocessConfig(size=SIZE, shard_size=4), quiet=True)
+    summary = preprocess_images(
+        tree, out, config=PreprocessConfig(size=SIZE, store="eval", shard_size=4), quiet=True
+    )
     assert (summary.items, summary.ok, summary.rejected, summary.ignored, summary.shards) == (
         10,
         GOOD,
@@ -166,7 +168,7 @@ class _Boom(RuntimeError):
 
 
 def test_resume_after_interruption_gives_identical_output(tree: Path, tmp_path: Path) -> None:
-    config = PreprocessConfig(size=SIZE, shard_size=3)  # 10 items -> 4 shards
+    config = PreprocessConfig(size=SIZE, store="eval", shard_size=3)  # 10 items -> 4 shards
     clean = tmp_path / "clean"
     preprocess_images(tree, clean, config=config, quiet=True)
 
@@ -190,24 +192,30 @@ def test_resume_after_interruption_gives_identical_output(tree: Path, tmp_path: 
 
 def test_resume_refuses_different_settings(tree: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    preprocess_images(tree, out, config=PreprocessConfig(size=SIZE, shard_size=4), quiet=True)
+    preprocess_images(tree, out, config=PreprocessConfig(size=SIZE, store="eval", shard_size=4), quiet=True)
     with pytest.raises(ConfigError, match=r"different settings.*shard_size"):
-        preprocess_images(tree, out, config=PreprocessConfig(size=SIZE, shard_size=5), quiet=True)
+        preprocess_images(
+            tree, out, config=PreprocessConfig(size=SIZE, store="eval", shard_size=5), quiet=True
+        )
     _image(50).save(tree / "cats" / "new.png")
     with pytest.raises(ConfigError, match="items"):
-        preprocess_images(tree, out, config=PreprocessConfig(size=SIZE, shard_size=4), quiet=True)
+        preprocess_images(
+            tree, out, config=PreprocessConfig(size=SIZE, store="eval", shard_size=4), quiet=True
+        )
 
 
 def test_split_parts_and_workers_reproduce_the_single_run(tree: Path, tmp_path: Path) -> None:
     single = tmp_path / "single"
-    preprocess_images(tree, single, config=PreprocessConfig(size=SIZE, shard_size=2), quiet=True)
+    preprocess_images(
+        tree, single, config=PreprocessConfig(size=SIZE, store="eval", shard_size=2), quiet=True
+    )
     split = tmp_path / "split"
     elsewhere = shutil.copytree(tree, tmp_path / "mounted-elsewhere")  # another machine's mount point
     totals = [
         preprocess_images(
             elsewhere if i == 1 else tree,
             split,
-            config=PreprocessConfig(size=SIZE, shard_size=2, num_shards=3, shard_index=i),
+            config=PreprocessConfig(size=SIZE, store="eval", shard_size=2, num_shards=3, shard_index=i),
             quiet=True,
         )
         for i in (2, 0, 1)  # any order, any machine
@@ -220,18 +228,20 @@ def test_split_parts_and_workers_reproduce_the_single_run(tree: Path, tmp_path: 
         assert torch.equal(a.uint8(i), b.uint8(i))
     other = tmp_path / "other-size"
     for i, size in ((0, SIZE), (1, SIZE + 8)):
-        config = PreprocessConfig(size=size, shard_size=2, num_shards=2, shard_index=i)
+        config = PreprocessConfig(size=size, store="eval", shard_size=2, num_shards=2, shard_index=i)
         preprocess_images(tree, other, config=config, quiet=True)
     with pytest.raises(ConfigError, match=r"parts of different runs \(plan-\*\.json disagree on size\)"):
         ShardDataset(other)
     parallel = tmp_path / "parallel"
-    preprocess_images(tree, parallel, config=PreprocessConfig(size=SIZE, shard_size=2, workers=2), quiet=True)
+    preprocess_images(
+        tree, parallel, config=PreprocessConfig(size=SIZE, store="eval", shard_size=2, workers=2), quiet=True
+    )
     assert _files(parallel) == _files(single)
 
 
 def test_shard_dataset_is_memory_mapped_and_feeds_the_transforms(tree: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    preprocess_images(tree, out, config=PreprocessConfig(size=SIZE, shard_size=4), quiet=True)
+    preprocess_images(tree, out, config=PreprocessConfig(size=SIZE, store="eval", shard_size=4), quiet=True)
     ds = ShardDataset(out)
     image, label = ds[0]
     raw = ds.uint8(0)

@@ -40,6 +40,8 @@ _LAZY: dict[str, str] = {
     "mlp_flops": "tokenloom.costs",
     "linear_flops": "tokenloom.costs",
     "encoder_flops": "tokenloom.costs",
+    "training_memory": "tokenloom.costs",
+    "TrainingMemory": "tokenloom.costs",
     "EncoderFlops": "tokenloom.costs",
     "encoder_params": "tokenloom.costs",
     "encoder_param_breakdown": "tokenloom.costs",
@@ -74,11 +76,15 @@ _LAZY: dict[str, str] = {
     "build_loader": "tokenloom.vision.data",
     "PreprocessConfig": "tokenloom.vision.shards",
     "preprocess_images": "tokenloom.vision.shards",
+    "export_webdataset": "tokenloom.vision.export",
+    "TrainConfig": "tokenloom.vision.train",
+    "train_vit": "tokenloom.vision.train",
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
     from tokenloom.costs import (
         EncoderFlops,
+        TrainingMemory,
         attention_flops,
         bytes_per_element,
         encoder_flops,
@@ -93,6 +99,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports 
         projection_flops,
         score_bytes,
         tensor_bytes,
+        training_memory,
         vit_patch_dim,
         vit_tokens,
         weight_bytes,
@@ -109,9 +116,11 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports 
     from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
     from tokenloom.text.train import TrainerConfig, train_tokenizer
     from tokenloom.vision.data import ImageDataset, ShardDataset, build_loader
+    from tokenloom.vision.export import export_webdataset
     from tokenloom.vision.io import DecodeConfig, load_image
     from tokenloom.vision.patches import patchify, unpatchify
     from tokenloom.vision.shards import PreprocessConfig, preprocess_images
+    from tokenloom.vision.train import TrainConfig, train_vit
     from tokenloom.vision.transforms import TransformConfig, eval_transform, train_transform
 
 __all__ = [
@@ -133,7 +142,9 @@ __all__ = [
     "Tokenizer",
     "TokenizerError",
     "TokenloomError",
+    "TrainConfig",
     "TrainerConfig",
+    "TrainingMemory",
     "TransformConfig",
     "__version__",
     "attention",
@@ -145,6 +156,7 @@ __all__ = [
     "encoder_param_breakdown",
     "encoder_params",
     "eval_transform",
+    "export_webdataset",
     "fertility_by_source",
     "fertility_report",
     "format_bytes",
@@ -163,6 +175,8 @@ __all__ = [
     "tensor_bytes",
     "train_tokenizer",
     "train_transform",
+    "train_vit",
+    "training_memory",
     "unpatchify",
     "vit_patch_dim",
     "vit_tokens",

@@ -33,7 +33,8 @@ from tokenloom import __version__
 __all__ = ["build_parser", "main"]
 
 # the subcommand modules under tokenloom._commands, in the order ``tokenloom --help`` lists them
-COMMANDS: tuple[str, ...] = ("costs", "demo", "fertility", "images", "sweep", "train")
+# (a module's NAME is the subcommand: train_vit.py is ``train-vit``)
+COMMANDS: tuple[str, ...] = ("costs", "demo", "fertility", "images", "sweep", "train", "train_vit")
 
 
 class HelpFormatter(argparse.HelpFormatter):

@@ -135,11 +135,21 @@ def image_side(work: Path) -> None:
     first_images, first_labels = next(batches)
     assert first_images.shape == (2, 3, 32, 32) and first_labels.shape == (2,)
     summary = tokenloom.preprocess_images(
-        src, work / "shards", config=tokenloom.PreprocessConfig(size=32), quiet=True
+        src, work / "shards", config=tokenloom.PreprocessConfig(size=32, store="eval"), quiet=True
     )
     assert (summary.ok, summary.rejected) == (4, 0)
     shards = tokenloom.ShardDataset(work / "shards")
     assert len(shards) == 4
+    tars: list[Path] = tokenloom.export_webdataset(work / "shards", work / "wds")
+    assert len(tars) == 1
+    small = tokenloom.EncoderConfig(width=32, depth=1, heads=2)
+    memory: tokenloom.TrainingMemory = tokenloom.training_memory(small, 2, 5, "fp32")
+    assert memory.total > 0
+    run = tokenloom.TrainConfig(
+        encoder=small, image_size=32, patch_size=16, max_steps=1, batch_size=2, workers=0
+    )
+    result = tokenloom.train_vit(work / "shards", work / "run", config=run, quiet=True)
+    assert result.steps == 1
 
 
 def main() -> int:

@@ -172,9 +172,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_dtype(p, "bf16")
     _add_units(p)
 
+    _add_train(add("train", _TRAIN_HELP))
+
 
 def run(args: argparse.Namespace) -> int:
     return {
+        "train": _run_train,
         "kv": _run_kv,
         "attention": _run_attention,
         "weights": _run_weights,
@@ -371,4 +374,58 @@ def _run_languages(args: argparse.Namespace) -> int:
 
         title = f"{name}, same content as {args.context} {args.pivot} tokens"
         print(f"chart: {plot_languages(frame, args.png, title=title)}")
+    return 0
+
+
+# --------------------------------------------------------------------------- training memory
+
+_TRAIN_HELP = (
+    "training-step memory: parameters, gradients, optimizer state, activations (scores only if materialized)"
+)
+
+
+def _add_train(p: argparse.ArgumentParser) -> None:
+    _add_model(p)
+    p.add_argument("--seq-len", type=parse_length, help="tokens N (default: the ViT tokens of --image-size)")
+    p.add_argument("--image-size", type=_positive, help="image side for N (default 224; not with --seq-len)")
+    p.add_argument("--patch-size", type=_positive, help="patch side for N (default 16; not with --seq-len)")
+    _add_vit(p)
+    p.add_argument("--optimizer", choices=("adamw", "adam", "momentum", "sgd"), default="adamw",
+                   help="optimizer state: adamw/adam 2 moments, momentum 1, sgd none (default adamw)")  # fmt: skip
+    p.add_argument("--attention", choices=("flash", "materialized"), default="flash",
+                   help="flash: no N² buffers kept (tiled, SDPA, Triton); materialized: the reference path")  # fmt: skip
+    p.add_argument(
+        "--checkpointing", action="store_true", help="recompute each block's activations in backward"
+    )
+    _add_dtype(p, "fp32")
+    _add_units(p)
+
+
+def _run_train(args: argparse.Namespace) -> int:
+    from tokenloom._tables import format_table
+    from tokenloom.costs import training_memory, vit_tokens
+    from tokenloom.costs.tables import describe, format_memory
+
+    cfg, name = _config(args)
+    if args.seq_len is not None:
+        refuse_ignored(args, ["--image-size", "--patch-size", "--no-class-token", "--pad"], "with --seq-len")
+        n, why = args.seq_len, ""
+    else:
+        size, patch = args.image_size or 224, args.patch_size or 16
+        n = vit_tokens(size, patch, class_token=not args.no_class_token, pad=args.pad)
+        why = f" ({size}×{size} image, patch {patch})"
+    mem = training_memory(
+        cfg, args.batch, n, args.dtype, optimizer=args.optimizer, attention=args.attention,
+        checkpointing=args.checkpointing,
+    )  # fmt: skip
+    print(describe(cfg, name))
+    print(
+        f"one training step: batch B={args.batch}, tokens N={n}{why}, {args.dtype}, {args.optimizer}, "
+        f"attention {args.attention}" + (", activation checkpointing" if args.checkpointing else "")
+    )
+    units = _units(args)
+    rows = [
+        [what, format_memory(n_bytes, units), f"{n_bytes / mem.total:.1%}"] for what, n_bytes in mem.rows()
+    ]
+    print(format_table(["what", "memory", "share"], rows, align="lrr"))
     return 0

@@ -1,7 +1,7 @@
 """The cost model: what an encoder costs in FLOPs, attention-score memory, KV-cache bytes and weights.
 
-``formulas`` holds the pure formulas (integers in, integers out; no torch, numpy or pandas) and is
-re-exported here; ``tables`` builds the CLI's tables from them (pandas only for fertility reports) and
+``formulas`` holds the pure formulas (integers in, integers out; no torch, numpy or pandas) and
+``training`` what one training step holds in memory; both are re-exported here; ``tables`` builds the CLI's tables from them (pandas only for fertility reports) and
 ``plots`` draws them (matplotlib, imported on use).
 """
 
@@ -30,12 +30,15 @@ from tokenloom.costs.formulas import (
     vit_tokens,
     weight_bytes,
 )
+from tokenloom.costs.training import TrainingMemory, block_activation_bytes, training_memory
 
 __all__ = [
     "DTYPE_BYTES",
     "DType",
     "EncoderFlops",
+    "TrainingMemory",
     "attention_flops",
+    "block_activation_bytes",
     "bytes_per_element",
     "embedding_params",
     "encoder_flops",
@@ -50,6 +53,7 @@ __all__ = [
     "projection_flops",
     "score_bytes",
     "tensor_bytes",
+    "training_memory",
     "vit_patch_dim",
     "vit_tokens",
     "weight_bytes",

@@ -155,15 +155,30 @@ def kv_cache_bytes(
     return tensor_bytes(elements, bytes_per_element)
 
 
-def weight_bytes(params: int | float, bytes_per_element: str | float) -> int:
-    """Bytes of ``params`` weights stored at ``s`` bytes each: ``params·s``.
+def weight_bytes(
+    params: int | float,
+    dtype: str | float,
+    *,
+    group_size: int | None = None,
+    scale_dtype: str | float = "fp16",
+) -> int:
+    """Bytes of ``params`` weights stored at ``s`` bytes each, plus their quantization scales if grouped.
 
-    Assumptions: weights only (no optimizer state, gradients, quantization scales or framework overhead).
-    Worked example: 70e9 parameters at 2 bytes → 140 GB (decimal; 130.4 GiB).
+    ``params·s``, and with ``group_size`` ``g`` one scale per group of ``g`` weights stored at ``scale_dtype``:
+    ``params·s + ceil(params / g)·s_scale`` (symmetric group-wise quantization as in GPTQ, Frantar et al.
+    2023, and AWQ, Lin et al. 2024; an asymmetric format's zero points would add as much again).
+    Assumptions: weights only (no optimizer state, gradients or framework overhead).
+    Worked examples: 70e9 parameters at 2 bytes → 140 GB (decimal; 130.4 GiB); at int4 with groups of
+    128 and fp16 scales → 35 GB + 1.09375 GB = 36.09375 GB (4.125 bits per weight).
     """
     if isinstance(params, float) and params.is_integer():
         params = int(params)  # 70e9 is a float literal
-    return tensor_bytes(_count("params", params), bytes_per_element)
+    count = _count("params", params)
+    values = tensor_bytes(count, dtype)
+    if group_size is None:
+        return values
+    groups = -(-count // _count("group_size", group_size))  # ceil
+    return values + tensor_bytes(groups, scale_dtype)
 
 
 # --------------------------------------------------------------------------- FLOPs

@@ -8,7 +8,10 @@ Names are imported lazily (torch, torchvision and PIL load on first use):
 * ``patches``: :func:`patchify`, :func:`unpatchify` (``PatchEmbed`` lives in ``tokenloom.encoder``)
 * ``data``: :class:`ImageDataset` (``from_folder`` / ``from_list`` / ``from_csv``), :class:`ShardDataset`,
   :func:`build_loader`
-* ``shards``: :func:`preprocess_images`, :class:`PreprocessConfig`, :func:`read_manifest`
+* ``shards``: :func:`preprocess_images`, :class:`PreprocessConfig` (``store="full"`` whole views or
+  ``"eval"`` crops, see ``store``), :func:`read_manifest`
+* ``export``: :func:`export_webdataset`
+* ``train``: :func:`train_vit`, :class:`TrainConfig`, :func:`build_classifier`
 """
 
 from __future__ import annotations
@@ -32,13 +35,19 @@ _LAZY: dict[str, str] = {
     "PreprocessConfig": "tokenloom.vision.shards",
     "preprocess_images": "tokenloom.vision.shards",
     "read_manifest": "tokenloom.vision.shards",
+    "export_webdataset": "tokenloom.vision.export",
+    "TrainConfig": "tokenloom.vision.train",
+    "build_classifier": "tokenloom.vision.train",
+    "train_vit": "tokenloom.vision.train",
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
     from tokenloom.vision.data import ImageDataset, ShardDataset, build_loader
+    from tokenloom.vision.export import export_webdataset
     from tokenloom.vision.io import DecodeConfig, load_image
     from tokenloom.vision.patches import patchify, unpatchify
     from tokenloom.vision.shards import PreprocessConfig, preprocess_images, read_manifest
+    from tokenloom.vision.train import TrainConfig, build_classifier, train_vit
     from tokenloom.vision.transforms import TransformConfig, eval_transform, plain_transform, train_transform
 
 __all__ = [
@@ -46,15 +55,19 @@ __all__ = [
     "ImageDataset",
     "PreprocessConfig",
     "ShardDataset",
+    "TrainConfig",
     "TransformConfig",
+    "build_classifier",
     "build_loader",
     "eval_transform",
+    "export_webdataset",
     "load_image",
     "patchify",
     "plain_transform",
     "preprocess_images",
     "read_manifest",
     "train_transform",
+    "train_vit",
     "unpatchify",
 ]
 

@@ -154,8 +154,11 @@ class ImageDataset(_BaseDataset):
 class ShardDataset(_BaseDataset):
     """Preprocessed uint8 shards (``preprocess_images`` output folder), memory-mapped, through a transform.
 
-    ``transform`` defaults to :func:`~tokenloom.vision.transforms.plain_transform` (normalize only); a
-    :func:`~tokenloom.vision.transforms.train_transform` applies its augmentations to the stored images.
+    Reads both store kinds (see :mod:`tokenloom.vision.store`). ``transform`` defaults to
+    :func:`~tokenloom.vision.transforms.plain_transform` (normalize only) for eval crops and to
+    :func:`~tokenloom.vision.transforms.eval_transform` (resize + center crop) for full views; a
+    :func:`~tokenloom.vision.transforms.train_transform` applies RandomResizedCrop and its other
+    augmentations to the stored images (on full views: to the whole image).
     Shards are opened lazily in each process (safe with DataLoader workers).
 
     Indexing: ``ds[i]`` (negative ``i`` counts from the end) or ``ds[(i, seed)]`` gives one sample; an
@@ -173,7 +176,7 @@ class ShardDataset(_BaseDataset):
         patch_size: int = 16,
     ) -> None:
         from tokenloom.vision.shards import read_manifest
-        from tokenloom.vision.transforms import plain_transform
+        from tokenloom.vision.transforms import eval_transform, plain_transform
 
         _check_common(output, "raise", patch_size)
         self.root = Path(root)
@@ -182,7 +185,8 @@ class ShardDataset(_BaseDataset):
             raise ConfigError(
                 f"{self.root}: no preprocessed shards found; run `tokenloom images preprocess` first"
             )
-        self.transform = transform or plain_transform()
+        self.store = "full" if "offset" in self.rows[0] else "eval"  # full views carry buffer offsets
+        self.transform = transform or (eval_transform() if self.store == "full" else plain_transform())
         self.output = output
         self.patch_size = patch_size
         self.on_error = "raise"
@@ -201,7 +205,7 @@ class ShardDataset(_BaseDataset):
         if array is None:
             import numpy as np
 
-            array = np.load(self.root / "shards" / name, mmap_mode="r")  # [n, 3, S, S] uint8
+            array = np.load(self.root / "shards" / name, mmap_mode="r")  # [n, 3, S, S] or flat uint8
             self._maps[name] = array
         return array
 
@@ -224,12 +228,14 @@ class ShardDataset(_BaseDataset):
         return view
 
     def uint8(self, index: int) -> torch.Tensor:
-        """The stored image ``[3, S, S]`` uint8 (a copy out of the memory map)."""
+        """The stored image ``[3, S, S]`` (eval crops) or ``[3, h, w]`` (full views) uint8, copied out."""
         import numpy as np
         import torch
 
+        from tokenloom.vision.store import row_view
+
         row = self._row(index)
-        return torch.from_numpy(np.array(self._shard(row["shard"])[row["row"]]))  # [3, S, S]
+        return torch.from_numpy(np.array(row_view(self._shard(row["shard"]), row)))  # [3, h, w]
 
     @overload
     def __getitem__(self, key: slice) -> ShardDataset: ...

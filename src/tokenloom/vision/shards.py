@@ -1,11 +1,14 @@
-"""Sharded, resumable image preprocessing: decode + eval transform -> uint8 shards, manifest, rejects.
+"""Sharded, resumable image preprocessing: decode + store transform -> uint8 shards, manifest, rejects.
 
 Output folder (``I`` = shard index, ``K`` = number of shards, zero-padded to 5 digits)::
 
     plan-I-of-K.json                 settings + the item list's hash (a rerun must match it to resume)
-    shards/shard-I-of-K-JJJJJ.npy    uint8 [n, 3, S, S] — the ok images of input chunk J, in input order
+    shards/shard-I-of-K-JJJJJ.npy    the ok images of input chunk J, in input order: store "full" (default)
+                                     a flat uint8 buffer of whole views (longer side <= max_side), store
+                                     "eval" uint8 [n, 3, S, S] center crops (see ``store.py``)
     shards/shard-I-of-K-JJJJJ.jsonl  one row per input item of chunk J: ok (shard, row) or rejected (kind, reason)
     manifest-I-of-K.csv              index, path, label, sha256 (of the source file), shape, shard, row, warnings
+                                     (+ offset into the flat buffer for store "full")
     rejects-I-of-K.csv               index, path, label, kind, reason, warnings
     summary-I-of-K.json              counts: items, ok, rejected (by kind), with warnings, ignored files, shards
 
@@ -28,6 +31,7 @@ interrupted run followed by a rerun produces byte-identical files to one uninter
 the outputs depends on time, worker count or order of completion). Timing is printed, never stored.
 
 :func:`read_manifest` reads the committed rows back for :class:`tokenloom.vision.data.ShardDataset`.
+``distributor="ray"`` runs the chunks as Ray tasks (``_distribute.py``) writing the same files.
 This module does not augment images (train transforms apply when reading shards).
 """
 
@@ -44,17 +48,19 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tokenloom._atomic import atomic_open, atomic_write
 from tokenloom._progress import progress
 from tokenloom.errors import ConfigError, ImageDecodeError
+from tokenloom.vision.store import STORE_KINDS, StoreKind, make_store_transform, pack
 
 __all__ = ["PreprocessConfig", "PreprocessSummary", "preprocess_images", "read_manifest"]
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 2  # 2: warnings per row, max_pixels in the plan
+FORMAT_VERSION = 3  # 2: warnings per row, max_pixels in the plan; 3: store kind and max_side in the plan
+Distributor = Literal["local", "ray"]
 MANIFEST_COLUMNS = ("index", "path", "label", "sha256", "shape", "shard", "row", "warnings")
 REJECT_COLUMNS = ("index", "path", "label", "kind", "reason", "warnings")
 WARNING_SEPARATOR = " | "  # between the distinct messages of one file in the CSV ``warnings`` column
@@ -74,8 +80,17 @@ class PreprocessConfig:
     timeout_s: float | None = 30.0
     # images with more pixels are rejected as "too_large" (decompression bombs); None: no limit
     max_pixels: int | None = _DEFAULT_MAX_PIXELS
+    store: StoreKind = "full"  # "full": whole view, longer side <= max_side; "eval": center crops of size
+    max_side: int = 320  # store "full": longer side of the stored image (smaller images are kept as they are)
+    distributor: Distributor = "local"  # "ray": chunks run as Ray tasks (outputs do not depend on it)
 
     def __post_init__(self) -> None:
+        if self.store not in STORE_KINDS:
+            raise ConfigError(f"store must be one of {STORE_KINDS}, got {self.store!r}")
+        if self.max_side < 1:
+            raise ConfigError(f"max_side must be positive, got {self.max_side}")
+        if self.distributor not in ("local", "ray"):
+            raise ConfigError(f"distributor must be 'local' or 'ray', got {self.distributor!r}")
         if self.size < 1:
             raise ConfigError(f"size must be positive, got {self.size}")
         if self.shard_size < 1:
@@ -131,19 +146,16 @@ _WORKER_DECODE: Any = None
 Result = tuple[int, str, Any, str, str, list[str]]  # index, sha256, [3,S,S] | None, kind, reason, warnings
 
 
-def _init_worker(
-    size: int, single_thread: bool = False, max_pixels: int | None = _DEFAULT_MAX_PIXELS
-) -> None:
+def _init_worker(config: PreprocessConfig, single_thread: bool = False) -> None:
     global _WORKER_TRANSFORM, _WORKER_DECODE
     import torch
 
     from tokenloom.vision.io import DecodeConfig
-    from tokenloom.vision.transforms import TransformConfig, eval_transform
 
     if single_thread:  # worker processes only: N workers x M torch threads would oversubscribe the cores
         torch.set_num_threads(1)
-    _WORKER_TRANSFORM = eval_transform(TransformConfig(size=size, normalize=False))
-    _WORKER_DECODE = DecodeConfig(max_pixels=max_pixels)
+    _WORKER_TRANSFORM = make_store_transform(config.store, size=config.size, max_side=config.max_side)
+    _WORKER_DECODE = DecodeConfig(max_pixels=config.max_pixels)
 
 
 def _process(job: tuple[int, str]) -> Result:
@@ -158,7 +170,7 @@ def _process(job: tuple[int, str]) -> Result:
         image = load_image(  # [3, H, W]
             data, target_size=_WORKER_TRANSFORM.decode_size, config=_WORKER_DECODE, name=label, warnings=said
         )
-        out = _WORKER_TRANSFORM(image)  # [3, S, S] uint8
+        out = _WORKER_TRANSFORM(image)  # [3, S, S] (eval) or [3, h, w] (full) uint8
         return index, sha, out.numpy(), "", "", said
     except ImageDecodeError as exc:
         return index, sha, None, exc.kind, exc.detail, said
@@ -196,7 +208,7 @@ def _map_jobs(jobs: Sequence[tuple[int, str]], config: PreprocessConfig) -> Iter
         on_timeout=timed_out,
         on_crash=crashed,
         initializer=_init_worker,
-        initargs=(config.size, config.workers > 0, config.max_pixels),
+        initargs=(config, config.workers > 0),
     )
 
 
@@ -252,6 +264,8 @@ def preprocess_images(
         "format": FORMAT_VERSION,
         "src": str(src.resolve()),
         "size": config.size,
+        "store": config.store,
+        "max_side": config.max_side if config.store == "full" else None,
         "shard_size": config.shard_size,
         "num_shards": config.num_shards,
         "shard_index": config.shard_index,
@@ -280,6 +294,12 @@ def preprocess_images(
     start, done_now, resumed = time.perf_counter(), 0, 0
     todo = [j for j in range(len(chunks)) if not (shard_dir / f"shard-{config.tag}-{j:05d}.jsonl").exists()]
     resumed = len(chunks) - len(todo)
+    if config.distributor == "ray":
+        from tokenloom.vision._distribute import run_chunks_on_ray
+
+        names = {j: f"shard-{config.tag}-{j:05d}" for j in todo}
+        done_now = run_chunks_on_ray(shard_dir, names, chunks, items, root, config, quiet=quiet)
+        return _finish(out, config, chunks, ignored, root, start, done_now, resumed)
     jobs = [(i, str(items[i].path)) for j in todo for i in chunks[j]]
     results = progress(
         _map_jobs(jobs, config),
@@ -310,7 +330,6 @@ def _write_chunk(
     config: PreprocessConfig,
 ) -> int:
     """Consume this chunk's results in order; write its .npy then its .jsonl (the commit marker)."""
-    import numpy as np
 
     arrays: list[Any] = []
     rows: list[dict[str, Any]] = []
@@ -331,8 +350,12 @@ def _write_chunk(
             row.update(status="ok", shape=list(array.shape), shard=f"{name}.npy", row=len(arrays))
             arrays.append(array)
         rows.append(row)
-    stacked = np.stack(arrays) if arrays else np.zeros((0, 3, config.size, config.size), np.uint8)
-    _atomic_npy(shard_dir / f"{name}.npy", stacked)  # [n, 3, S, S]
+    packed, offsets = pack(arrays, store=config.store, size=config.size)
+    if config.store == "full":  # rows address the flat buffer by offset (see store.py)
+        for row in rows:
+            if row["status"] == "ok":
+                row["offset"] = offsets[row["row"]]
+    _atomic_npy(shard_dir / f"{name}.npy", packed)  # [n, 3, S, S] or flat [sum(3·h·w)]
     atomic_write(shard_dir / f"{name}.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     return len(chunk)
 
@@ -357,7 +380,8 @@ def _finish(
     warned = sum(1 for r in rows if r.get("warnings"))
     for r in rows:
         r["warnings"] = WARNING_SEPARATOR.join(r.get("warnings") or [])
-    atomic_write(out / f"manifest-{config.tag}.csv", _csv_text(ok, MANIFEST_COLUMNS))
+    columns = (*MANIFEST_COLUMNS, "offset") if config.store == "full" else MANIFEST_COLUMNS
+    atomic_write(out / f"manifest-{config.tag}.csv", _csv_text(ok, columns))
     atomic_write(out / f"rejects-{config.tag}.csv", _csv_text(rejects, REJECT_COLUMNS))
     by_kind = dict(sorted(Counter(r["kind"] for r in rejects).items()))
     summary = PreprocessSummary(
@@ -393,7 +417,7 @@ def read_manifest(out: str | os.PathLike[str]) -> list[dict[str, Any]]:
         )
     # the same run split across machines: same settings and the same item list (relative paths), wherever
     # each machine mounted the source (so "src" is not compared)
-    keys = ("format", "size", "num_shards", "items_sha256")
+    keys = ("format", "size", "store", "max_side", "num_shards", "items_sha256")
     differ = [k for k in keys if any(p.get(k) != plans[0].get(k) for p in plans)]
     if differ:
         raise ConfigError(

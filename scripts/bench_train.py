@@ -1,0 +1,194 @@
+"""Is ViT training on full-view shards input-bound? Two side-by-side measurements in one process.
+
+1. Training steps/s of a small ViT on CPU fed from full-view shards (DataLoader with ``--loader-workers``
+   processes, train augmentations: RandomResizedCrop + flip, normalize) against the same model fed a
+   random batch already in memory (the input-bound limit). Target: shards >= 0.9x in-memory.
+2. Images/s of reading a shard image + RandomResizedCrop + flip + normalize against decoding the original
+   JPEG (draft decode allowed, as ``ImageDataset`` does) + the same augmentations, in this process with
+   one torch thread (as a loader worker runs). Target: >= 5x.
+
+    python scripts/bench_train.py [--src ../shared/images/imagenet-sample] [--markdown]
+
+Timings on a shared machine are noisy; the ratios are what to read. Run under the shared lock:
+``flock /work/bench.lock python scripts/bench_train.py --markdown``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from tokenloom.encoder.config import EncoderConfig
+from tokenloom.vision._optim import param_groups, soft_cross_entropy, soft_targets
+from tokenloom.vision._train_data import Subset, build_loaders, to_device
+from tokenloom.vision.data import ImageDataset, ShardDataset
+from tokenloom.vision.shards import PreprocessConfig, preprocess_images
+from tokenloom.vision.train import TrainConfig, build_classifier
+from tokenloom.vision.transforms import TransformConfig, train_transform
+
+HERE = Path(__file__).resolve().parent
+
+
+def _step_fn(config: TrainConfig) -> tuple[torch.nn.Module, object]:
+    torch.manual_seed(0)
+    model = build_classifier(config, num_classes=2)
+    opt = torch.optim.AdamW(param_groups(model, 0.05), lr=1e-3)
+
+    def step(images: torch.Tensor, labels: torch.Tensor) -> None:
+        loss = soft_cross_entropy(model(images), soft_targets(labels, 2, 0.1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+
+    return model, step
+
+
+def bench_steps(shards: Path, config: TrainConfig, steps: int, warmup: int) -> tuple[float, float, float]:
+    """(steps/s from shards, steps/s in memory, data-wait fraction of the shard run)."""
+    tcfg = TransformConfig(size=config.image_size)
+    ds = ShardDataset(shards, transform=train_transform(tcfg))
+    train = Subset(ds, range(len(ds)))
+    loader, sampler, _ = build_loaders(
+        train, train, batch=config.batch_size, rank=0, world=1, seed=0, workers=config.workers
+    )
+    _, step = _step_fn(config)
+    wait = 0.0
+    done = 0
+    start = 0.0
+    epoch = 0
+    while done < warmup + steps:
+        sampler.set_epoch(epoch)
+        it = iter(loader)
+        while done < warmup + steps:
+            t0 = time.perf_counter()
+            batch = next(it, None)
+            if batch is None:
+                break
+            if done == warmup:
+                start, wait = t0, 0.0
+            wait += time.perf_counter() - t0
+            step(*to_device(batch, torch.device("cpu")))  # type: ignore[operator]
+            done += 1
+        epoch += 1
+    shard_rate = steps / (time.perf_counter() - start)
+    wait_fraction = wait * shard_rate / steps
+    _, step = _step_fn(config)
+    images = torch.randn(config.batch_size, 3, config.image_size, config.image_size)  # [B, 3, S, S]
+    labels = torch.randint(0, 2, (config.batch_size,))
+    for i in range(warmup + steps):
+        if i == warmup:
+            start = time.perf_counter()
+        step(images, labels)  # type: ignore[operator]
+    memory_rate = steps / (time.perf_counter() - start)
+    return shard_rate, memory_rate, wait_fraction
+
+
+def bench_read(
+    shards: Path, src_items: list[tuple[Path, int]], size: int, repeats: int
+) -> tuple[float, float, float, float]:
+    """images/s: shard + RRC, JPEG decode + RRC, shard read only, JPEG decode only; one torch thread.
+
+    One thread, as in a DataLoader worker process (torch sets it there): intra-op threads on per-image
+    work mostly add contention, and a loaded machine turns that into a large, noisy overhead.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _read_rates(shards, src_items, size, repeats)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _read_rates(
+    shards: Path, src_items: list[tuple[Path, int]], size: int, repeats: int
+) -> tuple[float, float, float, float]:
+    from tokenloom.vision.io import load_image
+
+    transform = train_transform(TransformConfig(size=size))
+    shard_ds = ShardDataset(shards, transform=transform)
+    jpeg_ds = ImageDataset(src_items, transform=transform, on_error="raise")
+    datas = [p.read_bytes() for p, _ in src_items]
+    n = len(shard_ds)
+    jobs = [
+        lambda i: shard_ds[(i, i)],
+        lambda i: jpeg_ds[(i, i)],
+        lambda i: shard_ds.uint8(i),  # the stored view, copied out of the memory map
+        lambda i: load_image(datas[i], target_size=size),  # decode only (draft allowed), from memory
+    ]
+    rates = []
+    for job in jobs:
+        best = 0.0
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for i in range(n):
+                job(i)
+            best = max(best, n / (time.perf_counter() - start))
+        rates.append(best)
+    return rates[0], rates[1], rates[2], rates[3]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--src", type=Path, default=HERE.parent.parent / "shared/images/imagenet-sample")
+    parser.add_argument("--max-side", type=int, default=320)
+    parser.add_argument("--image-size", type=int, default=224)
+    parser.add_argument("--preset", default="vit-ti16")
+    parser.add_argument("--depth", type=int, default=6)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--loader-workers", type=int, default=2)
+    parser.add_argument("--read-images", type=int, default=120, help="images for the read benchmark")
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args()
+    jpegs = sorted(p for p in args.src.iterdir() if p.suffix.lower() in (".jpeg", ".jpg"))[: args.read_images]
+    config = TrainConfig(
+        encoder=EncoderConfig.preset(args.preset, depth=args.depth), image_size=args.image_size,
+        batch_size=args.batch_size, workers=args.loader_workers,
+    )  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        listing = Path(tmp) / "items.csv"
+        listing.write_text("path,label\n" + "".join(f"{p},{i % 2}\n" for i, p in enumerate(jpegs)))
+        shards = Path(tmp) / "shards"
+        preprocess_images(listing, shards, config=PreprocessConfig(max_side=args.max_side), quiet=True)
+        shard_rate, memory_rate, wait = bench_steps(shards, config, args.steps, args.warmup)
+        read_shard, read_jpeg, read_only, decode_only = bench_read(
+            shards, [(p, i % 2) for i, p in enumerate(jpegs)], args.image_size, 2
+        )
+    model = f"{args.preset} depth {args.depth}, {args.image_size}px, batch {args.batch_size}"
+    rows = [
+        ("train steps/s", f"shards ({args.loader_workers} loader workers)", shard_rate, "in-memory batch",
+         memory_rate, shard_rate / memory_rate, ">= 0.9"),
+        ("images/s", "shard + RRC + flip", read_shard, "JPEG decode + RRC + flip", read_jpeg,
+         read_shard / read_jpeg, ">= 5"),
+        ("images/s", "shard read (uint8 copy)", read_only, "JPEG decode only", decode_only,
+         read_only / decode_only, "-"),
+    ]  # fmt: skip
+    cpu = f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
+    when = datetime.date.today().isoformat()
+    if args.markdown:
+        print(f"Machine: {cpu} (shared VM; timings noisy), {when}. Model: {model}; "
+              f"{len(jpegs)} ImageNet sample JPEGs, full-view shards max side {args.max_side}; "
+              f"data wait on the shard path {wait:.0%}.\n")  # fmt: skip
+        print("| measure | ours | rate | peer | rate | ratio | target |")
+        print("|---|---|---:|---|---:|---:|---|")
+        for what, ours, a, peer, b, ratio, target in rows:
+            print(f"| {what} | {ours} | {a:.2f} | {peer} | {b:.2f} | {ratio:.2f}x | {target} |")
+    else:
+        print(f"{cpu}; {model}; data wait {wait:.0%}")
+        for what, ours, a, peer, b, ratio, target in rows:
+            print(f"{what:14s} {ours:32s} {a:9.2f}  {peer:26s} {b:9.2f}  ratio {ratio:.2f}x ({target})")
+
+
+if __name__ == "__main__":
+    main()
