@@ -14,6 +14,11 @@ Memory: besides q, k, v and the output, one step holds a few ``[B, H, block_q, b
 ``[B, H, block_q, Dv]`` accumulator: O(block_q · block_k), independent of N and M (the design choice:
 queries are tiled too, not only keys). Causal calls skip key tiles wholly above the diagonal.
 
+Sparse patterns (``pattern=``, see ``tokenloom.encoder.patterns``): the pattern's tile layout lists, for each
+query tile, the key tiles holding at least one allowed pair; only those are multiplied (forward and
+backward), and only the partial ones get a per-element mask. The work follows the pattern's edges, up to
+the tiles' edges.
+
 Backward is a custom ``torch.autograd.Function`` that **recomputes** each score tile from q, k and the
 saved row log-sum-exp (FlashAttention-2's backward): ``p = exp(s − lse)``, ``dv += pᵀ dO``,
 ``dp = dO vᵀ``, ``ds = p ∘ (dp − rowsum(dO ∘ O))``, ``dq += ds k · scale``, ``dk += dsᵀ q · scale``;
@@ -44,6 +49,7 @@ from torch import Tensor
 from torch.autograd.function import once_differentiable
 
 from tokenloom.encoder.attention._common import Dims, causal_tile, check_inputs, mask_tile
+from tokenloom.encoder.patterns import Pattern, tile_layout
 
 __all__ = ["DEFAULT_BLOCK_K", "DEFAULT_BLOCK_Q", "tiled_attention", "tiled_backward"]
 
@@ -75,17 +81,31 @@ def _mask5(tile: Tensor, dims: Dims) -> Tensor:
 class _Plan:
     """Tile geometry of one call: which key tiles each query tile visits, and where causal cuts."""
 
-    def __init__(self, dims: Dims, causal: bool, block_q: int, block_k: int) -> None:
+    def __init__(
+        self, dims: Dims, causal: bool, block_q: int, block_k: int, pattern: Pattern | None = None
+    ) -> None:
         self.dims, self.causal, self.bq, self.bk = dims, causal, block_q, block_k
         self.offset = dims.M - dims.N  # query i sits at absolute position i + offset
         self.n_k_tiles = -(-dims.M // block_k)
+        self.pattern = pattern
+        # pattern hook: per query tile, the key tiles holding an allowed pair, and which of them are partial
+        self.layout = None if pattern is None else tile_layout(pattern, dims.N, dims.M, block_q, block_k)
+        self.partial = None if self.layout is None else [dict(row) for row in self.layout]  # j0 -> partial?
 
     def q_tiles(self) -> range:
         return range(0, self.dims.N, self.bq)
 
-    def k_tiles(self, i0: int, i1: int) -> range:
+    def k_tiles(self, i0: int, i1: int) -> range | list[int]:
         end = self.dims.M if not self.causal else max(0, min(self.dims.M, i1 + self.offset))
+        if self.layout is not None:  # pattern hook: only the key tiles the pattern allows
+            return [j0 for j0, _ in self.layout[i0 // self.bq] if j0 < end]
         return range(0, end, self.bk)
+
+    def pattern_tile(self, i0: int, i1: int, j0: int, j1: int, device: torch.device) -> Tensor | None:
+        """Pattern hook: the ``[bq, bk]`` bool mask of a partial tile, None for a full one (or no pattern)."""
+        if self.pattern is None or self.partial is None or not self.partial[i0 // self.bq][j0]:
+            return None
+        return self.pattern.mask_tile(i0, i1, j0, j1, n=self.dims.N, m=self.dims.M, device=device)
 
     def tile_index(self, i0: int, j0: int) -> int:
         return (i0 // self.bq) * self.n_k_tiles + j0 // self.bk
@@ -127,6 +147,9 @@ def _scores(
             s5.add_(mt.to(s.dtype))
     if plan.needs_causal(i0, j1):
         s5.masked_fill_(~causal_tile(i0, i1, j0, j1, plan.offset, s.device), float("-inf"))
+    allowed = plan.pattern_tile(i0, i1, j0, j1, s.device)  # pattern hook: partial tiles only
+    if allowed is not None:
+        s5.masked_fill_(~allowed, float("-inf"))
     return s
 
 
@@ -139,10 +162,10 @@ def _fold(x5: Tensor, i0: int, i1: int) -> Tensor:
 class _TiledAttention(torch.autograd.Function):
     @staticmethod
     def forward(  # type: ignore[override]
-        ctx, q, k, v, mask4, dims, causal, dropout_p, seed, block_q, block_k
+        ctx, q, k, v, mask4, dims, causal, dropout_p, seed, block_q, block_k, pattern
     ):
         ct = torch.promote_types(q.dtype, torch.float32)
-        plan = _Plan(dims, causal, block_q, block_k)
+        plan = _Plan(dims, causal, block_q, block_k, pattern)
         BK = dims.B * dims.Hkv
         q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
         k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]
@@ -180,7 +203,7 @@ class _TiledAttention(torch.autograd.Function):
             tile_lse = torch.where(alive, safe_max + torch.log(row_sum), float("inf"))  # [B*Hkv, G*bq, 1]
             lse[..., i0:i1, :] = tile_lse.view(dims.B, dims.Hkv, dims.G, i1 - i0, 1)
         ctx.dims, ctx.causal, ctx.dropout_p, ctx.seed = dims, causal, dropout_p, seed
-        ctx.block_q, ctx.block_k = block_q, block_k
+        ctx.block_q, ctx.block_k, ctx.pattern = block_q, block_k, pattern
         ctx.mask_is_tensor = mask4 is not None
         ctx.save_for_backward(q, k, v, out, lse, *(() if mask4 is None else (mask4,)))
         return out.flatten(1, 2).to(q.dtype)  # [B, Hkv, G, N, Dv] -> [B, H, N, Dv]
@@ -205,8 +228,9 @@ class _TiledAttention(torch.autograd.Function):
             block_q=ctx.block_q,
             block_k=ctx.block_k,
             mask_grad=ctx.needs_input_grad[3],
+            pattern=ctx.pattern,
         )
-        return (*grads, *([None] * 6))
+        return (*grads, *([None] * 7))
 
 
 def tiled_backward(
@@ -225,6 +249,7 @@ def tiled_backward(
     block_q: int,
     block_k: int,
     mask_grad: bool,
+    pattern: Pattern | None = None,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
     """Gradients ``(dq, dk, dv, dmask)`` by per-tile recomputation from the saved output and row lse.
 
@@ -235,7 +260,7 @@ def tiled_backward(
     products over rows already sum dk and dv over the G query heads sharing a key/value head.
     """
     ct = out.dtype
-    plan = _Plan(dims, causal, block_q, block_k)
+    plan = _Plan(dims, causal, block_q, block_k, pattern)
     BK = dims.B * dims.Hkv
     q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
     k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]
@@ -303,6 +328,8 @@ def tiled_attention(
     dropout_p: float = 0.0,
     block_q: int = DEFAULT_BLOCK_Q,  # query rows per tile
     block_k: int = DEFAULT_BLOCK_K,  # key columns per tile
+    pattern: Pattern
+    | None = None,  # only the tiles this pattern allows are computed (ANDed with mask/causal)
 ) -> Tensor:
     """Exact attention over tiles (module docstring) → ``[B, H, N, Dv]``; equals ``reference_attention``."""
     for name, value in (("block_q", block_q), ("block_k", block_k)):
@@ -310,4 +337,6 @@ def tiled_attention(
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
     seed = _draw_seed() if dropout_p > 0.0 else 0
-    return _TiledAttention.apply(q, k, v, mask4, dims, causal, float(dropout_p), seed, block_q, block_k)
+    return _TiledAttention.apply(
+        q, k, v, mask4, dims, causal, float(dropout_p), seed, block_q, block_k, pattern
+    )
