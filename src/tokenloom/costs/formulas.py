@@ -27,11 +27,13 @@ from tokenloom.errors import ConfigError
 
 if TYPE_CHECKING:
     from tokenloom.encoder.config import EncoderConfig
+    from tokenloom.encoder.patterns import Pattern
 
 __all__ = [
     "DTYPE_BYTES",
     "DType",
     "EncoderFlops",
+    "attention_edges",
     "attention_flops",
     "bytes_per_element",
     "encoder_flops",
@@ -178,10 +180,47 @@ def linear_flops(tokens: int, in_features: int, out_features: int) -> int:
     )
 
 
+def attention_edges(pattern: Pattern | str, n: int, m: int | None = None) -> int:
+    """Allowed (query, key) pairs of an attention pattern for ``n`` queries and ``m`` keys (default n).
+
+    ``pattern`` is a :class:`tokenloom.encoder.patterns.Pattern` or its spelling (``"window:512"``,
+    ``"global:2+window:64"``, ``"bigbird:192,128,3"``; see :func:`~tokenloom.encoder.patterns.parse_pattern`).
+    Exact integers: dense ``N·M``; causal ``N·M − N(N−1)/2`` when ``N == M`` (the diagonal included);
+    a W-key window ``≈ N·W`` (less near the ends); unions are counted row by row. Sparse attention does
+    ``4·D`` FLOPs per edge and head (QKᵀ and PV), which is what makes a window's cost grow as ``N·W``, not N².
+    Sources: Beltagy et al. 2020 (Longformer), Child et al. 2019 (Sparse Transformer), Zaheer et al. 2020 (BigBird).
+    """
+    from tokenloom.encoder.patterns import Pattern, parse_pattern
+
+    if isinstance(pattern, str):
+        try:
+            pattern = parse_pattern(pattern)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+    if not isinstance(pattern, Pattern):
+        raise ConfigError(f"pattern must be a Pattern or a spec such as 'window:512', got {pattern!r}")
+    n = _count("q_len", n, zero_ok=True)
+    m = n if m is None else _count("kv_len", m, zero_ok=True)
+    try:
+        return pattern.edges(n, m)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+
+
 def attention_flops(
-    batch: int, heads: int, q_len: int, kv_len: int, head_dim: int, causal: bool = False
+    batch: int,
+    heads: int,
+    q_len: int,
+    kv_len: int,
+    head_dim: int,
+    causal: bool = False,
+    *,
+    pattern: Pattern | str | None = None,
 ) -> int:
     """FLOPs of the two attention products ``S = QKᵀ`` and ``O = PV``: ``4·B·H·N·M·D``.
+
+    With ``pattern`` (a sparse pattern or its spelling, see :func:`attention_edges`) only its allowed pairs
+    are counted: ``4·B·H·D·edges`` — the work of a path that skips the disallowed tiles.
 
     Each product is ``2·N·M·D`` per head (one multiply-add = 2 FLOPs); the count is the same for GQA/MQA
     (sharing K/V heads saves memory, not arithmetic). Source: Dao 2023 (FlashAttention-2, §4.1 counts
@@ -192,6 +231,10 @@ def attention_flops(
     """
     b, h = _count("batch", batch), _count("heads", heads)
     n, m, d = _count("q_len", q_len), _count("kv_len", kv_len), _count("head_dim", head_dim)
+    if pattern is not None:
+        if causal:
+            raise ConfigError("give causal as part of the pattern (e.g. 'causal' or 'strided:128'), not both")
+        return 4 * b * h * d * attention_edges(pattern, n, m)
     if not causal:
         return 4 * b * h * n * m * d
     if n > m:

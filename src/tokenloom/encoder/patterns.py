@@ -327,17 +327,15 @@ class BlockSparse(Pattern):
             )
 
     def _allowed(self, i: Tensor, j: Tensor, n: int, m: int) -> Tensor:
-        import torch
-
         self._check(n, m)
-        table = torch.tensor(self.layout, dtype=torch.bool, device=i.device).reshape(len(self.layout), -1)
+        table = self._table.to(i.device)  # [N/block, M/block]
         return table[i // self.block_size, j // self.block_size]  # [bq, bk]
 
     def row_runs(self, i: int, n: int, m: int) -> list[Run]:
         self._check(n, m)
         return [
             (a, min(b, m))
-            for a, b in _block_runs(self.layout[i // self.block_size], self.block_size)
+            for a, b in self._runs[i // self.block_size]
             if a < m
         ]
 
@@ -347,11 +345,20 @@ class BlockSparse(Pattern):
         b, total = self.block_size, 0
         for qb in range(-(-n // b)):
             rows = min(b, n - qb * b)
-            total += rows * sum(min(hi, m) - lo for lo, hi in _block_runs(self.layout[qb], b) if lo < m)
+            total += rows * sum(min(hi, m) - lo for lo, hi in self._runs[qb] if lo < m)
         return total
 
+    @functools.cached_property
+    def _table(self) -> Tensor:
+        import torch
 
-@functools.lru_cache(maxsize=4096)
+        return torch.tensor(self.layout, dtype=torch.bool).reshape(len(self.layout), -1)  # [N/block, M/block]
+
+    @functools.cached_property
+    def _runs(self) -> list[tuple[Run, ...]]:
+        return [_block_runs(row, self.block_size) for row in self.layout]
+
+
 def _block_runs(row: tuple[bool, ...], block: int) -> tuple[Run, ...]:
     runs: list[Run] = []
     for kb, on in enumerate(row):
@@ -415,6 +422,7 @@ class Union(Pattern):
     """A key is allowed when any part allows it. Edges are counted row by row (exact, O(N·runs))."""
 
     parts: tuple[Pattern, ...]
+    label: str | None = None  # the spelling of a preset union (``bigbird:192,128,3``); None: parts joined by +
 
     def __post_init__(self) -> None:
         if not self.parts or not all(isinstance(p, Pattern) for p in self.parts):
@@ -425,7 +433,7 @@ class Union(Pattern):
         return min(p.block for p in self.parts)
 
     def spec(self) -> str:
-        return "+".join(p.spec() for p in self.parts)
+        return self.label or "+".join(p.spec() for p in self.parts)
 
     def _allowed(self, i: Tensor, j: Tensor, n: int, m: int) -> Tensor:
         out = self.parts[0]._allowed(i, j, n, m)
@@ -500,7 +508,10 @@ def bigbird(
             Window(window_size // 2, (window_size - 1) // 2),
             GlobalTokens(global_count),
             RandomBlocks(random_count, block, seed),
-        )
+        ),
+        f"bigbird:{window_size},{global_count},{random_count}"
+        + (f",{block}" if block != 64 else "")
+        + (f" (seed {seed})" if seed else ""),
     )
 
 

@@ -44,6 +44,8 @@ Shapes: ``B`` batch, ``H`` query heads, ``Hkv`` key/value heads, ``G = H // Hkv`
 
 from __future__ import annotations
 
+import threading
+
 import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
@@ -51,12 +53,20 @@ from torch.autograd.function import once_differentiable
 from tokenloom.encoder.attention._common import Dims, causal_tile, check_inputs, mask_tile
 from tokenloom.encoder.patterns import Pattern, tile_layout
 
-__all__ = ["DEFAULT_BLOCK_K", "DEFAULT_BLOCK_Q", "tiled_attention", "tiled_backward"]
+__all__ = ["DEFAULT_BLOCK_K", "DEFAULT_BLOCK_Q", "last_tile_flops", "tiled_attention", "tiled_backward"]
 
 DEFAULT_BLOCK_Q = 256  # query rows per tile
 DEFAULT_BLOCK_K = 512  # key columns per tile
 
 _SEED_RANGE = 2**62
+
+_work = threading.local()
+
+
+def last_tile_flops() -> int | None:
+    """FLOPs of the tile products (``QKᵀ`` and ``PV``: ``2·B·H·rows·cols·(D + Dv)`` per computed tile) of the
+    latest tiled forward in this thread; None before the first. Skipped tiles cost nothing."""
+    return getattr(_work, "flops", None)
 
 
 def _draw_seed() -> int:
@@ -89,21 +99,34 @@ class _Plan:
         self.n_k_tiles = -(-dims.M // block_k)
         self.pattern = pattern
         # pattern hook: per query tile, the key tiles holding an allowed pair, and which of them are partial
-        self.layout = None if pattern is None else tile_layout(pattern, dims.N, dims.M, block_q, block_k)
-        self.partial = None if self.layout is None else [dict(row) for row in self.layout]  # j0 -> partial?
+        # pattern hook: per query tile, the key tiles holding an allowed pair, merged into contiguous spans
+        # (one product per span, fewer and larger products) with whether any of it needs a per-element mask
+        self.spans: list[dict[int, tuple[int, bool]]] | None = None
+        self.max_cols = min(block_k, dims.M)  # widest key span of one product
+        if pattern is not None:
+            self.spans = [
+                _spans(row, block_k, dims.M) for row in tile_layout(pattern, dims.N, dims.M, block_q, block_k)
+            ]
+            self.max_cols = max([j1 - j0 for row in self.spans for j0, (j1, _) in row.items()], default=1)
 
     def q_tiles(self) -> range:
         return range(0, self.dims.N, self.bq)
 
     def k_tiles(self, i0: int, i1: int) -> range | list[int]:
         end = self.dims.M if not self.causal else max(0, min(self.dims.M, i1 + self.offset))
-        if self.layout is not None:  # pattern hook: only the key tiles the pattern allows
-            return [j0 for j0, _ in self.layout[i0 // self.bq] if j0 < end]
+        if self.spans is not None:  # pattern hook: only the key spans the pattern allows
+            return [j0 for j0 in self.spans[i0 // self.bq] if j0 < end]
         return range(0, end, self.bk)
+
+    def k_end(self, i0: int, j0: int) -> int:
+        """End of the key tile (or, with a pattern, of the key span) starting at ``j0``."""
+        if self.spans is not None:
+            return self.spans[i0 // self.bq][j0][0]
+        return min(j0 + self.bk, self.dims.M)
 
     def pattern_tile(self, i0: int, i1: int, j0: int, j1: int, device: torch.device) -> Tensor | None:
         """Pattern hook: the ``[bq, bk]`` bool mask of a partial tile, None for a full one (or no pattern)."""
-        if self.pattern is None or self.partial is None or not self.partial[i0 // self.bq][j0]:
+        if self.pattern is None or self.spans is None or not self.spans[i0 // self.bq][j0][1]:
             return None
         return self.pattern.mask_tile(i0, i1, j0, j1, n=self.dims.N, m=self.dims.M, device=device)
 
@@ -112,6 +135,20 @@ class _Plan:
 
     def needs_causal(self, i0: int, j1: int) -> bool:
         return self.causal and j1 - 1 > i0 + self.offset
+
+
+def _spans(row: tuple[tuple[int, bool], ...], block_k: int, m: int) -> dict[int, tuple[int, bool]]:
+    """Pattern hook: consecutive key tiles ``(j0, partial)`` of one query tile merged into spans
+    ``j0 -> (j1, any partial)``."""
+    spans: dict[int, tuple[int, bool]] = {}
+    start = -1
+    for j0, partial in row:
+        if start >= 0 and spans[start][0] == j0:
+            spans[start] = (min(j0 + block_k, m), spans[start][1] or partial)
+        else:
+            start = j0
+            spans[start] = (min(j0 + block_k, m), partial)
+    return spans
 
 
 def _scores(
@@ -172,9 +209,8 @@ class _TiledAttention(torch.autograd.Function):
         v3 = v.to(ct).reshape(BK, dims.M, dims.Dv)  # [B, Hkv, M, Dv] -> [B*Hkv, M, Dv]
         out = torch.empty(dims.B, dims.Hkv, dims.G, dims.N, dims.Dv, dtype=ct, device=q.device)
         lse = torch.empty(dims.B, dims.Hkv, dims.G, dims.N, 1, dtype=ct, device=q.device)
-        buffer = torch.empty(
-            BK * dims.G * min(block_q, dims.N) * min(block_k, dims.M), dtype=ct, device=q.device
-        )
+        buffer = torch.empty(BK * dims.G * min(block_q, dims.N) * plan.max_cols, dtype=ct, device=q.device)
+        flops = 0
         for i0 in plan.q_tiles():
             i1 = min(i0 + block_q, dims.N)
             q3 = _fold(q5, i0, i1) * dims.scale  # pre-scaled query tile [B*Hkv, G*bq, D]
@@ -182,8 +218,9 @@ class _TiledAttention(torch.autograd.Function):
             row_sum = torch.zeros_like(row_max)  # [B*Hkv, G*bq, 1]
             acc = torch.zeros(BK, q3.shape[1], dims.Dv, dtype=ct, device=q.device)  # [B*Hkv, G*bq, Dv]
             for j0 in plan.k_tiles(i0, i1):
-                j1 = min(j0 + block_k, dims.M)
+                j1 = plan.k_end(i0, j0)
                 s = _scores(plan, q3, k3, mask4, i0, i1, j0, j1, buffer)  # [B*Hkv, G*bq, bk]
+                flops += 2 * s.numel() * (dims.D + dims.Dv)  # this tile's QKᵀ and PV products
                 new_max = torch.maximum(row_max, s.amax(dim=-1, keepdim=True))
                 # a row with no visible key yet has max -inf: shift by 0 so exp(-inf) = 0, never NaN
                 safe_max = torch.where(torch.isneginf(new_max), 0.0, new_max)
@@ -202,6 +239,7 @@ class _TiledAttention(torch.autograd.Function):
             # lse = +inf marks rows with no visible key: backward's exp(s - lse) is then exactly 0
             tile_lse = torch.where(alive, safe_max + torch.log(row_sum), float("inf"))  # [B*Hkv, G*bq, 1]
             lse[..., i0:i1, :] = tile_lse.view(dims.B, dims.Hkv, dims.G, i1 - i0, 1)
+        _work.flops = flops
         ctx.dims, ctx.causal, ctx.dropout_p, ctx.seed = dims, causal, dropout_p, seed
         ctx.block_q, ctx.block_k, ctx.pattern = block_q, block_k, pattern
         ctx.mask_is_tensor = mask4 is not None
@@ -272,7 +310,7 @@ def tiled_backward(
     dv = torch.zeros(BK, dims.M, dims.Dv, dtype=ct, device=q.device)
     want_dmask = mask4 is not None and mask4.is_floating_point() and mask_grad
     dmask = torch.zeros(mask4.shape, dtype=ct, device=q.device) if want_dmask else None
-    buffer = torch.empty(BK * dims.G * min(block_q, dims.N) * min(block_k, dims.M), dtype=ct, device=q.device)
+    buffer = torch.empty(BK * dims.G * min(block_q, dims.N) * plan.max_cols, dtype=ct, device=q.device)
     for i0 in plan.q_tiles():
         i1 = min(i0 + plan.bq, dims.N)
         q3 = _fold(q5, i0, i1) * dims.scale  # pre-scaled query tile [B*Hkv, G*bq, D]
@@ -280,7 +318,7 @@ def tiled_backward(
         lse3, delta3 = _fold(lse, i0, i1), _fold(delta, i0, i1)  # [B*Hkv, G*bq, 1]
         dq3 = torch.zeros_like(q3)
         for j0 in plan.k_tiles(i0, i1):
-            j1 = min(j0 + plan.bk, dims.M)
+            j1 = plan.k_end(i0, j0)
             s = _scores(plan, q3, k3, mask4, i0, i1, j0, j1, buffer)  # [B*Hkv, G*bq, bk]
             p = s.sub_(lse3).exp_()  # normalized weights [B*Hkv, G*bq, bk]
             dp = torch.bmm(do3, v3[:, j0:j1, :].transpose(1, 2))  # [B*Hkv, G*bq, bk]
