@@ -354,6 +354,8 @@ def encoder_param_breakdown(config: EncoderConfig) -> dict[str, int]:
     biases if ``qkv_bias``; output ``H·D·d`` (+ d if ``proj_bias``); MLP GELU ``2·d·f`` (+ f + d), SwiGLU
     ``3·d·f`` (+ 2f + d). RoPE has no parameters; front ends, absolute positions and heads are separate
     modules and not counted (COMMON.md contract 7; the shapes of timm's ViT blocks, Dosovitskiy et al. 2021).
+    With ``cross_attention`` a key ``cross`` is added: per block a norm, q ``d·H·D``, k and v
+    ``d_mem·Hkv·D`` each (``d_mem = cross_width``), output ``H·D·d``, and the same biases as self-attention.
     """
     d, h, hkv = config.width, config.heads, config.resolved_kv_heads
     hd, f, depth = config.resolved_head_dim, config.resolved_mlp_hidden, config.depth
@@ -364,13 +366,18 @@ def encoder_param_breakdown(config: EncoderConfig) -> dict[str, int]:
         mlp = 2 * d * f + ((f + d) if config.proj_bias else 0)
     else:
         mlp = 3 * d * f + ((2 * f + d) if config.proj_bias else 0)
-    return {
+    breakdown = {
         "norms": depth * 2 * norm,
         "qkv": depth * qkv,
         "out": depth * out,
         "mlp": depth * mlp,
         "final_norm": norm if config.final_norm else 0,
     }
+    if config.cross_attention:
+        dm = config.cross_width or d
+        cross_qkv = d * h * hd + 2 * dm * hkv * hd + ((h * hd + 2 * hkv * hd) if config.qkv_bias else 0)
+        breakdown["cross"] = depth * (norm + cross_qkv + out)
+    return breakdown
 
 
 def encoder_params(config: EncoderConfig) -> int:
