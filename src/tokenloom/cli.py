@@ -29,7 +29,7 @@ from tokenloom import __version__
 __all__ = ["build_parser", "main"]
 
 # the subcommand modules under tokenloom._commands, in the order ``tokenloom --help`` lists them
-COMMANDS: tuple[str, ...] = ("costs", "demo", "fertility", "images", "train")
+COMMANDS: tuple[str, ...] = ("costs", "demo", "explain", "fertility", "images", "train")
 
 
 def _command_modules() -> list[ModuleType]:

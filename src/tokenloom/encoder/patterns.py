@@ -333,11 +333,7 @@ class BlockSparse(Pattern):
 
     def row_runs(self, i: int, n: int, m: int) -> list[Run]:
         self._check(n, m)
-        return [
-            (a, min(b, m))
-            for a, b in self._runs[i // self.block_size]
-            if a < m
-        ]
+        return [(a, min(b, m)) for a, b in self._runs[i // self.block_size] if a < m]
 
     def edges(self, n: int, m: int | None = None) -> int:
         n, m = _size("n", n), _size("m", n if m is None else m)
@@ -422,7 +418,9 @@ class Union(Pattern):
     """A key is allowed when any part allows it. Edges are counted row by row (exact, O(N·runs))."""
 
     parts: tuple[Pattern, ...]
-    label: str | None = None  # the spelling of a preset union (``bigbird:192,128,3``); None: parts joined by +
+    label: str | None = (
+        None  # the spelling of a preset union (``bigbird:192,128,3``); None: parts joined by +
+    )
 
     def __post_init__(self) -> None:
         if not self.parts or not all(isinstance(p, Pattern) for p in self.parts):
@@ -499,10 +497,11 @@ def block_sparse(layout: Any, block: int) -> BlockSparse:
 
 
 def bigbird(
-    window_size: int = 192, global_count: int = 64, random_count: int = 3, *, block: int = 64, seed: int = 0
+    window_size: int = 192, global_count: int = 128, random_count: int = 3, *, block: int = 64, seed: int = 0
 ) -> Union:
     """BigBird (Zaheer et al. 2020): a ``window_size``-key sliding window, ``global_count`` global tokens
-    and ``random_count`` random key blocks per query block of ``block`` rows (seeded)."""
+    and ``random_count`` random key blocks per query block of ``block`` rows (seeded). The defaults are the
+    paper's ITC setting: blocks of 64, a window of 3 blocks, 2 global blocks and 3 random blocks."""
     return Union(
         (
             Window(window_size // 2, (window_size - 1) // 2),
@@ -517,7 +516,8 @@ def bigbird(
 
 def parse_pattern(spec: str) -> Pattern:
     """A pattern from its CLI spelling: ``dense``, ``causal``, ``window:W`` (W keys per row),
-    ``window:L,R``, ``global:G``, ``strided:S``, ``bigbird:W,G,R`` (block 64, seed 0) or ``bigbird:W,G,R,B``,
+    ``window:L,R``, ``global:G``, ``strided:S``, ``bigbird:W,G,R`` (block 64, seed 0), ``bigbird:W,G,R,B`` or
+    ``bigbird`` (``bigbird:192,128,3``),
     ``random:R,B,SEED``; ``+`` joins terms into a union (``global:2+window:64``)."""
     terms = [t.strip() for t in str(spec).split("+")]
     parts = [_parse_term(t, spec) for t in terms]
@@ -537,13 +537,13 @@ def _parse_term(term: str, spec: str) -> Pattern:
         "window": ((1, 2), lambda w, r=None: Window(w // 2, (w - 1) // 2) if r is None else Window(w, r)),
         "global": ((1,), GlobalTokens),
         "strided": ((1,), Strided),
-        "bigbird": ((3, 4), lambda w, g, r, b=64: bigbird(w, g, r, block=b)),
+        "bigbird": ((0, 3, 4), lambda w=192, g=128, r=3, b=64: bigbird(w, g, r, block=b)),
         "random": ((1, 2, 3), RandomBlocks),
     }
     if name not in forms or len(args) not in forms[name][0] or any(a < 0 for a in args):
         raise ValueError(
             f"invalid attention pattern {term!r} in {spec!r}: use dense, causal, window:W, window:L,R, "
-            "global:G, strided:S, bigbird:W,G,R[,BLOCK] or random:R[,BLOCK,SEED], joined with + "
+            "global:G, strided:S, bigbird[:W,G,R[,BLOCK]] or random:R[,BLOCK,SEED], joined with + "
             "(e.g. global:2+window:512); numbers are non-negative ints"
         )
     return forms[name][1](*args)  # type: ignore[no-any-return]
