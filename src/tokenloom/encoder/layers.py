@@ -26,13 +26,13 @@ heads, ``Hkv`` key/value heads, ``D`` head width, ``f`` MLP hidden width.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tokenloom.encoder.attention import attention
+from tokenloom.encoder.attention import Impl, attention
 from tokenloom.encoder.config import EncoderConfig
 from tokenloom.encoder.positions import RotaryEmbedding
 
@@ -203,7 +203,7 @@ class CrossAttention(nn.Module):
         self.kv_heads = config.resolved_kv_heads
         self.head_dim = config.resolved_head_dim
         self.attn_dropout = config.attn_dropout
-        self.impl = config.attn_impl
+        self.impl = cast(Impl, config.attn_impl)  # validated by EncoderConfig
         memory_width = config.cross_width or config.width
         q_dim, kv_dim = self.heads * self.head_dim, self.kv_heads * self.head_dim
         self.q = nn.Linear(config.width, q_dim, bias=config.qkv_bias)

@@ -546,7 +546,8 @@ def _parse_term(term: str, spec: str) -> Pattern:
             "global:G, strided:S, bigbird[:W,G,R[,BLOCK]] or random:R[,BLOCK,SEED], joined with + "
             "(e.g. global:2+window:512); numbers are non-negative ints"
         )
-    return forms[name][1](*args)  # type: ignore[no-any-return]
+    pattern: Pattern = forms[name][1](*args)
+    return pattern
 
 
 def parse_patterns(text: str) -> list[Pattern]:

@@ -105,13 +105,11 @@ def attention(
     dims, _ = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
     chosen = "sdpa" if impl == "auto" else impl
     if pattern is not None:
-        out, chosen = _with_pattern(
+        out, ran = _with_pattern(
             q, k, v, mask, pattern, impl, causal=causal, scale=scale, dropout_p=dropout_p
         )
-        _state.impl = chosen
-        logger.debug(
-            "attention impl=%s pattern=%s q=%s k=%s", chosen, pattern, tuple(q.shape), tuple(k.shape)
-        )
+        _state.impl = ran
+        logger.debug("attention impl=%s pattern=%s q=%s k=%s", ran, pattern, tuple(q.shape), tuple(k.shape))
         return out
     if dims.N == 0 or dims.M == 0:
         _state.impl = chosen
@@ -156,7 +154,7 @@ def _with_pattern(
     v: Tensor,
     mask: Tensor | None,
     pattern: Pattern,
-    impl: str,
+    impl: Impl,
     *,
     causal: bool,
     scale: float | None,
@@ -171,7 +169,7 @@ def _with_pattern(
             f"got {type(pattern).__name__}; parse a CLI spelling with patterns.parse_pattern('window:512')"
         )
     n, m = q.shape[-2], k.shape[-2]
-    if impl in ("reference", "sdpa"):
+    if impl == "reference" or impl == "sdpa":
         dense = pattern.merge_mask(mask, n, m, q.device)  # [N, M] or broadcast [B|1, H|1, N, M]
         return attention(q, k, v, dense, causal=causal, scale=scale, dropout_p=dropout_p, impl=impl), impl
     if impl == "triton":
