@@ -98,7 +98,6 @@ class _Plan:
         self.offset = dims.M - dims.N  # query i sits at absolute position i + offset
         self.n_k_tiles = -(-dims.M // block_k)
         self.pattern = pattern
-        # pattern hook: per query tile, the key tiles holding an allowed pair, and which of them are partial
         # pattern hook: per query tile, the key tiles holding an allowed pair, merged into contiguous spans
         # (one product per span, fewer and larger products) with whether any of it needs a per-element mask
         self.spans: list[dict[int, tuple[int, bool]]] | None = None
