@@ -126,8 +126,9 @@ class Pattern(ABC):
         """Rows ``i0:i1`` and columns ``j0:j1`` of ``mask(n, m)`` as ``[i1-i0, j1-j0]`` bool."""
         import torch
 
-        i = torch.arange(i0, i1, device=device).unsqueeze(1)  # [bq, 1]
-        j = torch.arange(j0, j1, device=device).unsqueeze(0)  # [1, bk]
+        small = torch.int32 if max(n, m) < 2**30 else torch.int64  # int32: half the memory traffic
+        i = torch.arange(i0, i1, device=device, dtype=small).unsqueeze(1)  # [bq, 1]
+        j = torch.arange(j0, j1, device=device, dtype=small).unsqueeze(0)  # [1, bk]
         return self._allowed(i, j, n, m).expand(i1 - i0, j1 - j0)  # [bq, bk]
 
     def merge_mask(self, mask: Tensor | None, n: int, m: int, device: torch.device) -> Tensor:

@@ -99,8 +99,8 @@ class _Plan:
         self.n_k_tiles = -(-dims.M // block_k)
         self.pattern = pattern
         # pattern hook: per query tile, the key tiles holding an allowed pair, merged into contiguous spans
-        # (one product per span, fewer and larger products) with whether any of it needs a per-element mask
-        self.spans: list[dict[int, tuple[int, bool]]] | None = None
+        # (one product per span, fewer and larger products) with the partial tiles that need a per-element mask
+        self.spans: list[dict[int, tuple[int, list[int]]]] | None = None
         self.max_cols = min(block_k, dims.M)  # widest key span of one product
         if pattern is not None:
             self.spans = [
@@ -123,11 +123,19 @@ class _Plan:
             return self.spans[i0 // self.bq][j0][0]
         return min(j0 + self.bk, self.dims.M)
 
-    def pattern_tile(self, i0: int, i1: int, j0: int, j1: int, device: torch.device) -> Tensor | None:
-        """Pattern hook: the ``[bq, bk]`` bool mask of a partial tile, None for a full one (or no pattern)."""
-        if self.pattern is None or self.spans is None or not self.spans[i0 // self.bq][j0][1]:
-            return None
-        return self.pattern.mask_tile(i0, i1, j0, j1, n=self.dims.N, m=self.dims.M, device=device)
+    def pattern_tiles(self, i0: int, i1: int, j0: int, device: torch.device) -> list[tuple[int, int, Tensor]]:
+        """Pattern hook: ``(a, b, mask [bq, b - a])`` for each partial tile ``a:b`` of the span at ``j0``."""
+        if self.pattern is None or self.spans is None:
+            return []
+        d = self.dims
+        return [
+            (
+                a,
+                min(a + self.bk, d.M),
+                self.pattern.mask_tile(i0, i1, a, min(a + self.bk, d.M), n=d.N, m=d.M, device=device),
+            )
+            for a in self.spans[i0 // self.bq][j0][1]
+        ]
 
     def tile_index(self, i0: int, j0: int) -> int:
         return (i0 // self.bq) * self.n_k_tiles + j0 // self.bk
@@ -136,17 +144,16 @@ class _Plan:
         return self.causal and j1 - 1 > i0 + self.offset
 
 
-def _spans(row: tuple[tuple[int, bool], ...], block_k: int, m: int) -> dict[int, tuple[int, bool]]:
+def _spans(row: tuple[tuple[int, bool], ...], block_k: int, m: int) -> dict[int, tuple[int, list[int]]]:
     """Pattern hook: consecutive key tiles ``(j0, partial)`` of one query tile merged into spans
-    ``j0 -> (j1, any partial)``."""
-    spans: dict[int, tuple[int, bool]] = {}
+    ``j0 -> (j1, starts of its partial tiles)``."""
+    spans: dict[int, tuple[int, list[int]]] = {}
     start = -1
     for j0, partial in row:
-        if start >= 0 and spans[start][0] == j0:
-            spans[start] = (min(j0 + block_k, m), spans[start][1] or partial)
-        else:
+        if not (start >= 0 and spans[start][0] == j0):
             start = j0
-            spans[start] = (min(j0 + block_k, m), partial)
+            spans[start] = (j0, [])
+        spans[start] = (min(j0 + block_k, m), spans[start][1] + ([j0] if partial else []))
     return spans
 
 
@@ -183,9 +190,8 @@ def _scores(
             s5.add_(mt.to(s.dtype))
     if plan.needs_causal(i0, j1):
         s5.masked_fill_(~causal_tile(i0, i1, j0, j1, plan.offset, s.device), float("-inf"))
-    allowed = plan.pattern_tile(i0, i1, j0, j1, s.device)  # pattern hook: partial tiles only
-    if allowed is not None:
-        s5.masked_fill_(~allowed, float("-inf"))
+    for a, b, allowed in plan.pattern_tiles(i0, i1, j0, s.device):  # pattern hook: partial tiles only
+        s5[..., a - j0 : b - j0].masked_fill_(~allowed, float("-inf"))
     return s
 
 
