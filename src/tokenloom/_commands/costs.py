@@ -112,6 +112,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--head-dim", type=_positive, default=128, help="head width D, for FLOPs (default 128)")
     p.add_argument("--batch", type=_positive, default=1, help="batch B (default 1)")
     p.add_argument("--causal", action="store_true", help="causal: count only allowed pairs (half when N = M)")
+    _add_pattern_option(p)
     _add_dtype(p, "bf16")
     _add_units(p)
 
@@ -150,6 +151,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _add_vit(p)
     p.add_argument("--png", help="also write a chart of how each term grows to this PNG file")
+    _add_patterns_option(p)
     _add_dtype(p, "bf16")
     _add_units(p)
 
@@ -233,6 +235,9 @@ def _run_attention(args: argparse.Namespace) -> int:
     from tokenloom.costs import attention_flops, bytes_per_element, format_count, score_bytes
     from tokenloom.costs.tables import format_memory
 
+    if args.pattern is not None:
+        return _run_attention_pattern(args)
+
     b, h, n, d = args.batch, args.heads, args.seq_len, args.head_dim
     m = args.kv_len or n
     s = bytes_per_element(args.dtype)
@@ -309,6 +314,8 @@ def _run_encoder(args: argparse.Namespace) -> int:
 def _run_sweep(args: argparse.Namespace) -> int:
     from tokenloom.costs.tables import describe, sweep_rows, sweep_table
 
+    if args.patterns is not None:
+        return _run_sweep_patterns(args)
     cfg, name = _config(args)
     vit = bool(args.image_sizes or args.patch_sizes)
     if vit:  # N = ViT tokens of each image side × patch side
@@ -428,4 +435,104 @@ def _run_train(args: argparse.Namespace) -> int:
         [what, format_memory(n_bytes, units), f"{n_bytes / mem.total:.1%}"] for what, n_bytes in mem.rows()
     ]
     print(format_table(["what", "memory", "share"], rows, align="lrr"))
+    return 0
+
+
+# --------------------------------------------------------------------------- sparse attention patterns
+
+
+def _pattern_spec(text: str) -> Any:
+    from tokenloom.encoder.patterns import parse_pattern
+
+    try:
+        return parse_pattern(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _pattern_specs(text: str) -> list[Any]:
+    from tokenloom.encoder.patterns import parse_patterns
+
+    try:
+        return parse_patterns(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+_PATTERN_HELP = "dense, causal, window:W, global:G+window:W, strided:S, bigbird:W,G,R (see docs/explain.md)"
+
+
+def _add_pattern_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--pattern", type=_pattern_spec, help=f"count only a sparse pattern's edges: {_PATTERN_HELP}"
+    )
+
+
+def _add_patterns_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--patterns", type=_pattern_specs,
+        help="compare attention patterns across --seq-len instead (edges, FLOPs, ratio to dense), "
+        "e.g. dense,window:512,bigbird:192,128,3",
+    )  # fmt: skip
+
+
+def _run_attention_pattern(args: argparse.Namespace) -> int:
+    """``costs attention --pattern SPEC``: edges, FLOPs, score memory if materialized, ratio to dense."""
+    from tokenloom.costs import attention_edges, bytes_per_element, format_count, score_bytes, tensor_bytes
+    from tokenloom.costs.tables import format_memory
+    from tokenloom.errors import ConfigError
+
+    if args.causal:
+        raise ConfigError("give causal as part of --pattern (e.g. --pattern causal), not with --causal")
+    b, h, n, d, pattern = args.batch, args.heads, args.seq_len, args.head_dim, args.pattern
+    m = args.kv_len or n
+    s = bytes_per_element(args.dtype)
+    edges, dense = attention_edges(pattern, n, m), n * m
+    ratio = edges / dense
+    print(f"pattern {pattern.spec()}: N={n} queries, M={m} keys")
+    print(
+        f"edges (allowed query-key pairs): {edges:,} of {dense:,} dense ({ratio:.2%}; {edges / n:,.1f} per query)"
+    )
+    print(
+        f"attention FLOPs QKᵀ + PV: {format_count(4 * b * h * d * edges)}  (4·B·H·D·edges, D={d}, forward; "
+        f"dense {format_count(4 * b * h * d * dense)}, ratio {ratio:.4f})"
+    )
+    print(
+        f"score memory if materialized: {format_memory(score_bytes(b, h, n, m, s), _units(args))} dense (B·H·N·M·s), "
+        f"{format_memory(tensor_bytes(b * h * edges, s), _units(args))} for the allowed pairs only (B·H·edges·s)"
+    )
+    return 0
+
+
+def _run_sweep_patterns(args: argparse.Namespace) -> int:
+    """``costs sweep --patterns A,B,...``: how each pattern's edges and FLOPs grow with N (N² vs N·w)."""
+    from tokenloom._tables import format_table
+    from tokenloom.costs import attention_edges, format_count
+    from tokenloom.costs.tables import describe
+
+    cfg, name = _config(args)
+    if args.image_sizes or args.patch_sizes:
+        from tokenloom.errors import ConfigError
+
+        raise ConfigError("--patterns sweeps --seq-len; drop --image-sizes/--patch-sizes")
+    h, d, L, b = cfg.heads, cfg.resolved_head_dim, cfg.depth, args.batch
+    print(describe(cfg, name))
+    print(f"batch B={b}; attention FLOPs QKᵀ + PV of all {L} layers, forward (4·L·B·H·D·edges)")
+    header = ["N", "pattern", "edges", "edges/N", "attention FLOPs", "ratio to dense"]
+    table, series = [], {}
+    for pattern in args.patterns:
+        series[pattern.spec()] = [attention_edges(pattern, n) for n in args.seq_len]
+    for i, n in enumerate(args.seq_len):
+        for spec, edges in series.items():
+            e = edges[i]
+            table.append([f"{n:,}", spec, f"{e:,}", f"{e / n:,.1f}", format_count(4 * L * b * h * d * e),
+                          f"{e / (n * n):.4f}"])  # fmt: skip
+    print(format_table(header, table, align="llrrrr"))
+    if args.png:
+        from tokenloom.costs.plots import plot_pattern_sweep
+
+        path = plot_pattern_sweep(
+            args.seq_len, series, args.png, title=f"attention edges per pattern ({name})"
+        )
+        print(f"chart: {path}")
     return 0

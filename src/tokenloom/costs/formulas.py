@@ -27,11 +27,13 @@ from tokenloom.errors import ConfigError
 
 if TYPE_CHECKING:
     from tokenloom.encoder.config import EncoderConfig
+    from tokenloom.encoder.patterns import Pattern
 
 __all__ = [
     "DTYPE_BYTES",
     "DType",
     "EncoderFlops",
+    "attention_edges",
     "attention_flops",
     "bytes_per_element",
     "embedding_params",
@@ -194,10 +196,47 @@ def linear_flops(tokens: int, in_features: int, out_features: int) -> int:
     )
 
 
+def attention_edges(pattern: Pattern | str, n: int, m: int | None = None) -> int:
+    """Allowed (query, key) pairs of an attention pattern for ``n`` queries and ``m`` keys (default n).
+
+    ``pattern`` is a :class:`tokenloom.encoder.patterns.Pattern` or its spelling (``"window:512"``,
+    ``"global:2+window:64"``, ``"bigbird:192,128,3"``; see :func:`~tokenloom.encoder.patterns.parse_pattern`).
+    Exact integers: dense ``N·M``; causal ``N·M − N(N−1)/2`` when ``N == M`` (the diagonal included);
+    a W-key window ``≈ N·W`` (less near the ends); unions are counted row by row. Sparse attention does
+    ``4·D`` FLOPs per edge and head (QKᵀ and PV), which is what makes a window's cost grow as ``N·W``, not N².
+    Sources: Beltagy et al. 2020 (Longformer), Child et al. 2019 (Sparse Transformer), Zaheer et al. 2020 (BigBird).
+    """
+    from tokenloom.encoder.patterns import Pattern, parse_pattern
+
+    if isinstance(pattern, str):
+        try:
+            pattern = parse_pattern(pattern)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+    if not isinstance(pattern, Pattern):
+        raise ConfigError(f"pattern must be a Pattern or a spec such as 'window:512', got {pattern!r}")
+    n = _count("q_len", n, zero_ok=True)
+    m = n if m is None else _count("kv_len", m, zero_ok=True)
+    try:
+        return pattern.edges(n, m)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+
+
 def attention_flops(
-    batch: int, heads: int, q_len: int, kv_len: int, head_dim: int, causal: bool = False
+    batch: int,
+    heads: int,
+    q_len: int,
+    kv_len: int,
+    head_dim: int,
+    causal: bool = False,
+    *,
+    pattern: Pattern | str | None = None,
 ) -> int:
     """FLOPs of the two attention products ``S = QKᵀ`` and ``O = PV``: ``4·B·H·N·M·D``.
+
+    With ``pattern`` (a sparse pattern or its spelling, see :func:`attention_edges`) only its allowed pairs
+    are counted: ``4·B·H·D·edges`` — the work of a path that skips the disallowed tiles.
 
     Each product is ``2·N·M·D`` per head (one multiply-add = 2 FLOPs); the count is the same for GQA/MQA
     (sharing K/V heads saves memory, not arithmetic). Source: Dao 2023 (FlashAttention-2, §4.1 counts
@@ -208,6 +247,10 @@ def attention_flops(
     """
     b, h = _count("batch", batch), _count("heads", heads)
     n, m, d = _count("q_len", q_len), _count("kv_len", kv_len), _count("head_dim", head_dim)
+    if pattern is not None:
+        if causal:
+            raise ConfigError("give causal as part of the pattern (e.g. 'causal' or 'strided:128'), not both")
+        return 4 * b * h * d * attention_edges(pattern, n, m)
     if not causal:
         return 4 * b * h * n * m * d
     if n > m:
@@ -328,6 +371,8 @@ def encoder_param_breakdown(config: EncoderConfig) -> dict[str, int]:
     ``3·d·f`` (+ 2f + d). RoPE has no parameters; front ends, absolute positions and heads are separate
     modules and not counted (the shapes of timm's ViT blocks, Dosovitskiy et al. 2021; ``Encoder`` builds
     exactly these parameters).
+    With ``cross_attention`` a key ``cross`` is added: per block a norm, q ``d·H·D``, k and v
+    ``d_mem·Hkv·D`` each (``d_mem = cross_width``), output ``H·D·d``, and the same biases as self-attention.
     """
     d, h, hkv = config.width, config.heads, config.resolved_kv_heads
     hd, f, depth = config.resolved_head_dim, config.resolved_mlp_hidden, config.depth
@@ -338,13 +383,18 @@ def encoder_param_breakdown(config: EncoderConfig) -> dict[str, int]:
         mlp = 2 * d * f + ((f + d) if config.proj_bias else 0)
     else:
         mlp = 3 * d * f + ((2 * f + d) if config.proj_bias else 0)
-    return {
+    breakdown = {
         "norms": depth * 2 * norm,
         "qkv": depth * qkv,
         "out": depth * out,
         "mlp": depth * mlp,
         "final_norm": norm if config.final_norm else 0,
     }
+    if config.cross_attention:
+        dm = config.cross_width or d
+        cross_qkv = d * h * hd + 2 * dm * hkv * hd + ((h * hd + 2 * hkv * hd) if config.qkv_bias else 0)
+        breakdown["cross"] = depth * (norm + cross_qkv + out)
+    return breakdown
 
 
 def embedding_params(vocab_size: int, d_model: int, *, tied: bool = True) -> int:

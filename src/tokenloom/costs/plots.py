@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from tokenloom.costs.tables import SweepRow
 
-__all__ = ["plot_languages", "plot_sweep"]
+__all__ = ["plot_languages", "plot_pattern_sweep", "plot_sweep"]
 
 
 def _figure(ncols: int, width: float, height: float):
@@ -57,6 +57,24 @@ def plot_sweep(rows: Sequence[SweepRow], path: str | os.PathLike[str], *, title:
         ax.legend(fontsize=8)
     if title:
         fig.suptitle(title)
+    return _save(plt, fig, path)
+
+
+def plot_pattern_sweep(
+    lengths: Sequence[int], edges: dict[str, list[int]], path: str | os.PathLike[str], *, title: str = ""
+) -> Path:
+    """Log-log chart of each attention pattern's edges against N (dense grows as N², a window as N·w)."""
+    plt, fig, ax = _figure(1, 6.5, 4.2)
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    n = [lengths[i] for i in order]
+    for spec, values in edges.items():
+        ax.plot(n, [values[i] for i in order], "o-", label=spec)
+    ax.set(xscale="log", yscale="log", xlabel="sequence length N", ylabel="allowed query-key pairs (edges)")
+    ax.set_xscale("log", base=2)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
     return _save(plt, fig, path)
 
 

@@ -46,13 +46,15 @@ class EncoderConfig:
     proj_bias: bool = True  # bias in the attention output projection and MLP layers
     causal: bool = False  # causal self-attention (decoder-style use with a KV cache)
     attn_impl: AttnImpl = "auto"  # attention path: "auto" | "reference" | "sdpa" | "tiled" | "triton"
+    cross_attention: bool = False  # a cross-attention sub-block in every block: self → cross → MLP
+    cross_width: int | None = None  # width of the memory cross-attention reads (kdim = vdim); None = width
 
     def __post_init__(self) -> None:
         for name in ("width", "depth", "heads"):
             value = getattr(self, name)
             if not isinstance(value, int) or value <= 0:
                 raise ConfigError(f"EncoderConfig.{name} must be a positive int, got {value!r}")
-        for name in ("kv_heads", "head_dim", "mlp_hidden"):
+        for name in ("kv_heads", "head_dim", "mlp_hidden", "cross_width"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value <= 0):
                 raise ConfigError(f"EncoderConfig.{name} must be a positive int or None, got {value!r}")

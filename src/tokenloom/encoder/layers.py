@@ -1,4 +1,4 @@
-"""Transformer building blocks: norms, GELU MLP, SwiGLU, self-attention (MHA/GQA/MQA, RoPE), pre/post Block.
+"""Transformer building blocks: norms, GELU MLP, SwiGLU, self- and cross-attention (MHA/GQA/MQA, RoPE), Block.
 
 Every block is configured by one ``EncoderConfig``; its parameters are exactly those counted by the cost
 model (``tokenloom.costs.encoder_param_breakdown``): two norms (LayerNorm ``2d`` | RMSNorm ``d`` each), a fused ``qkv``
@@ -15,6 +15,11 @@ For decoding with a KV cache a ``LayerKV`` (one layer's keys and values) can be 
 module: new keys/values are appended to it and the queries attend over everything cached (RoPE positions
 continue from the cached length). This module holds no embeddings and no stack (see ``model.py``).
 
+``CrossAttention`` reads queries from one sequence and keys/values from another (the *memory*, e.g. image
+patch tokens for text queries), with ``nn.MultiheadAttention``'s ``kdim``/``vdim`` (``config.cross_width``)
+and separate ``q``, ``k``, ``v`` projections; ``config.cross_attention`` adds it to every ``Block`` as a
+sub-block between self-attention and the MLP (``nn.TransformerDecoderLayer``'s order).
+
 Shape legend: ``B`` batch, ``N`` new tokens (queries), ``M`` keys (cached + new), ``d`` width, ``H`` query
 heads, ``Hkv`` key/value heads, ``D`` head width, ``f`` MLP hidden width.
 """
@@ -27,11 +32,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tokenloom.encoder.attention import attention
+from tokenloom.encoder.attention import Impl, attention
 from tokenloom.encoder.config import EncoderConfig
 from tokenloom.encoder.positions import RotaryEmbedding
 
-__all__ = ["Block", "GeluMlp", "LayerKV", "RMSNorm", "SelfAttention", "SwiGLU", "make_mlp", "make_norm"]
+__all__ = [
+    "Block",
+    "CrossAttention",
+    "GeluMlp",
+    "LayerKV",
+    "RMSNorm",
+    "SelfAttention",
+    "SwiGLU",
+    "make_mlp",
+    "make_norm",
+]
 
 
 class RMSNorm(nn.Module):
@@ -175,11 +190,66 @@ class SelfAttention(nn.Module):
         return self.proj(out)  # [B, N, d]
 
 
+class CrossAttention(nn.Module):
+    """Queries from ``x [B, N, d]``, keys and values from ``memory [B, M, d_mem]``; grouped key/value heads.
+
+    No RoPE and no causal mask (the two sequences have no shared positions). ``key_lengths [B]`` marks the
+    memory's padding: key ``j`` of sequence ``b`` is attended iff ``j < key_lengths[b]``.
+    """
+
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        self.heads = config.heads
+        self.kv_heads = config.resolved_kv_heads
+        self.head_dim = config.resolved_head_dim
+        self.attn_dropout = config.attn_dropout
+        self.impl: Impl = config.attn_impl
+        memory_width = config.cross_width or config.width
+        q_dim, kv_dim = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        self.q = nn.Linear(config.width, q_dim, bias=config.qkv_bias)
+        self.k = nn.Linear(memory_width, kv_dim, bias=config.qkv_bias)
+        self.v = nn.Linear(memory_width, kv_dim, bias=config.qkv_bias)
+        self.proj = nn.Linear(q_dim, config.width, bias=config.proj_bias)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        *,
+        key_lengths: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """``x [B, N, d], memory [B, M, d_mem] -> [B, N, d]``; ``mask`` broadcastable to ``[B, H, N, M]``."""
+        if memory.dim() != 3 or memory.shape[0] != x.shape[0] or memory.shape[-1] != self.k.in_features:
+            raise ValueError(
+                f"memory must be [B={x.shape[0]}, M, {self.k.in_features}] (cross_width), got shape "
+                f"{tuple(memory.shape)}"
+            )
+        b, n, _ = x.shape
+        m = memory.shape[1]
+        q = self.q(x).view(b, n, self.heads, self.head_dim).transpose(1, 2)  # [B, N, H*D] -> [B, H, N, D]
+        k = self.k(memory).view(b, m, self.kv_heads, self.head_dim).transpose(1, 2)  # [B, Hkv, M, D]
+        v = self.v(memory).view(b, m, self.kv_heads, self.head_dim).transpose(1, 2)  # [B, Hkv, M, D]
+        if key_lengths is not None:
+            from tokenloom.encoder.masks import combine, key_padding
+
+            mask = combine(mask, key_padding(key_lengths, m, device=x.device))  # [B, 1|H, 1|N, M]
+        out = attention(
+            q, k, v, mask, dropout_p=self.attn_dropout if self.training else 0.0, impl=self.impl
+        )  # [B, H, N, D]
+        out = out.transpose(1, 2).reshape(b, n, self.heads * self.head_dim)  # [B, N, H*D]
+        return self.proj(out)  # [B, N, d]
+
+
 class Block(nn.Module):
     """One transformer block.
 
     ``placement="pre"``:  ``x = x + drop(attn(norm1(x)))``; ``x = x + drop(mlp(norm2(x)))``
     ``placement="post"``: ``x = norm1(x + drop(attn(x)))``; ``x = norm2(x + drop(mlp(x)))``
+
+    With ``config.cross_attention`` a cross-attention sub-block over ``memory`` sits between the two
+    (``x = x + drop(cross(norm_cross(x), memory))`` pre-norm; ``x = norm_cross(x + drop(cross(x, memory)))``
+    post-norm), as in ``nn.TransformerDecoderLayer``.
     """
 
     def __init__(self, config: EncoderConfig) -> None:
@@ -190,13 +260,44 @@ class Block(nn.Module):
         self.norm2 = make_norm(config.norm, config.width, eps=config.norm_eps)
         self.mlp = make_mlp(config)
         self.drop = nn.Dropout(config.dropout) if config.dropout > 0 else nn.Identity()
+        # optional cross-attention sub-block (self -> cross -> MLP)
+        self.norm_cross = (
+            make_norm(config.norm, config.width, eps=config.norm_eps) if config.cross_attention else None
+        )
+        self.cross = CrossAttention(config) if config.cross_attention else None
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None = None, *, kv_cache: LayerKV | None = None
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        *,
+        kv_cache: LayerKV | None = None,
+        memory: torch.Tensor | None = None,  # [B, M, d_mem] for the cross-attention sub-block
+        memory_lengths: torch.Tensor | None = None,  # [B] valid memory positions (the rest is padding)
     ) -> torch.Tensor:
         """``x [B, N, d] -> [B, N, d]``."""
         if self.pre:
             x = x + self.drop(self.attn(self.norm1(x), mask, kv_cache=kv_cache))
+            x = self._cross(x, memory, memory_lengths)
             return x + self.drop(self.mlp(self.norm2(x)))
         x = self.norm1(x + self.drop(self.attn(x, mask, kv_cache=kv_cache)))
+        x = self._cross(x, memory, memory_lengths)
         return self.norm2(x + self.drop(self.mlp(x)))
+
+    def _cross(
+        self, x: torch.Tensor, memory: torch.Tensor | None, lengths: torch.Tensor | None
+    ) -> torch.Tensor:
+        """The cross-attention sub-block (identity when the block has none)."""
+        if self.cross is None or self.norm_cross is None:
+            if memory is not None:
+                raise ValueError(
+                    "this block has no cross-attention: build it with EncoderConfig(cross_attention=True)"
+                )
+            return x
+        if memory is None:
+            raise ValueError(
+                "a block with cross-attention needs memory=[B, M, cross_width] (e.g. image patch tokens)"
+            )
+        if self.pre:
+            return x + self.drop(self.cross(self.norm_cross(x), memory, key_lengths=lengths))
+        return self.norm_cross(x + self.drop(self.cross(x, memory, key_lengths=lengths)))

@@ -26,6 +26,11 @@ Paths (``impl``):
   scores: it is used while they fit in ``AUTO_TILED_BYTES`` (B·H·N·M·4 bytes), and ``"tiled"`` above.
   ``"triton"`` is never chosen automatically: on CUDA, SDPA's kernels are faster and have a fused backward.
 
+Sparse patterns (``pattern=``, a ``tokenloom.encoder.patterns.Pattern``, ANDed with ``mask`` and ``causal``):
+``"reference"`` and ``"sdpa"`` apply its dense mask; ``"tiled"`` computes only the tiles the pattern allows
+(the work follows its edges); ``"auto"`` chooses ``"tiled"``; ``"triton"`` has no block-layout kernel yet,
+so a pattern call routes to ``"tiled"`` and ``last_impl()`` says so.
+
 ``last_impl()`` names the path the latest call (in this thread) took.
 
 Shapes: ``B`` batch, ``H`` query heads, ``Hkv`` key/value heads, ``N`` queries, ``M`` keys, ``D`` head width.
@@ -35,13 +40,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import torch
 from torch import Tensor
 
 from tokenloom.encoder.attention._common import check_inputs
 from tokenloom.encoder.attention.reference import attention_weights, reference_attention
+
+if TYPE_CHECKING:
+    from tokenloom.encoder.patterns import Pattern
 
 __all__ = [
     "AUTO_TILED_BYTES",
@@ -88,6 +96,7 @@ def attention(
     causal: bool = False,  # True: query i may attend key j iff j <= i + (M - N)
     scale: float | None = None,  # None: 1 / sqrt(head_dim)
     dropout_p: float = 0.0,  # dropout on the attention weights; pass 0.0 in eval
+    pattern: Pattern | None = None,  # sparse pattern (tokenloom.encoder.patterns), ANDed with mask and causal
     impl: Impl = "auto",  # which path computes it (see the module docstring)
 ) -> Tensor:
     """Scaled dot-product attention ``[B, H, N, Dv]`` with tokenloom's conventions (module docstring)."""
@@ -95,6 +104,13 @@ def attention(
         raise ValueError(f"impl must be one of {', '.join(IMPLS)}; got {impl!r}")
     dims, _ = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
     chosen = "sdpa" if impl == "auto" else impl
+    if pattern is not None:
+        out, ran = _with_pattern(
+            q, k, v, mask, pattern, impl, causal=causal, scale=scale, dropout_p=dropout_p
+        )
+        _state.impl = ran
+        logger.debug("attention impl=%s pattern=%s q=%s k=%s", ran, pattern, tuple(q.shape), tuple(k.shape))
+        return out
     if dims.N == 0 or dims.M == 0:
         _state.impl = chosen
         # no queries or no keys: every row is fully masked -> zeros; "+ 0 * sums" keeps the graph
@@ -130,3 +146,42 @@ def attention(
     _state.impl = chosen
     logger.debug("attention impl=%s q=%s k=%s", chosen, tuple(q.shape), tuple(k.shape))
     return out
+
+
+def _with_pattern(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None,
+    pattern: Pattern,
+    impl: Impl,
+    *,
+    causal: bool,
+    scale: float | None,
+    dropout_p: float,
+) -> tuple[Tensor, str]:
+    """Pattern routing: reference/sdpa take its dense mask; tiled (also for auto and triton) its tile layout."""
+    from tokenloom.encoder.patterns import Pattern
+
+    if not isinstance(pattern, Pattern):
+        raise TypeError(
+            f"pattern must be a tokenloom.encoder.patterns.Pattern (e.g. patterns.window(256)), "
+            f"got {type(pattern).__name__}; parse a CLI spelling with patterns.parse_pattern('window:512')"
+        )
+    n, m = q.shape[-2], k.shape[-2]
+    if impl == "reference" or impl == "sdpa":
+        dense = pattern.merge_mask(mask, n, m, q.device)  # [N, M] or broadcast [B|1, H|1, N, M]
+        return attention(q, k, v, dense, causal=causal, scale=scale, dropout_p=dropout_p, impl=impl), impl
+    if impl == "triton":
+        logger.info("the Triton kernel takes no block layout: pattern %s runs on the tiled path", pattern)
+    from tokenloom.encoder.attention.tiled import tiled_attention
+
+    if n == 0 or m == 0:
+        return attention(
+            q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p, impl="tiled"
+        ), "tiled"
+    out = tiled_attention(
+        q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p,
+        block_q=pattern.block, block_k=pattern.block, pattern=pattern,
+    )  # fmt: skip
+    return out, "tiled"

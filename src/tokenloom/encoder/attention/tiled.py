@@ -14,6 +14,11 @@ Memory: besides q, k, v and the output, one step holds a few ``[B, H, block_q, b
 ``[B, H, block_q, Dv]`` accumulator: O(block_q · block_k), independent of N and M (the design choice:
 queries are tiled too, not only keys). Causal calls skip key tiles wholly above the diagonal.
 
+Sparse patterns (``pattern=``, see ``tokenloom.encoder.patterns``): the pattern's tile layout lists, for each
+query tile, the key tiles holding at least one allowed pair; only those are multiplied (forward and
+backward), and only the partial ones get a per-element mask. The work follows the pattern's edges, up to
+the tiles' edges.
+
 Backward is a custom ``torch.autograd.Function`` that **recomputes** each score tile from q, k and the
 saved row log-sum-exp (FlashAttention-2's backward): ``p = exp(s − lse)``, ``dv += pᵀ dO``,
 ``dp = dO vᵀ``, ``ds = p ∘ (dp − rowsum(dO ∘ O))``, ``dq += ds k · scale``, ``dk += dsᵀ q · scale``;
@@ -39,18 +44,29 @@ Shapes: ``B`` batch, ``H`` query heads, ``Hkv`` key/value heads, ``G = H // Hkv`
 
 from __future__ import annotations
 
+import threading
+
 import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
 from tokenloom.encoder.attention._common import Dims, causal_tile, check_inputs, mask_tile
+from tokenloom.encoder.patterns import Pattern, tile_layout
 
-__all__ = ["DEFAULT_BLOCK_K", "DEFAULT_BLOCK_Q", "tiled_attention", "tiled_backward"]
+__all__ = ["DEFAULT_BLOCK_K", "DEFAULT_BLOCK_Q", "last_tile_flops", "tiled_attention", "tiled_backward"]
 
 DEFAULT_BLOCK_Q = 256  # query rows per tile
 DEFAULT_BLOCK_K = 512  # key columns per tile
 
 _SEED_RANGE = 2**62
+
+_work = threading.local()
+
+
+def last_tile_flops() -> int | None:
+    """FLOPs of the tile products (``QKᵀ`` and ``PV``: ``2·B·H·rows·cols·(D + Dv)`` per computed tile) of the
+    latest tiled forward in this thread; None before the first. Skipped tiles cost nothing."""
+    return getattr(_work, "flops", None)
 
 
 def _draw_seed() -> int:
@@ -75,23 +91,70 @@ def _mask5(tile: Tensor, dims: Dims) -> Tensor:
 class _Plan:
     """Tile geometry of one call: which key tiles each query tile visits, and where causal cuts."""
 
-    def __init__(self, dims: Dims, causal: bool, block_q: int, block_k: int) -> None:
+    def __init__(
+        self, dims: Dims, causal: bool, block_q: int, block_k: int, pattern: Pattern | None = None
+    ) -> None:
         self.dims, self.causal, self.bq, self.bk = dims, causal, block_q, block_k
         self.offset = dims.M - dims.N  # query i sits at absolute position i + offset
         self.n_k_tiles = -(-dims.M // block_k)
+        self.pattern = pattern
+        # pattern hook: per query tile, the key tiles holding an allowed pair, merged into contiguous spans
+        # (one product per span, fewer and larger products) with the partial tiles that need a per-element mask
+        self.spans: list[dict[int, tuple[int, list[int]]]] | None = None
+        self.max_cols = min(block_k, dims.M)  # widest key span of one product
+        if pattern is not None:
+            self.spans = [
+                _spans(row, block_k, dims.M) for row in tile_layout(pattern, dims.N, dims.M, block_q, block_k)
+            ]
+            self.max_cols = max([j1 - j0 for row in self.spans for j0, (j1, _) in row.items()], default=1)
 
     def q_tiles(self) -> range:
         return range(0, self.dims.N, self.bq)
 
-    def k_tiles(self, i0: int, i1: int) -> range:
+    def k_tiles(self, i0: int, i1: int) -> range | list[int]:
         end = self.dims.M if not self.causal else max(0, min(self.dims.M, i1 + self.offset))
+        if self.spans is not None:  # pattern hook: only the key spans the pattern allows
+            return [j0 for j0 in self.spans[i0 // self.bq] if j0 < end]
         return range(0, end, self.bk)
+
+    def k_end(self, i0: int, j0: int) -> int:
+        """End of the key tile (or, with a pattern, of the key span) starting at ``j0``."""
+        if self.spans is not None:
+            return self.spans[i0 // self.bq][j0][0]
+        return min(j0 + self.bk, self.dims.M)
+
+    def pattern_tiles(self, i0: int, i1: int, j0: int, device: torch.device) -> list[tuple[int, int, Tensor]]:
+        """Pattern hook: ``(a, b, mask [bq, b - a])`` for each partial tile ``a:b`` of the span at ``j0``."""
+        if self.pattern is None or self.spans is None:
+            return []
+        d = self.dims
+        return [
+            (
+                a,
+                min(a + self.bk, d.M),
+                self.pattern.mask_tile(i0, i1, a, min(a + self.bk, d.M), n=d.N, m=d.M, device=device),
+            )
+            for a in self.spans[i0 // self.bq][j0][1]
+        ]
 
     def tile_index(self, i0: int, j0: int) -> int:
         return (i0 // self.bq) * self.n_k_tiles + j0 // self.bk
 
     def needs_causal(self, i0: int, j1: int) -> bool:
         return self.causal and j1 - 1 > i0 + self.offset
+
+
+def _spans(row: tuple[tuple[int, bool], ...], block_k: int, m: int) -> dict[int, tuple[int, list[int]]]:
+    """Pattern hook: consecutive key tiles ``(j0, partial)`` of one query tile merged into spans
+    ``j0 -> (j1, starts of its partial tiles)``."""
+    spans: dict[int, tuple[int, list[int]]] = {}
+    start = -1
+    for j0, partial in row:
+        if not (start >= 0 and spans[start][0] == j0):
+            start = j0
+            spans[start] = (j0, [])
+        spans[start] = (min(j0 + block_k, m), spans[start][1] + ([j0] if partial else []))
+    return spans
 
 
 def _scores(
@@ -127,6 +190,8 @@ def _scores(
             s5.add_(mt.to(s.dtype))
     if plan.needs_causal(i0, j1):
         s5.masked_fill_(~causal_tile(i0, i1, j0, j1, plan.offset, s.device), float("-inf"))
+    for a, b, allowed in plan.pattern_tiles(i0, i1, j0, s.device):  # pattern hook: partial tiles only
+        s5[..., a - j0 : b - j0].masked_fill_(~allowed, float("-inf"))
     return s
 
 
@@ -138,18 +203,17 @@ def _fold(x5: Tensor, i0: int, i1: int) -> Tensor:
 
 class _TiledAttention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, mask4, dims, causal, dropout_p, seed, block_q, block_k):
+    def forward(ctx, q, k, v, mask4, dims, causal, dropout_p, seed, block_q, block_k, pattern):
         ct = torch.promote_types(q.dtype, torch.float32)
-        plan = _Plan(dims, causal, block_q, block_k)
+        plan = _Plan(dims, causal, block_q, block_k, pattern)
         BK = dims.B * dims.Hkv
         q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
         k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]
         v3 = v.to(ct).reshape(BK, dims.M, dims.Dv)  # [B, Hkv, M, Dv] -> [B*Hkv, M, Dv]
         out = torch.empty(dims.B, dims.Hkv, dims.G, dims.N, dims.Dv, dtype=ct, device=q.device)
         lse = torch.empty(dims.B, dims.Hkv, dims.G, dims.N, 1, dtype=ct, device=q.device)
-        buffer = torch.empty(
-            BK * dims.G * min(block_q, dims.N) * min(block_k, dims.M), dtype=ct, device=q.device
-        )
+        buffer = torch.empty(BK * dims.G * min(block_q, dims.N) * plan.max_cols, dtype=ct, device=q.device)
+        flops = 0
         for i0 in plan.q_tiles():
             i1 = min(i0 + block_q, dims.N)
             q3 = _fold(q5, i0, i1) * dims.scale  # pre-scaled query tile [B*Hkv, G*bq, D]
@@ -157,8 +221,9 @@ class _TiledAttention(torch.autograd.Function):
             row_sum = torch.zeros_like(row_max)  # [B*Hkv, G*bq, 1]
             acc = torch.zeros(BK, q3.shape[1], dims.Dv, dtype=ct, device=q.device)  # [B*Hkv, G*bq, Dv]
             for j0 in plan.k_tiles(i0, i1):
-                j1 = min(j0 + block_k, dims.M)
+                j1 = plan.k_end(i0, j0)
                 s = _scores(plan, q3, k3, mask4, i0, i1, j0, j1, buffer)  # [B*Hkv, G*bq, bk]
+                flops += 2 * s.numel() * (dims.D + dims.Dv)  # this tile's QKᵀ and PV products
                 new_max = torch.maximum(row_max, s.amax(dim=-1, keepdim=True))
                 # a row with no visible key yet has max -inf: shift by 0 so exp(-inf) = 0, never NaN
                 safe_max = torch.where(torch.isneginf(new_max), 0.0, new_max)
@@ -177,8 +242,9 @@ class _TiledAttention(torch.autograd.Function):
             # lse = +inf marks rows with no visible key: backward's exp(s - lse) is then exactly 0
             tile_lse = torch.where(alive, safe_max + torch.log(row_sum), float("inf"))  # [B*Hkv, G*bq, 1]
             lse[..., i0:i1, :] = tile_lse.view(dims.B, dims.Hkv, dims.G, i1 - i0, 1)
+        _work.flops = flops
         ctx.dims, ctx.causal, ctx.dropout_p, ctx.seed = dims, causal, dropout_p, seed
-        ctx.block_q, ctx.block_k = block_q, block_k
+        ctx.block_q, ctx.block_k, ctx.pattern = block_q, block_k, pattern
         ctx.mask_is_tensor = mask4 is not None
         ctx.save_for_backward(q, k, v, out, lse, *(() if mask4 is None else (mask4,)))
         return out.flatten(1, 2).to(q.dtype)  # [B, Hkv, G, N, Dv] -> [B, H, N, Dv]
@@ -203,8 +269,9 @@ class _TiledAttention(torch.autograd.Function):
             block_q=ctx.block_q,
             block_k=ctx.block_k,
             mask_grad=ctx.needs_input_grad[3],
+            pattern=ctx.pattern,
         )
-        return (*grads, *([None] * 6))
+        return (*grads, *([None] * 7))
 
 
 def tiled_backward(
@@ -223,6 +290,7 @@ def tiled_backward(
     block_q: int,
     block_k: int,
     mask_grad: bool,
+    pattern: Pattern | None = None,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
     """Gradients ``(dq, dk, dv, dmask)`` by per-tile recomputation from the saved output and row lse.
 
@@ -233,7 +301,7 @@ def tiled_backward(
     products over rows already sum dk and dv over the G query heads sharing a key/value head.
     """
     ct = out.dtype
-    plan = _Plan(dims, causal, block_q, block_k)
+    plan = _Plan(dims, causal, block_q, block_k, pattern)
     BK = dims.B * dims.Hkv
     q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
     k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]
@@ -246,7 +314,7 @@ def tiled_backward(
     dmask = None
     if mask4 is not None and mask4.is_floating_point() and mask_grad:
         dmask = torch.zeros(mask4.shape, dtype=ct, device=q.device)
-    buffer = torch.empty(BK * dims.G * min(block_q, dims.N) * min(block_k, dims.M), dtype=ct, device=q.device)
+    buffer = torch.empty(BK * dims.G * min(block_q, dims.N) * plan.max_cols, dtype=ct, device=q.device)
     for i0 in plan.q_tiles():
         i1 = min(i0 + plan.bq, dims.N)
         q3 = _fold(q5, i0, i1) * dims.scale  # pre-scaled query tile [B*Hkv, G*bq, D]
@@ -254,7 +322,7 @@ def tiled_backward(
         lse3, delta3 = _fold(lse, i0, i1), _fold(delta, i0, i1)  # [B*Hkv, G*bq, 1]
         dq3 = torch.zeros_like(q3)
         for j0 in plan.k_tiles(i0, i1):
-            j1 = min(j0 + plan.bk, dims.M)
+            j1 = plan.k_end(i0, j0)
             s = _scores(plan, q3, k3, mask4, i0, i1, j0, j1, buffer)  # [B*Hkv, G*bq, bk]
             p = s.sub_(lse3).exp_()  # normalized weights [B*Hkv, G*bq, bk]
             dp = torch.bmm(do3, v3[:, j0:j1, :].transpose(1, 2))  # [B*Hkv, G*bq, bk]
@@ -302,6 +370,8 @@ def tiled_attention(
     dropout_p: float = 0.0,
     block_q: int = DEFAULT_BLOCK_Q,  # query rows per tile
     block_k: int = DEFAULT_BLOCK_K,  # key columns per tile
+    pattern: Pattern
+    | None = None,  # only the tiles this pattern allows are computed (ANDed with mask/causal)
 ) -> Tensor:
     """Exact attention over tiles (module docstring) → ``[B, H, N, Dv]``; equals ``reference_attention``."""
     for name, value in (("block_q", block_q), ("block_k", block_k)):
@@ -309,4 +379,6 @@ def tiled_attention(
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
     seed = _draw_seed() if dropout_p > 0.0 else 0
-    return _TiledAttention.apply(q, k, v, mask4, dims, causal, float(dropout_p), seed, block_q, block_k)
+    return _TiledAttention.apply(
+        q, k, v, mask4, dims, causal, float(dropout_p), seed, block_q, block_k, pattern
+    )

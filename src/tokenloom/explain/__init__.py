@@ -1,0 +1,31 @@
+"""``tokenloom explain``: the attention lessons as playgrounds whose every number the library computes.
+
+Each module computes one lesson and returns a plain, JSON-ready ``dict`` (floats at full precision;
+non-finite values as the strings ``"nan"``, ``"inf"``, ``"-inf"``), and renders it as text:
+
+- ``attention``: one query's attention step by step (scores, scaling, softmax, weighted values, output);
+- ``rope``: rotary positions — the score stays put under a common shift and changes with the gap;
+- ``complexity``: edges, FLOPs and score memory of dense and sparse patterns as N grows;
+- ``scaling``: why scores are scaled by 1/√d (the variance of q·k grows with d);
+- ``pitfalls``: masking after softmax, mask polarity, all-masked rows.
+
+The attention computations go through ``tokenloom.encoder.attention`` (reference path) and the counts
+through ``tokenloom.costs``; nothing here re-implements them. Importing this package imports no torch
+(each lesson imports it when run). The command line is ``tokenloom._commands.explain``.
+"""
+
+from __future__ import annotations
+
+from tokenloom._lazy import lazy_exports
+
+_LAZY: dict[str, str] = {
+    "explain_attention": "tokenloom.explain.attention",
+    "explain_rope": "tokenloom.explain.rope",
+    "explain_complexity": "tokenloom.explain.complexity",
+    "explain_scaling": "tokenloom.explain.scaling",
+    "explain_pitfalls": "tokenloom.explain.pitfalls",
+}
+
+__all__ = [*_LAZY]
+
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
