@@ -12,7 +12,8 @@ Forward, for each query tile (``block_q`` rows) and each key/value tile (``block
 
 Memory: besides q, k, v and the output, one step holds a few ``[B, H, block_q, block_k]`` tiles and the
 ``[B, H, block_q, Dv]`` accumulator: O(block_q · block_k), independent of N and M (the design choice:
-queries are tiled too, not only keys). Causal calls skip key tiles wholly above the diagonal.
+queries are tiled too, not only keys). Causal calls skip key tiles wholly above the diagonal, windowed
+calls the tiles outside every query's window (``_common.key_range`` decides, per query tile).
 
 Backward is a custom ``torch.autograd.Function`` that **recomputes** each score tile from q, k and the
 saved row log-sum-exp (FlashAttention-2's backward): ``p = exp(s − lse)``, ``dv += pᵀ dO``,
@@ -43,7 +44,14 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-from tokenloom.encoder.attention._common import Dims, causal_tile, check_inputs, mask_tile
+from tokenloom.encoder.attention._common import (
+    Dims,
+    causal_tile,
+    check_inputs,
+    check_window,
+    key_range,
+    mask_tile,
+)
 
 __all__ = ["DEFAULT_BLOCK_K", "DEFAULT_BLOCK_Q", "tiled_attention", "tiled_backward"]
 
@@ -75,8 +83,18 @@ def _mask5(tile: Tensor, dims: Dims) -> Tensor:
 class _Plan:
     """Tile geometry of one call: which key tiles each query tile visits, and where causal cuts."""
 
-    def __init__(self, dims: Dims, causal: bool, block_q: int, block_k: int) -> None:
+    def __init__(
+        self,
+        dims: Dims,
+        causal: bool,
+        block_q: int,
+        block_k: int,
+        window: tuple[int, int] | None = None,
+        key_limit: int | None = None,
+    ) -> None:
         self.dims, self.causal, self.bq, self.bk = dims, causal, block_q, block_k
+        self.window = window
+        self.key_limit = dims.M if key_limit is None else min(dims.M, key_limit)  # no key at or past it
         self.offset = dims.M - dims.N  # query i sits at absolute position i + offset
         self.n_k_tiles = -(-dims.M // block_k)
 
@@ -84,13 +102,16 @@ class _Plan:
         return range(0, self.dims.N, self.bq)
 
     def k_tiles(self, i0: int, i1: int) -> range:
-        end = self.dims.M if not self.causal else max(0, min(self.dims.M, i1 + self.offset))
-        return range(0, end, self.bk)
+        """Start of every key tile the query tile ``i0:i1`` visits (tiles nobody sees are skipped)."""
+        lo, hi = key_range(i0, i1, self.dims.N, self.dims.M, causal=self.causal, window=self.window)
+        hi = min(hi, self.key_limit)
+        return range(lo - lo % self.bk, hi, self.bk)
 
     def tile_index(self, i0: int, j0: int) -> int:
         return (i0 // self.bq) * self.n_k_tiles + j0 // self.bk
 
     def needs_causal(self, i0: int, j1: int) -> bool:
+        """Whether the tile crosses the causal diagonal (tiles wholly below it need no causal mask)."""
         return self.causal and j1 - 1 > i0 + self.offset
 
 
@@ -138,11 +159,9 @@ def _fold(x5: Tensor, i0: int, i1: int) -> Tensor:
 
 class _TiledAttention(torch.autograd.Function):
     @staticmethod
-    def forward(  # type: ignore[override]
-        ctx, q, k, v, mask4, dims, causal, dropout_p, seed, block_q, block_k
-    ):
+    def forward(ctx, q, k, v, mask4, dims, causal, dropout_p, seed, block_q, block_k, window, key_limit):
         ct = torch.promote_types(q.dtype, torch.float32)
-        plan = _Plan(dims, causal, block_q, block_k)
+        plan = _Plan(dims, causal, block_q, block_k, window, key_limit)
         BK = dims.B * dims.Hkv
         q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
         k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]
@@ -180,14 +199,14 @@ class _TiledAttention(torch.autograd.Function):
             tile_lse = torch.where(alive, safe_max + torch.log(row_sum), float("inf"))  # [B*Hkv, G*bq, 1]
             lse[..., i0:i1, :] = tile_lse.view(dims.B, dims.Hkv, dims.G, i1 - i0, 1)
         ctx.dims, ctx.causal, ctx.dropout_p, ctx.seed = dims, causal, dropout_p, seed
-        ctx.block_q, ctx.block_k = block_q, block_k
+        ctx.block_q, ctx.block_k, ctx.window, ctx.key_limit = block_q, block_k, window, key_limit
         ctx.mask_is_tensor = mask4 is not None
         ctx.save_for_backward(q, k, v, out, lse, *(() if mask4 is None else (mask4,)))
         return out.flatten(1, 2).to(q.dtype)  # [B, Hkv, G, N, Dv] -> [B, H, N, Dv]
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, grad_out):  # type: ignore[override]
+    def backward(ctx, grad_out):
         q, k, v, out, lse, *rest = ctx.saved_tensors
         mask4 = rest[0] if ctx.mask_is_tensor else None
         grads = tiled_backward(
@@ -205,8 +224,10 @@ class _TiledAttention(torch.autograd.Function):
             block_q=ctx.block_q,
             block_k=ctx.block_k,
             mask_grad=ctx.needs_input_grad[3],
+            window=ctx.window,
+            key_limit=ctx.key_limit,
         )
-        return (*grads, *([None] * 6))
+        return (*grads, *([None] * 8))
 
 
 def tiled_backward(
@@ -225,6 +246,8 @@ def tiled_backward(
     block_q: int,
     block_k: int,
     mask_grad: bool,
+    window: tuple[int, int] | None = None,
+    key_limit: int | None = None,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
     """Gradients ``(dq, dk, dv, dmask)`` by per-tile recomputation from the saved output and row lse.
 
@@ -235,7 +258,7 @@ def tiled_backward(
     products over rows already sum dk and dv over the G query heads sharing a key/value head.
     """
     ct = out.dtype
-    plan = _Plan(dims, causal, block_q, block_k)
+    plan = _Plan(dims, causal, block_q, block_k, window, key_limit)
     BK = dims.B * dims.Hkv
     q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
     k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]
@@ -246,7 +269,7 @@ def tiled_backward(
     dk = torch.zeros(BK, dims.M, dims.D, dtype=ct, device=q.device)
     dv = torch.zeros(BK, dims.M, dims.Dv, dtype=ct, device=q.device)
     want_dmask = mask4 is not None and mask4.is_floating_point() and mask_grad
-    dmask = torch.zeros(mask4.shape, dtype=ct, device=q.device) if want_dmask else None
+    dmask = torch.zeros(mask4.shape, dtype=ct, device=q.device) if want_dmask and mask4 is not None else None
     buffer = torch.empty(BK * dims.G * min(block_q, dims.N) * min(block_k, dims.M), dtype=ct, device=q.device)
     for i0 in plan.q_tiles():
         i1 = min(i0 + plan.bq, dims.N)
@@ -278,7 +301,7 @@ def tiled_backward(
         (dq * dims.scale).flatten(1, 2).to(q.dtype),  # [B, Hkv, G, N, D] -> [B, H, N, D]
         dk.view(dims.B, dims.Hkv, dims.M, dims.D).to(k.dtype),  # [B*Hkv, M, D] -> [B, Hkv, M, D]
         dv.view(dims.B, dims.Hkv, dims.M, dims.Dv).to(v.dtype),  # [B*Hkv, M, Dv] -> [B, Hkv, M, Dv]
-        None if dmask is None else dmask.to(mask4.dtype),
+        None if dmask is None or mask4 is None else dmask.to(mask4.dtype),
     )
 
 
@@ -303,11 +326,30 @@ def tiled_attention(
     dropout_p: float = 0.0,
     block_q: int = DEFAULT_BLOCK_Q,  # query rows per tile
     block_k: int = DEFAULT_BLOCK_K,  # key columns per tile
+    window: tuple[int, int] | None = None,  # skip key tiles outside every query's window (mask applies it)
+    key_limit: int | None = None,  # skip key tiles at or past this key (the mask must hide them)
 ) -> Tensor:
-    """Exact attention over tiles (module docstring) → ``[B, H, N, Dv]``; equals ``reference_attention``."""
+    """Exact attention over tiles (module docstring) → ``[B, H, N, Dv]``; equals ``reference_attention``.
+
+    ``window`` and ``key_limit`` only skip tiles; the masking itself comes from ``mask`` (``attention``
+    passes the dense equivalent of ``key_lengths`` / ``segment_ids`` / ``window`` merged into it).
+    """
     for name, value in (("block_q", block_q), ("block_k", block_k)):
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
     seed = _draw_seed() if dropout_p > 0.0 else 0
-    return _TiledAttention.apply(q, k, v, mask4, dims, causal, float(dropout_p), seed, block_q, block_k)
+    return _TiledAttention.apply(
+        q,
+        k,
+        v,
+        mask4,
+        dims,
+        causal,
+        float(dropout_p),
+        seed,
+        block_q,
+        block_k,
+        check_window(window),
+        key_limit,
+    )

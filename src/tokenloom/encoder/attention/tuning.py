@@ -1,0 +1,120 @@
+"""Tile sizes of the Triton kernels: a small table per (head width, dtype, causal), keyed on length.
+
+``KernelConfig`` holds ``BLOCK_M`` (query rows per program), ``BLOCK_N`` (keys per step), ``num_warps``
+and ``num_stages``. ``FORWARD`` and ``BACKWARD`` map ``(BLOCK_D, dtype, causal)`` to rows
+``(max_len, config)``: the first row whose ``max_len`` is at least the query length wins (``None`` =
+any length). Every config must fit the shared memory of both sm_80 (A100: 163 KiB per block) and sm_90
+(H100/H200: 227 KiB) without register spills; ``scripts/triton_static_check.py`` compiles each one for
+both and its test fails otherwise. The starting points are the configs of Triton's fused-attention
+tutorial and FlashAttention-2 (128×64 forward tiles, 4–8 warps, 2–3 stages); they are not yet tuned
+by measurement on a GPU.
+
+Head widths that are not a power of two are padded to the next one (``BLOCK_D``); 256 is the widest.
+This module imports no triton.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["BACKWARD", "FORWARD", "KernelConfig", "block_d", "pick"]
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """Launch parameters of one kernel."""
+
+    block_m: int  # query rows per program (power of two, >= 16)
+    block_n: int  # keys per inner step (power of two, >= 16)
+    num_warps: int  # warps per program
+    num_stages: int  # software-pipelining depth of the key loop
+
+    def __post_init__(self) -> None:
+        for name in ("block_m", "block_n"):
+            value = getattr(self, name)
+            if value < 16 or value & (value - 1):
+                raise ValueError(f"KernelConfig.{name} must be a power of two >= 16 (tl.dot), got {value}")
+        if self.num_warps not in (1, 2, 4, 8, 16) or self.num_stages < 1:
+            raise ValueError(f"bad num_warps={self.num_warps} / num_stages={self.num_stages}")
+
+    def label(self) -> str:
+        return f"M{self.block_m}-N{self.block_n}-w{self.num_warps}-s{self.num_stages}"
+
+
+Key = tuple[int, str, bool]  # (BLOCK_D, "fp16" | "bf16" | "fp32", causal)
+Table = dict[Key, tuple[tuple[int | None, KernelConfig], ...]]
+
+_C = KernelConfig
+
+
+def _half(fwd_small: KernelConfig, fwd_large: KernelConfig) -> tuple[tuple[int | None, KernelConfig], ...]:
+    return ((256, fwd_small), (None, fwd_large))
+
+
+def _table(
+    rows: dict[int, tuple[tuple[int | None, KernelConfig], ...]],
+    fp32: dict[int, tuple[tuple[int | None, KernelConfig], ...]],
+) -> Table:
+    table: Table = {}
+    for causal in (False, True):
+        for d, entry in rows.items():
+            table[(d, "fp16", causal)] = entry
+            table[(d, "bf16", causal)] = entry
+        for d, entry in fp32.items():
+            table[(d, "fp32", causal)] = entry
+    return table
+
+
+# Forward: long sequences take 128-row tiles (more reuse of each k/v tile); short ones (ViT's 197,
+# decode) 64-row tiles, so that more programs fill the GPU.
+FORWARD: Table = _table(
+    {
+        16: _half(_C(64, 64, 4, 2), _C(128, 64, 4, 3)),
+        32: _half(_C(64, 64, 4, 2), _C(128, 64, 4, 3)),
+        64: _half(_C(64, 64, 4, 3), _C(128, 64, 4, 3)),
+        128: _half(_C(64, 64, 4, 3), _C(128, 64, 8, 3)),
+        256: ((None, _C(64, 32, 4, 2)),),
+    },
+    {
+        16: ((None, _C(64, 32, 4, 2)),),
+        32: ((None, _C(64, 32, 4, 2)),),
+        64: ((None, _C(64, 32, 4, 2)),),
+        128: ((None, _C(32, 32, 4, 2)),),
+        256: ((None, _C(16, 16, 4, 1)),),
+    },
+)
+
+# Backward (dQ and dK/dV share a config): 64×64 tiles; the dK/dV program keeps two [BLOCK_N, D]
+# fp32 accumulators and the k, v tiles live, so D = 128 uses 8 warps to stay clear of spills.
+BACKWARD: Table = _table(
+    {
+        16: ((None, _C(64, 64, 4, 2)),),
+        32: ((None, _C(64, 64, 4, 2)),),
+        64: ((None, _C(64, 64, 4, 2)),),
+        128: ((None, _C(64, 64, 8, 2)),),
+        256: ((None, _C(32, 32, 4, 1)),),
+    },
+    {
+        16: ((None, _C(32, 32, 4, 1)),),
+        32: ((None, _C(32, 32, 4, 1)),),
+        64: ((None, _C(32, 32, 4, 1)),),
+        128: ((None, _C(16, 32, 4, 1)),),
+        256: ((None, _C(16, 16, 4, 1)),),
+    },
+)
+
+
+def block_d(d: int) -> int:
+    """The padded head width a kernel is compiled for: the next power of two, at least 16."""
+    return max(16, 1 << max(0, (d - 1).bit_length()))
+
+
+def pick(table: Table, d: int, dtype: str, causal: bool, length: int) -> KernelConfig:
+    """The config of ``table`` for head width ``d`` (padded), ``dtype``, ``causal`` and a query length."""
+    key = (block_d(d), dtype, causal)
+    if key not in table:
+        raise ValueError(f"no Triton kernel config for head width {d} (padded {key[0]}), dtype {dtype}")
+    for max_len, config in table[key]:
+        if max_len is None or length <= max_len:
+            return config
+    return table[key][-1][1]
