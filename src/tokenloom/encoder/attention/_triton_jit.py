@@ -86,7 +86,7 @@ def _key_bounds(
 
 @triton.jit
 def _fwd_tiles(
-    acc, l_i, m_i, q, K, V, skm, skd, svm, svd, lo, hi, offs_m, qk_scale,
+    acc, l_i, m_i, q, K, V, skm, svm, lo, hi, offs_m, qk_scale,
     b, h, n_b, klen, offset, left, right,
     QSeg, KSeg, s_qsb, s_qsn, s_ksb, s_ksm, Mask, s_mb, s_mh, s_mn, s_mm,
     CAUSAL: tl.constexpr, WINDOW: tl.constexpr, SEGMENTS: tl.constexpr,
@@ -101,7 +101,7 @@ def _fwd_tiles(
         if not MASKED:
             col_ok = offs_n >= 0  # plain tiles lie wholly inside [0, klen)
         kt = tl.load(
-            K + offs_n[None, :] * skm + offs_d[:, None] * skd,
+            K + offs_n[None, :] * skm + offs_d[:, None],
             mask=col_ok[None, :] & (offs_d[:, None] < D),
             other=0.0,
         )  # [BLOCK_D, BLOCK_N] (k transposed)
@@ -144,7 +144,7 @@ def _fwd_tiles(
         p = tl.math.exp2(s - m_safe[:, None])  # [BLOCK_M, BLOCK_N]
         l_i = l_i * alpha + tl.sum(p, 1)
         vt = tl.load(
-            V + offs_n[:, None] * svm + offs_dv[None, :] * svd,
+            V + offs_n[:, None] * svm + offs_dv[None, :],
             mask=col_ok[:, None] & (offs_dv[None, :] < DV),
             other=0.0,
         )  # [BLOCK_N, BLOCK_DV]
@@ -172,7 +172,7 @@ def _seq_bounds(b, CuQ, CuK, N, M, VARLEN: tl.constexpr):
 @triton.jit
 def attn_fwd(
     Q, K, V, Out, Lse, KeyLen, CuQ, CuK, QSeg, KSeg, Mask,
-    sqb, sqh, sqn, sqd, skb, skh, skm, skd, svb, svh, svm, svd, sob, soh, son, sod, slb, slh, sln,
+    sqb, sqh, sqn, skb, skh, skm, svb, svh, svm, sob, soh, son, slb, slh, sln,
     s_qsb, s_qsn, s_ksb, s_ksm, s_mb, s_mh, s_mn, s_mm,
     H, G, N, M, left, right, qk_scale,
     VARLEN: tl.constexpr, HAS_KLEN: tl.constexpr, CAUSAL: tl.constexpr, WINDOW: tl.constexpr,
@@ -199,7 +199,7 @@ def attn_fwd(
     offs_dv = tl.arange(0, BLOCK_DV)
     row_ok = offs_m < n_b
     q = tl.load(
-        Q + b * sqb + h * sqh + (q0 + offs_m[:, None]) * sqn + offs_d[None, :] * sqd,
+        Q + b * sqb + h * sqh + (q0 + offs_m[:, None]) * sqn + offs_d[None, :],
         mask=row_ok[:, None] & (offs_d[None, :] < D),
         other=0.0,
     )  # [BLOCK_M, BLOCK_D]
@@ -220,9 +220,7 @@ def attn_fwd(
         Kb,
         Vb,
         skm,
-        skd,
         svm,
-        svd,
         lo,
         mid_lo,
         offs_m,
@@ -266,9 +264,7 @@ def attn_fwd(
         Kb,
         Vb,
         skm,
-        skd,
         svm,
-        svd,
         mid_lo,
         mid_hi,
         offs_m,
@@ -312,9 +308,7 @@ def attn_fwd(
         Kb,
         Vb,
         skm,
-        skd,
         svm,
-        svd,
         mid_hi,
         hi,
         offs_m,
@@ -353,7 +347,7 @@ def attn_fwd(
     alive = l_i > 0
     out = acc / tl.where(alive, l_i, 1.0)[:, None]  # rows that saw no key: 0
     tl.store(
-        Out + b * sob + h * soh + (q0 + offs_m[:, None]) * son + offs_dv[None, :] * sod,
+        Out + b * sob + h * soh + (q0 + offs_m[:, None]) * son + offs_dv[None, :],
         out.to(Out.dtype.element_ty),
         mask=row_ok[:, None] & (offs_dv[None, :] < DV),
     )
@@ -364,7 +358,7 @@ def attn_fwd(
 @triton.jit
 def attn_bwd_dq(
     Q, K, V, DO, DQ, Lse, Delta, KeyLen, CuQ, CuK, QSeg, KSeg, Mask,
-    sqb, sqh, sqn, sqd, skb, skh, skm, skd, svb, svh, svm, svd, sob, soh, son, sod, slb, slh, sln,
+    sqb, sqh, sqn, skb, skh, skm, svb, svh, svm, sob, soh, son, slb, slh, sln,
     s_qsb, s_qsn, s_ksb, s_ksm, s_mb, s_mh, s_mn, s_mm,
     H, G, N, M, left, right, qk_scale, scale,
     VARLEN: tl.constexpr, HAS_KLEN: tl.constexpr, CAUSAL: tl.constexpr, WINDOW: tl.constexpr,
@@ -394,12 +388,12 @@ def attn_bwd_dq(
     offs_dv = tl.arange(0, BLOCK_DV)
     row_ok = offs_m < n_b
     q = tl.load(
-        Q + b * sqb + h * sqh + (q0 + offs_m[:, None]) * sqn + offs_d[None, :] * sqd,
+        Q + b * sqb + h * sqh + (q0 + offs_m[:, None]) * sqn + offs_d[None, :],
         mask=row_ok[:, None] & (offs_d[None, :] < D),
         other=0.0,
     )  # [BLOCK_M, BLOCK_D]
     do = tl.load(
-        DO + b * sob + h * soh + (q0 + offs_m[:, None]) * son + offs_dv[None, :] * sod,
+        DO + b * sob + h * soh + (q0 + offs_m[:, None]) * son + offs_dv[None, :],
         mask=row_ok[:, None] & (offs_dv[None, :] < DV),
         other=0.0,
     )  # [BLOCK_M, BLOCK_DV]
@@ -415,12 +409,12 @@ def attn_bwd_dq(
         offs_n = start + tl.arange(0, BLOCK_N)
         col_ok = offs_n < klen
         kt = tl.load(
-            Kb + offs_n[None, :] * skm + offs_d[:, None] * skd,
+            Kb + offs_n[None, :] * skm + offs_d[:, None],
             mask=col_ok[None, :] & (offs_d[:, None] < D),
             other=0.0,
         )  # [BLOCK_D, BLOCK_N]
         vt = tl.load(
-            Vb + offs_n[None, :] * svm + offs_dv[:, None] * svd,
+            Vb + offs_n[None, :] * svm + offs_dv[:, None],
             mask=col_ok[None, :] & (offs_dv[:, None] < DV),
             other=0.0,
         )  # [BLOCK_DV, BLOCK_N]
@@ -458,7 +452,7 @@ def attn_bwd_dq(
         ds = p * (dp - delta[:, None])
         dq += tl.dot(ds.to(kt.dtype), tl.trans(kt), input_precision=PRECISION)  # [BLOCK_M, BLOCK_D]
     tl.store(
-        DQ + b * sqb + h * sqh + (q0 + offs_m[:, None]) * sqn + offs_d[None, :] * sqd,
+        DQ + b * sqb + h * sqh + (q0 + offs_m[:, None]) * sqn + offs_d[None, :],
         (dq * scale).to(DQ.dtype.element_ty),
         mask=row_ok[:, None] & (offs_d[None, :] < D),
     )
@@ -467,7 +461,7 @@ def attn_bwd_dq(
 @triton.jit
 def attn_bwd_dkdv(
     Q, K, V, DO, DK, DV_, Lse, Delta, KeyLen, CuQ, CuK, QSeg, KSeg, Mask,
-    sqb, sqh, sqn, sqd, skb, skh, skm, skd, svb, svh, svm, svd, sob, soh, son, sod, slb, slh, sln,
+    sqb, sqh, sqn, skb, skh, skm, svb, svh, svm, sob, soh, son, slb, slh, sln,
     s_qsb, s_qsn, s_ksb, s_ksm, s_mb, s_mh, s_mn, s_mm,
     Hkv, G, N, M, left, right, qk_scale, scale,
     VARLEN: tl.constexpr, HAS_KLEN: tl.constexpr, CAUSAL: tl.constexpr, WINDOW: tl.constexpr,
@@ -496,12 +490,12 @@ def attn_bwd_dkdv(
     offs_dv = tl.arange(0, BLOCK_DV)
     col_ok = offs_n < klen
     k = tl.load(
-        K + b * skb + hk * skh + (k0 + offs_n[:, None]) * skm + offs_d[None, :] * skd,
+        K + b * skb + hk * skh + (k0 + offs_n[:, None]) * skm + offs_d[None, :],
         mask=col_ok[:, None] & (offs_d[None, :] < D),
         other=0.0,
     )  # [BLOCK_N, BLOCK_D]
     v = tl.load(
-        V + b * svb + hk * svh + (k0 + offs_n[:, None]) * svm + offs_dv[None, :] * svd,
+        V + b * svb + hk * svh + (k0 + offs_n[:, None]) * svm + offs_dv[None, :],
         mask=col_ok[:, None] & (offs_dv[None, :] < DV),
         other=0.0,
     )  # [BLOCK_N, BLOCK_DV]
@@ -528,12 +522,12 @@ def attn_bwd_dkdv(
             offs_m = start + tl.arange(0, BLOCK_M)
             row_ok = offs_m < n_b
             qt = tl.load(
-                Qh + offs_m[None, :] * sqn + offs_d[:, None] * sqd,
+                Qh + offs_m[None, :] * sqn + offs_d[:, None],
                 mask=row_ok[None, :] & (offs_d[:, None] < D),
                 other=0.0,
             )  # [BLOCK_D, BLOCK_M] (q transposed)
             do = tl.load(
-                DOh + offs_m[:, None] * son + offs_dv[None, :] * sod,
+                DOh + offs_m[:, None] * son + offs_dv[None, :],
                 mask=row_ok[:, None] & (offs_dv[None, :] < DV),
                 other=0.0,
             )  # [BLOCK_M, BLOCK_DV]
@@ -574,12 +568,12 @@ def attn_bwd_dkdv(
             dst = pt * (dpt - delta[None, :])
             dk += tl.dot(dst.to(qt.dtype), tl.trans(qt), input_precision=PRECISION)  # [BLOCK_N, BLOCK_D]
     tl.store(
-        DK + b * skb + hk * skh + (k0 + offs_n[:, None]) * skm + offs_d[None, :] * skd,
+        DK + b * skb + hk * skh + (k0 + offs_n[:, None]) * skm + offs_d[None, :],
         (dk * scale).to(DK.dtype.element_ty),
         mask=(offs_n[:, None] < m_b) & (offs_d[None, :] < D),
     )
     tl.store(
-        DV_ + b * svb + hk * svh + (k0 + offs_n[:, None]) * svm + offs_dv[None, :] * svd,
+        DV_ + b * svb + hk * svh + (k0 + offs_n[:, None]) * svm + offs_dv[None, :],
         dv.to(DV_.dtype.element_ty),
         mask=(offs_n[:, None] < m_b) & (offs_dv[None, :] < DV),
     )

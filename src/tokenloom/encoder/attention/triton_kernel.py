@@ -93,12 +93,14 @@ class _Problem:
     forward_config: tuning.KernelConfig | None = None  # None: from tuning.FORWARD
     backward_config: tuning.KernelConfig | None = None  # None: from tuning.BACKWARD
 
-    def strides(self, x: Tensor) -> tuple[int, int, int, int]:
-        """(batch, head, token, feature) strides; packed tensors ``[T, H, D]`` have no batch stride."""
+    def strides(self, x: Tensor) -> tuple[int, int, int]:
+        """(batch, head, token) strides; the feature stride is 1 (``_writable``); packed tensors
+        ``[T, H, D]`` have no batch stride."""
+        assert x.stride(-1) == 1
         if self.varlen:
-            return (0, x.stride(1), x.stride(0), x.stride(2))
+            return (0, x.stride(1), x.stride(0))
         s = x.stride()
-        return (s[0], s[1], s[2], s[3])
+        return (s[0], s[1], s[2])
 
     def lse_strides(self) -> tuple[int, int, int]:
         """lse is ``[B, H, N]`` (padded) or ``[H, T]`` (packed), contiguous."""
@@ -181,27 +183,27 @@ def _backward(
     q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, do: Tensor, pb: _Problem
 ) -> tuple[Tensor, Tensor, Tensor]:
     do = do if do.stride() == out.stride() else do.contiguous()  # dO shares the output's strides
+    out = out if out.stride(-1) == 1 else out.contiguous()
     delta = (do.float() * out.float()).sum(-1)  # [B, H, N] or [T, H]
     delta = delta if not pb.varlen else delta.t().contiguous()  # [T, H] -> [H, T], lse's layout
     dq, dk, dv = _grad_like(q), _grad_like(k), _grad_like(v)
-    cfg = pb.backward_config or tuning.pick(
-        tuning.BACKWARD, max(pb.D, pb.Dv), _dtype_name(q.dtype), pb.causal, pb.N
-    )
+    key = (max(pb.D, pb.Dv), _dtype_name(q.dtype), pb.causal, pb.N)
+    cfg_q = pb.backward_config or tuning.pick(tuning.BACKWARD_DQ, *key)
+    cfg_k = pb.backward_config or tuning.pick(tuning.BACKWARD_DKDV, *key)
     mask_args, flags = pb.common(q)
     left, right = pb.left_right
     strides = (*pb.strides(q), *pb.strides(k), *pb.strides(v), *pb.strides(out), *pb.lse_strides())
     G = pb.H // pb.Hkv
-    launch = dict(
-        **flags, BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, num_warps=cfg.num_warps, num_stages=cfg.num_stages
-    )
     scales = (pb.scale * 1.4426950408889634, pb.scale)
-    _jit().attn_bwd_dq[(triton_cdiv(pb.N, cfg.block_m), pb.B * pb.H)](
+    _jit().attn_bwd_dq[(triton_cdiv(pb.N, cfg_q.block_m), pb.B * pb.H)](
         q, k, v, do, dq, lse, delta, *mask_args[:6], *strides, *mask_args[6:],
-        pb.H, G, pb.N, pb.M, left, right, *scales, **launch,
+        pb.H, G, pb.N, pb.M, left, right, *scales, **flags, BLOCK_M=cfg_q.block_m, BLOCK_N=cfg_q.block_n,
+        num_warps=cfg_q.num_warps, num_stages=cfg_q.num_stages,
     )  # fmt: skip
-    _jit().attn_bwd_dkdv[(triton_cdiv(pb.M, cfg.block_n), pb.B * pb.Hkv)](
+    _jit().attn_bwd_dkdv[(triton_cdiv(pb.M, cfg_k.block_n), pb.B * pb.Hkv)](
         q, k, v, do, dk, dv, lse, delta, *mask_args[:6], *strides, *mask_args[6:],
-        pb.Hkv, G, pb.N, pb.M, left, right, *scales, **launch,
+        pb.Hkv, G, pb.N, pb.M, left, right, *scales, **flags, BLOCK_M=cfg_k.block_m, BLOCK_N=cfg_k.block_n,
+        num_warps=cfg_k.num_warps, num_stages=cfg_k.num_stages,
     )  # fmt: skip
     return dq, dk, dv
 

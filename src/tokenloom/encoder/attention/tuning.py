@@ -1,13 +1,13 @@
 """Tile sizes of the Triton kernels: a small table per (head width, dtype, causal), keyed on length.
 
-``KernelConfig`` holds ``BLOCK_M`` (query rows per program), ``BLOCK_N`` (keys per step), ``num_warps``
-and ``num_stages``. ``FORWARD`` and ``BACKWARD`` map ``(BLOCK_D, dtype, causal)`` to rows
+``KernelConfig`` holds ``BLOCK_M`` (query rows), ``BLOCK_N`` (keys), ``num_warps`` and ``num_stages``.
+``FORWARD``, ``BACKWARD_DQ`` and ``BACKWARD_DKDV`` map ``(BLOCK_D, dtype, causal)`` to rows
 ``(max_len, config)``: the first row whose ``max_len`` is at least the query length wins (``None`` =
 any length). Every config must fit the shared memory of both sm_80 (A100: 163 KiB per block) and sm_90
 (H100/H200: 227 KiB) without register spills; ``scripts/triton_static_check.py`` compiles each one for
 both and its test fails otherwise. The starting points are the configs of Triton's fused-attention
-tutorial and FlashAttention-2 (128×64 forward tiles, 4–8 warps, 2–3 stages); they are not yet tuned
-by measurement on a GPU.
+tutorial and FlashAttention-2 (128×64 forward tiles, 4–8 warps), trimmed until the static check showed
+no spills on either architecture; they are not yet tuned by timing on a GPU.
 
 Head widths that are not a power of two are padded to the next one (``BLOCK_D``); 256 is the widest.
 This module imports no triton.
@@ -15,9 +15,9 @@ This module imports no triton.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-__all__ = ["BACKWARD", "FORWARD", "KernelConfig", "block_d", "pick"]
+__all__ = ["BACKWARD_DKDV", "BACKWARD_DQ", "FORWARD", "KernelConfig", "block_d", "for_dense_mask", "pick"]
 
 
 @dataclass(frozen=True)
@@ -66,33 +66,33 @@ def _table(
 
 
 # Forward: long sequences take 128-row tiles (more reuse of each k/v tile); short ones (ViT's 197,
-# decode) 64-row tiles, so that more programs fill the GPU.
+# decode) 64-row tiles, so that more programs fill the GPU. With a dense mask the key tiles are halved
+# (``for_dense_mask``): the mask tile's pointers and values would otherwise spill registers.
 FORWARD: Table = _table(
     {
-        16: _half(_C(64, 64, 4, 2), _C(128, 64, 4, 3)),
-        32: _half(_C(64, 64, 4, 2), _C(128, 64, 4, 3)),
-        64: _half(_C(64, 64, 4, 3), _C(128, 64, 4, 3)),
-        128: _half(_C(64, 64, 4, 3), _C(128, 64, 8, 3)),
-        256: ((None, _C(64, 32, 4, 2)),),
+        16: _half(_C(64, 64, 4, 2), _C(128, 64, 4, 2)),
+        32: _half(_C(64, 64, 4, 2), _C(128, 64, 4, 2)),
+        64: _half(_C(64, 64, 4, 2), _C(128, 64, 4, 2)),
+        128: _half(_C(64, 64, 4, 2), _C(128, 64, 8, 2)),
+        256: ((None, _C(64, 32, 4, 1)),),
     },
     {
-        16: ((None, _C(64, 32, 4, 2)),),
-        32: ((None, _C(64, 32, 4, 2)),),
-        64: ((None, _C(64, 32, 4, 2)),),
-        128: ((None, _C(32, 32, 4, 2)),),
+        16: ((None, _C(32, 32, 4, 2)),),
+        32: ((None, _C(32, 32, 4, 2)),),
+        64: ((None, _C(32, 32, 4, 2)),),
+        128: ((None, _C(32, 32, 4, 1)),),
         256: ((None, _C(16, 16, 4, 1)),),
     },
 )
 
-# Backward (dQ and dK/dV share a config): 64×64 tiles; the dK/dV program keeps two [BLOCK_N, D]
-# fp32 accumulators and the k, v tiles live, so D = 128 uses 8 warps to stay clear of spills.
-BACKWARD: Table = _table(
+# Backward, dQ kernel: BLOCK_M query rows per program (>= 64 for Hopper's wgmma), BLOCK_N keys per step.
+BACKWARD_DQ: Table = _table(
     {
         16: ((None, _C(64, 64, 4, 2)),),
         32: ((None, _C(64, 64, 4, 2)),),
-        64: ((None, _C(64, 64, 4, 2)),),
-        128: ((None, _C(64, 64, 8, 2)),),
-        256: ((None, _C(32, 32, 4, 1)),),
+        64: ((None, _C(64, 32, 4, 2)),),
+        128: ((None, _C(64, 32, 4, 2)),),
+        256: ((None, _C(64, 16, 4, 1)),),
     },
     {
         16: ((None, _C(32, 32, 4, 1)),),
@@ -102,6 +102,31 @@ BACKWARD: Table = _table(
         256: ((None, _C(16, 16, 4, 1)),),
     },
 )
+
+# Backward, dK/dV kernel: BLOCK_N keys per program (>= 64 for wgmma: it is the M side of k qᵀ),
+# BLOCK_M query rows per step; it keeps two [BLOCK_N, D] fp32 accumulators and the k, v tiles live,
+# so D = 128 takes 8 warps to stay clear of spills.
+BACKWARD_DKDV: Table = _table(
+    {
+        16: ((None, _C(32, 64, 4, 2)),),
+        32: ((None, _C(32, 64, 4, 2)),),
+        64: ((None, _C(32, 64, 4, 2)),),
+        128: ((None, _C(32, 64, 8, 2)),),
+        256: ((None, _C(16, 64, 8, 1)),),
+    },
+    {
+        16: ((None, _C(32, 32, 4, 1)),),
+        32: ((None, _C(32, 32, 4, 1)),),
+        64: ((None, _C(32, 32, 4, 1)),),
+        128: ((None, _C(32, 16, 4, 1)),),
+        256: ((None, _C(16, 16, 4, 1)),),
+    },
+)
+
+
+def for_dense_mask(config: KernelConfig) -> KernelConfig:
+    """The forward config used when a dense mask is read: key tiles halved (at least 16)."""
+    return replace(config, block_n=max(16, config.block_n // 2))
 
 
 def block_d(d: int) -> int:
