@@ -3,8 +3,8 @@
 What it adds on top of the torch call:
 
 - bool masks keep their meaning (torch's bool ``attn_mask`` is also True = take part); float masks are
-  shifted per row (largest bias 0) and then cast to q's dtype, so fp32 biases beyond fp16's range
-  keep their meaning (``_narrow_additive``);
+  cast to q's dtype and added — unless they hold finite biases beyond that dtype's range (an fp32
+  mask with fp16 inputs), then the call runs in the mask's dtype (``_needs_wide_compute``);
 - ``causal`` with ``N ≠ M`` is aligned bottom-right (query i sees keys j ≤ i + (M − N)); torch's
   ``is_causal`` is top-left aligned, so it is only used when ``N == M`` and no other mask is given,
   otherwise the causal pattern is merged into an explicit mask;
@@ -69,21 +69,20 @@ def _backends(device: torch.device) -> list[tuple[str, Any]]:
     return [(name, getattr(SDPBackend, table[name])) for name in names if hasattr(SDPBackend, table[name])]
 
 
-def _narrow_additive(mask4: Tensor, dtype: torch.dtype) -> Tensor:
-    """An additive mask in ``dtype`` (q's) that gives the same softmax as the original.
+def _needs_wide_compute(mask4: Tensor | None, dtype: torch.dtype) -> bool:
+    """Whether an additive mask holds finite biases that ``dtype`` (q's) cannot represent.
 
-    Each row is first shifted so that its largest bias is 0 (softmax is unchanged by a constant per
-    row; the shift is detached, so gradients are unchanged too). A plain cast would turn finite biases
-    beyond the narrower dtype's range (fp16: ±65504) into ±inf: a bias of 1e5 on one key gives inf − inf
-    = NaN, and a row filled with ``finfo(float32).min`` (Hugging Face's padding value) becomes all −inf,
-    a "dead" row, instead of the uniform weights the finite values mean. After the shift a bias that
-    still underflows to −inf had weight below exp(−65504) anyway.
+    Casting such a mask would turn them into ±inf: with fp16 inputs a bias of 1e5 on one key gives
+    inf − inf = NaN, and a row filled with ``finfo(float32).min`` (Hugging Face's padding value) becomes an
+    all −inf "dead" row (zeros) instead of the uniform weights that fp32 arithmetic gives it (the
+    bias swamps every score). Those calls run in the mask's dtype instead, as ``reference`` does.
     """
-    if mask4.dtype == dtype:
-        return mask4
-    row_max = mask4.detach().amax(dim=-1, keepdim=True)  # [B|1, H|1, N|1, 1]
-    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
-    return (mask4 - row_max).to(dtype)
+    if mask4 is None or mask4.dtype == torch.bool or mask4.dtype == dtype:
+        return False
+    if torch.finfo(mask4.dtype).max <= torch.finfo(dtype).max:
+        return False
+    limit = torch.finfo(dtype).max
+    return bool((torch.isfinite(mask4) & (mask4.detach().abs() > limit)).any())
 
 
 def _prepare_mask(
@@ -91,7 +90,7 @@ def _prepare_mask(
 ) -> tuple[Tensor | None, bool]:
     """The ``attn_mask`` and ``is_causal`` to hand to torch (same polarity, bottom-right causal)."""
     if mask4 is not None and mask4.dtype != torch.bool:
-        mask4 = _narrow_additive(mask4, dtype)
+        mask4 = mask4.to(dtype)
     if not causal:
         return mask4, False
     if mask4 is None and n == m:
@@ -119,6 +118,12 @@ def sdpa_attention(
 ) -> Tensor:
     """Attention through torch SDPA with tokenloom's conventions → ``[B, H, N, Dv]``."""
     dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
+    if mask4 is not None and _needs_wide_compute(mask4, q.dtype):
+        wide = sdpa_attention(
+            q.to(mask4.dtype), k.to(mask4.dtype), v.to(mask4.dtype), mask4, causal=causal, scale=scale,
+            dropout_p=dropout_p, allow_math=allow_math, kernels=kernels,
+        )  # fmt: skip
+        return wide.to(q.dtype)
     attn_mask, is_causal = _prepare_mask(mask4, causal, dims.N, dims.M, q.dtype, q.device)
     dead = dead_rows(mask4, causal, dims, q.device)  # [B|1, H|1, N, 1] or None
     if dead is not None:
