@@ -20,12 +20,13 @@ kernels use exact fp32 products (``input_precision="ieee"``), which have no tens
 Output: a table (default) or, with ``--json``, one JSON list of objects with the keys
 ``kernel, arch, config, registers, spill_bytes, shared_bytes, tensor_cores``. Exit status 1 when any
 kernel spills, exceeds the architecture's shared memory per block (sm_90: 227 KiB, sm_80: 163 KiB), or
-(fp16 / bf16) lacks tensor-core instructions; 0 otherwise.
+(fp16 / bf16) lacks tensor-core instructions, or fails to compile; 0 otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -143,7 +144,20 @@ def _resource_usage(cubin: bytes) -> tuple[int, int, int]:
 
 
 def compile_one(job: Job) -> dict[str, object]:
-    """Compile one job and measure it (runs in a worker process)."""
+    """Compile one job and measure it (runs in a worker process); a compiler failure becomes a row
+    with ``error`` set (Triton prints the failing PTX to stdout: it goes to stderr here)."""
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            return _compile(job)
+    except Exception as error:  # any compiler failure is a finding, reported per kernel
+        first = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        return {
+            "kernel": job.kernel, "arch": job.arch, "config": job.config, "registers": -1,
+            "spill_bytes": -1, "shared_bytes": -1, "tensor_cores": False, "error": first,
+        }  # fmt: skip
+
+
+def _compile(job: Job) -> dict[str, object]:
     os.environ.pop("TRITON_INTERPRET", None)
     import triton
     from triton.backends.compiler import GPUTarget
@@ -177,6 +191,8 @@ def compile_one(job: Job) -> dict[str, object]:
 
 def problems(row: dict[str, object]) -> list[str]:
     """What is wrong with one compiled kernel (empty when it passes)."""
+    if row.get("error"):
+        return [f"does not compile: {row['error']}"]
     found = []
     if int(row["spill_bytes"]) > 0:  # type: ignore[call-overload]
         found.append(f"spills {row['spill_bytes']} bytes to local memory")
@@ -194,9 +210,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON list instead of a table")
     parser.add_argument("--head-dims", nargs="+", type=int, help="only these padded head widths")
     parser.add_argument("--dtypes", nargs="+", choices=("fp16", "bf16", "fp32"), help="only these dtypes")
+    parser.add_argument("--kernels", nargs="+", choices=KERNELS, help="only these kernels")
+    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), help="only these mask variants")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel compiler processes")
     args = parser.parse_args(argv)
-    todo = jobs(args.arch, args.head_dims, args.dtypes)
+    todo = [
+        job
+        for job in jobs(args.arch, args.head_dims, args.dtypes)
+        if not args.kernels or job.kernel in args.kernels
+    ]
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:
             rows = list(pool.map(compile_one, todo))
