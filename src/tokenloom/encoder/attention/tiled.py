@@ -268,8 +268,9 @@ def tiled_backward(
     dq = torch.zeros_like(q5)  # [B, Hkv, G, N, D]
     dk = torch.zeros(BK, dims.M, dims.D, dtype=ct, device=q.device)
     dv = torch.zeros(BK, dims.M, dims.Dv, dtype=ct, device=q.device)
-    want_dmask = mask4 is not None and mask4.is_floating_point() and mask_grad
-    dmask = torch.zeros(mask4.shape, dtype=ct, device=q.device) if want_dmask and mask4 is not None else None
+    dmask = None
+    if mask4 is not None and mask4.is_floating_point() and mask_grad:
+        dmask = torch.zeros(mask4.shape, dtype=ct, device=q.device)
     buffer = torch.empty(BK * dims.G * min(block_q, dims.N) * min(block_k, dims.M), dtype=ct, device=q.device)
     for i0 in plan.q_tiles():
         i1 = min(i0 + plan.bq, dims.N)

@@ -90,6 +90,7 @@ class _Problem:
     k_seg: Tensor | None = None  # [B, M]
     mask: Tensor | None = None  # [B, H, N, M] expanded view (stride 0 on broadcast dims), bool as uint8
     mask_is_bool: bool = False
+    total_q: int = 0  # packed query tokens T (varlen only)
     forward_config: tuning.KernelConfig | None = None  # None: from tuning.FORWARD
     backward_config: tuning.KernelConfig | None = None  # None: from tuning.BACKWARD
 
@@ -104,13 +105,7 @@ class _Problem:
 
     def lse_strides(self) -> tuple[int, int, int]:
         """lse is ``[B, H, N]`` (padded) or ``[H, T]`` (packed), contiguous."""
-        return (0, self.N_total, 1) if self.varlen else (self.H * self.N, self.N, 1)
-
-    @property
-    def N_total(self) -> int:
-        return self.N if not self.varlen else self._total_q
-
-    _total_q: int = 0
+        return (0, self.total_q, 1) if self.varlen else (self.H * self.N, self.N, 1)
 
     def common(self, q: Tensor) -> tuple[list[Any], dict[str, Any]]:
         """Mask arguments (pointers + strides) and the constexpr flags shared by the three kernels."""
@@ -320,7 +315,7 @@ def _problem(
         k_seg=None if st.k_segments is None else st.k_segments.to(torch.int32),
         mask=mask, mask_is_bool=mask4 is not None and mask4.dtype == torch.bool,
     )  # fmt: skip
-    return replace(pb, _total_q=total_q)
+    return replace(pb, total_q=total_q)
 
 
 def triton_attention_varlen(
