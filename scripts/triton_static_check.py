@@ -79,6 +79,8 @@ def jobs(archs: list[str], head_dims: list[int] | None, dtypes: list[str] | None
             for _, cfg in rows:
                 for arch in archs:
                     for variant in VARIANTS:
+                        if variant == "dense" and d > tuning.MAX_DENSE_MASK_D:
+                            continue  # never launched: wider heads with a dense mask are refused
                         c = causal or variant != "plain"  # masked variants are compiled causal
                         run = (
                             tuning.for_dense_mask(cfg) if variant == "dense" and kernel == "attn_fwd" else cfg

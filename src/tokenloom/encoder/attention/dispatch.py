@@ -8,7 +8,7 @@
   ``key_lengths`` / ``segment_ids`` / ``window`` / a dense mask is given (which push SDPA off its fast
   kernels or make it do the masked work), the Triton kernel runs, reading the structured masks natively
   and skipping masked key tiles — when it supports the call (triton installed, fp16/bf16/fp32, head
-  widths ≤ 256, no dropout).
+  widths ≤ 128, or ≤ 256 when no gradient is wanted; no dropout).
 - Otherwise (CPU, or a call the kernel does not take): SDPA with the equivalent dense mask when one of
   its fused kernels accepts it; when only SDPA's math fallback would, that fallback materializes the
   scores: it is used while they fit in ``AUTO_TILED_BYTES`` (B·H·N·M·4 bytes), and ``"tiled"`` above.
@@ -30,7 +30,15 @@ from torch import Tensor
 
 from tokenloom.encoder.attention._common import Dims, Structure, merge_masks, structure_mask
 
-__all__ = ["AUTO_TILED_BYTES", "FAST_SDPA_KERNELS", "last_impl", "record", "run", "triton_supports"]
+__all__ = [
+    "AUTO_TILED_BYTES",
+    "FAST_SDPA_KERNELS",
+    "last_impl",
+    "needs_grad",
+    "record",
+    "run",
+    "triton_supports",
+]
 
 # "auto": when no fused SDPA kernel accepts the inputs and the scores would exceed this many bytes
 # (B*H*N*M*4), use "tiled" instead of SDPA's score-materializing math path.
@@ -52,15 +60,25 @@ def last_impl() -> str | None:
     return getattr(_state, "impl", None)
 
 
-def triton_supports(q: Tensor, dims: Dims, dropout_p: float) -> bool:
-    """Whether the Triton kernel takes this call on this machine (CUDA tensors only)."""
+def triton_supports(
+    q: Tensor, dims: Dims, dropout_p: float, *, needs_grad: bool = False, dense_mask: bool = False
+) -> bool:
+    """Whether the Triton kernels take this call on this machine (CUDA tensors only): head widths up to
+    256 forward, up to 128 with a dense mask or when gradients are wanted (wider heads would take the
+    slow torch backward)."""
+    widest = 128 if needs_grad or dense_mask else 256
     return (
         q.device.type == "cuda"
         and dropout_p == 0.0
         and q.dtype in (torch.float16, torch.bfloat16, torch.float32)
-        and max(dims.D, dims.Dv) <= 256
+        and max(dims.D, dims.Dv) <= widest
         and importlib.util.find_spec("triton") is not None
     )
+
+
+def needs_grad(*tensors: Tensor) -> bool:
+    """Whether autograd will want gradients of any of ``tensors``."""
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
 
 
 def _key_limit(st: Structure, device: torch.device) -> int | None:
@@ -97,7 +115,7 @@ def run(
             else:
                 record("sdpa")
                 return out
-        if triton_supports(q, dims, dropout_p):
+        if triton_supports(q, dims, dropout_p, needs_grad=needs_grad(q, k, v), dense_mask=mask4 is not None):
             impl = "triton"
     if impl == "triton":
         from tokenloom.encoder.attention.triton_kernel import triton_attention

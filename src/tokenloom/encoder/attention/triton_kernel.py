@@ -14,8 +14,10 @@ padded batches ``q [B, H, N, D]`` (``triton_attention``) and packed ones ``q [to
 - Backward (FlashAttention-2): ``delta = rowsum(dO ∘ O)`` (one torch reduction), a dK/dV kernel over key
   tiles (summing the G query heads of a key/value head in-program: no atomics, no k/v copies) and a dQ
   kernel over query tiles, both recomputing ``P = exp(S − lse)``. Rows that see no key have
-  ``lse = +inf``, so P = 0 there: zero output, zero and finite gradients. An additive mask that requires
-  grad is the one case handed to ``tiled.tiled_backward`` (it also returns the mask's gradient).
+  ``lse = +inf``, so P = 0 there: zero output, zero and finite gradients. Two cases are handed to
+  ``tiled.tiled_backward`` instead: an additive mask that requires grad (it also returns the mask's
+  gradient), and head widths above ``tuning.MAX_BACKWARD_D`` = 128 (the backward kernels' tiles do not
+  fit registers without spills there; the forward kernel takes up to 256).
 - Precision: fp16 / bf16 inputs with fp32 accumulation; fp32 inputs use exact fp32 products
   (``input_precision="ieee"``) unless ``precision="tf32"`` is asked for. Head widths up to 256
   (padded to a power of two). Tile sizes come from ``tuning``.
@@ -205,9 +207,9 @@ def _backward(
 
 class _TritonAttention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, mask4, pb, dense_mask_grad):
+    def forward(ctx, q, k, v, mask4, pb, torch_backward):
         out, lse = _forward(q, k, v, pb)
-        ctx.pb, ctx.dense_mask_grad = pb, dense_mask_grad
+        ctx.pb, ctx.torch_backward = pb, torch_backward
         ctx.save_for_backward(q, k, v, out, lse, *(() if mask4 is None else (mask4,)))
         return out
 
@@ -216,18 +218,27 @@ class _TritonAttention(torch.autograd.Function):
     def backward(ctx, grad_out):
         q, k, v, out, lse, *rest = ctx.saved_tensors
         pb: _Problem = ctx.pb
-        if not ctx.dense_mask_grad:
+        if not ctx.torch_backward:
             dq, dk, dv = _backward(q, k, v, out, lse, grad_out, pb)
             return dq, dk, dv, None, None, None
         from tokenloom.encoder.attention.tiled import DEFAULT_BLOCK_K, DEFAULT_BLOCK_Q, tiled_backward
 
         G = pb.H // pb.Hkv
         dims = Dims(B=pb.B, H=pb.H, Hkv=pb.Hkv, N=pb.N, M=pb.M, D=pb.D, Dv=pb.Dv, scale=pb.scale)
+        mask4 = rest[0] if rest else None
+        if pb.key_lengths is not None or pb.q_seg is not None or pb.window is not None:  # wide heads
+            st = Structure(
+                None if pb.key_lengths is None else pb.key_lengths.long(),
+                None if pb.q_seg is None else pb.q_seg.long(),
+                None if pb.k_seg is None else pb.k_seg.long(),
+                pb.window,
+            )
+            mask4 = merge_masks(mask4, structure_mask(st, dims, q.device))  # [B|1, H|1, N|1, M]
         out5 = out.float().unflatten(1, (pb.Hkv, G))  # [B, H, N, Dv] -> [B, Hkv, G, N, Dv]
         lse5 = lse.unflatten(1, (pb.Hkv, G)).unsqueeze(-1)  # [B, H, N] -> [B, Hkv, G, N, 1]
         grads = tiled_backward(
-            grad_out, q, k, v, out5, lse5, rest[0], dims, causal=pb.causal, dropout_p=0.0, seed=0,
-            block_q=DEFAULT_BLOCK_Q, block_k=DEFAULT_BLOCK_K, mask_grad=True,
+            grad_out, q, k, v, out5, lse5, mask4, dims, causal=pb.causal, dropout_p=0.0,
+            seed=0, block_q=DEFAULT_BLOCK_Q, block_k=DEFAULT_BLOCK_K, mask_grad=ctx.needs_input_grad[3],
         )  # fmt: skip
         return (*grads, None, None)
 
@@ -280,17 +291,22 @@ def triton_attention(
     dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
     st = check_structure(dims, q.device, key_lengths=key_lengths, segment_ids=segment_ids, window=window)
     _check_runnable(q, dropout_p, precision)
-    dense_grad = (
-        mask4 is not None and mask4.is_floating_point() and mask4.requires_grad and torch.is_grad_enabled()
-    )
-    if dense_grad and not st.empty:  # the tiled backward returns the mask's gradient: give it one dense mask
+    if mask4 is not None and max(dims.D, dims.Dv) > tuning.MAX_DENSE_MASK_D:
+        raise ValueError(
+            f"impl='triton' takes a dense mask only up to head width {tuning.MAX_DENSE_MASK_D} (got "
+            f"{max(dims.D, dims.Dv)}); use key_lengths / segment_ids / window, or impl='tiled' / 'sdpa'"
+        )
+    grad = torch.is_grad_enabled()
+    dense_grad = grad and mask4 is not None and mask4.is_floating_point() and mask4.requires_grad
+    wide = grad and max(dims.D, dims.Dv) > tuning.MAX_BACKWARD_D and any(t.requires_grad for t in (q, k, v))
+    if dense_grad and not st.empty:  # the tiled backward returns the mask's gradient: one dense mask
         mask4 = merge_masks(mask4, structure_mask(st, dims, q.device))
         st = Structure(None, None, None, None)
     q, k, v = _writable(q), _writable(k), _writable(v)
     pb = _problem(dims, st, mask4, causal=causal, precision=precision, varlen=False)
     if configs is not None:
         pb = replace(pb, forward_config=configs[0], backward_config=configs[1])
-    return _TritonAttention.apply(q, k, v, mask4, pb, dense_grad)
+    return _TritonAttention.apply(q, k, v, mask4, pb, dense_grad or wide)
 
 
 def _problem(
@@ -342,6 +358,12 @@ def triton_attention_varlen(
     """
     _check_runnable(q, 0.0, precision)
     H, Hkv, D = q.shape[1], k.shape[1], q.shape[2]
+    needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
+    if needs_grad and max(D, v.shape[2]) > tuning.MAX_BACKWARD_D:
+        raise ValueError(
+            f"impl='triton' varlen has no backward for head widths above {tuning.MAX_BACKWARD_D} "
+            f"(got {max(D, v.shape[2])}); use impl='tiled', or run without gradients"
+        )
     dims = Dims(
         B=cu_seqlens_q.numel() - 1, H=H, Hkv=Hkv, N=max_seqlen_q, M=max_seqlen_k, D=D, Dv=v.shape[2],
         scale=1.0 / math.sqrt(D) if scale is None else float(scale),

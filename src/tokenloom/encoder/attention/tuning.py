@@ -9,7 +9,9 @@ both and its test fails otherwise. The starting points are the configs of Triton
 tutorial and FlashAttention-2 (128×64 forward tiles, 4–8 warps), trimmed until the static check showed
 no spills on either architecture; they are not yet tuned by timing on a GPU.
 
-Head widths that are not a power of two are padded to the next one (``BLOCK_D``); 256 is the widest.
+Head widths that are not a power of two are padded to the next one (``BLOCK_D``, at least 32); 256 is
+the widest forward; the backward kernels stop at ``MAX_BACKWARD_D`` = 128 (wider heads take the torch
+backward of ``tiled``).
 This module imports no triton.
 """
 
@@ -17,7 +19,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-__all__ = ["BACKWARD_DKDV", "BACKWARD_DQ", "FORWARD", "KernelConfig", "block_d", "for_dense_mask", "pick"]
+__all__ = [
+    "BACKWARD_DKDV",
+    "BACKWARD_DQ",
+    "FORWARD",
+    "MAX_BACKWARD_D",
+    "MAX_DENSE_MASK_D",
+    "KernelConfig",
+    "block_d",
+    "for_dense_mask",
+    "pick",
+]
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,8 @@ class KernelConfig:
     def label(self) -> str:
         return f"M{self.block_m}-N{self.block_n}-w{self.num_warps}-s{self.num_stages}"
 
+
+MAX_BACKWARD_D = 128  # widest head the backward kernels take without register spills
 
 Key = tuple[int, str, bool]  # (BLOCK_D, "fp16" | "bf16" | "fp32", causal)
 Table = dict[Key, tuple[tuple[int | None, KernelConfig], ...]]
@@ -70,58 +84,50 @@ def _table(
 # (``for_dense_mask``): the mask tile's pointers and values would otherwise spill registers.
 FORWARD: Table = _table(
     {
-        16: _half(_C(64, 64, 4, 2), _C(128, 64, 4, 2)),
-        32: _half(_C(64, 64, 4, 2), _C(128, 64, 4, 2)),
-        64: _half(_C(64, 64, 4, 2), _C(128, 64, 4, 2)),
-        128: _half(_C(64, 64, 4, 2), _C(128, 64, 8, 2)),
-        256: ((None, _C(64, 32, 4, 1)),),
+        32: _half(_C(64, 64, 4, 2), _C(128, 64, 8, 2)),
+        64: _half(_C(64, 64, 4, 2), _C(128, 64, 8, 2)),
+        128: _half(_C(64, 64, 8, 2), _C(128, 64, 8, 1)),
+        256: ((None, _C(64, 32, 8, 1)),),  # no dense masks at this width (they would spill)
     },
     {
-        16: ((None, _C(32, 32, 4, 2)),),
-        32: ((None, _C(32, 32, 4, 2)),),
-        64: ((None, _C(32, 32, 4, 2)),),
-        128: ((None, _C(32, 32, 4, 1)),),
-        256: ((None, _C(16, 16, 4, 1)),),
+        32: ((None, _C(32, 32, 8, 1)),),
+        64: ((None, _C(32, 32, 8, 1)),),
+        128: ((None, _C(16, 16, 8, 1)),),
+        256: ((None, _C(16, 16, 8, 1)),),
     },
 )
 
 # Backward, dQ kernel: BLOCK_M query rows per program (>= 64 for Hopper's wgmma), BLOCK_N keys per step.
 BACKWARD_DQ: Table = _table(
     {
-        16: ((None, _C(64, 64, 4, 2)),),
-        32: ((None, _C(64, 64, 4, 2)),),
+        32: ((None, _C(64, 32, 4, 2)),),
         64: ((None, _C(64, 32, 4, 2)),),
         128: ((None, _C(64, 32, 4, 2)),),
-        256: ((None, _C(64, 16, 4, 1)),),
     },
     {
-        16: ((None, _C(32, 32, 4, 1)),),
         32: ((None, _C(32, 32, 4, 1)),),
         64: ((None, _C(32, 32, 4, 1)),),
         128: ((None, _C(16, 32, 4, 1)),),
-        256: ((None, _C(16, 16, 4, 1)),),
     },
 )
 
 # Backward, dK/dV kernel: BLOCK_N keys per program (>= 64 for wgmma: it is the M side of k qᵀ),
 # BLOCK_M query rows per step; it keeps two [BLOCK_N, D] fp32 accumulators and the k, v tiles live,
-# so D = 128 takes 8 warps to stay clear of spills.
+# so it takes 8 warps from D = 64 on to stay clear of spills.
 BACKWARD_DKDV: Table = _table(
     {
-        16: ((None, _C(32, 64, 4, 2)),),
         32: ((None, _C(32, 64, 4, 2)),),
-        64: ((None, _C(32, 64, 4, 2)),),
+        64: ((None, _C(16, 64, 8, 2)),),
         128: ((None, _C(32, 64, 8, 2)),),
-        256: ((None, _C(16, 64, 8, 1)),),
     },
     {
-        16: ((None, _C(32, 32, 4, 1)),),
-        32: ((None, _C(32, 32, 4, 1)),),
-        64: ((None, _C(32, 32, 4, 1)),),
-        128: ((None, _C(32, 16, 4, 1)),),
-        256: ((None, _C(16, 16, 4, 1)),),
+        32: ((None, _C(16, 16, 4, 1)),),
+        64: ((None, _C(16, 16, 8, 1)),),
+        128: ((None, _C(16, 16, 8, 1)),),
     },
 )
+
+MAX_DENSE_MASK_D = 128  # widest head the forward kernel takes with a dense mask (wider ones spill)
 
 
 def for_dense_mask(config: KernelConfig) -> KernelConfig:
@@ -130,8 +136,9 @@ def for_dense_mask(config: KernelConfig) -> KernelConfig:
 
 
 def block_d(d: int) -> int:
-    """The padded head width a kernel is compiled for: the next power of two, at least 16."""
-    return max(16, 1 << max(0, (d - 1).bit_length()))
+    """The padded head width a kernel is compiled for: the next power of two, at least 32 (ptxas 13
+    crashes compiling the 16-wide forward kernel for sm_90a)."""
+    return max(32, 1 << max(0, (d - 1).bit_length()))
 
 
 def pick(table: Table, d: int, dtype: str, causal: bool, length: int) -> KernelConfig:

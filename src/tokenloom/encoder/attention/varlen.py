@@ -92,7 +92,7 @@ def attention_varlen(
             f"cu_seqlens_q has {cu_q.numel()} entries but cu_seqlens_k {cu_k.numel()}; both are [B + 1]"
         )
     chosen = impl
-    if impl == "auto" and dispatch.triton_supports(q, dims, 0.0):
+    if impl == "auto" and dispatch.triton_supports(q, dims, 0.0, needs_grad=dispatch.needs_grad(q, k, v)):
         chosen = "triton"
     if chosen == "triton" and cu_q.numel() > 1:
         from tokenloom.encoder.attention.triton_kernel import triton_attention_varlen
