@@ -266,9 +266,14 @@ def _check_runnable(q: Tensor, dropout_p: float, precision: str) -> None:
 
 
 def _writable(x: Tensor) -> Tensor:
-    """``x``, or a contiguous copy when its strides overlap (an expanded tensor cannot receive grads)."""
-    overlapping = any(st == 0 and size > 1 for st, size in zip(x.stride(), x.shape, strict=True))
-    return x.contiguous() if overlapping or x.stride(-1) != 1 else x
+    """``x`` when its elements are packed without gaps or overlaps (any order, feature dim last with
+    stride 1: the kernels write its gradient at the same offsets), else a contiguous copy — e.g. q of a
+    fused qkv projection, whose rows are interleaved with k and v."""
+    span = 1 + sum((size - 1) * st for size, st in zip(x.shape, x.stride(), strict=True)) if x.numel() else 0
+    dense = span == x.numel() and all(
+        st > 0 or size == 1 for st, size in zip(x.stride(), x.shape, strict=True)
+    )
+    return x if dense and x.stride(-1) == 1 else x.contiguous()
 
 
 def triton_attention(
