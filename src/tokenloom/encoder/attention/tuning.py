@@ -84,13 +84,13 @@ def _table(
 # (``for_dense_mask``): the mask tile's pointers and values would otherwise spill registers.
 FORWARD: Table = _table(
     {
-        32: _half(_C(64, 64, 4, 2), _C(128, 64, 8, 2)),
+        32: ((None, _C(64, 64, 4, 2)),),  # 128-row tiles with 8 warps crash ptxas 13 for sm_90a here
         64: _half(_C(64, 64, 4, 2), _C(128, 64, 8, 2)),
         128: _half(_C(64, 64, 8, 2), _C(128, 64, 8, 1)),
         256: ((None, _C(64, 32, 8, 1)),),  # no dense masks at this width (they would spill)
     },
     {
-        32: ((None, _C(32, 32, 8, 1)),),
+        32: ((None, _C(16, 16, 4, 1)),),
         64: ((None, _C(32, 32, 8, 1)),),
         128: ((None, _C(16, 16, 8, 1)),),
         256: ((None, _C(16, 16, 8, 1)),),
@@ -122,17 +122,21 @@ BACKWARD_DKDV: Table = _table(
     },
     {
         32: ((None, _C(16, 16, 4, 1)),),
-        64: ((None, _C(16, 16, 8, 1)),),
-        128: ((None, _C(16, 16, 8, 1)),),
+        64: (
+            (None, _C(16, 32, 8, 1)),
+        ),  # spills 16 bytes on sm_80 with segment ids (no config found without)
+        128: ((None, _C(16, 32, 8, 1)),),
     },
 )
 
 MAX_DENSE_MASK_D = 128  # widest head the forward kernel takes with a dense mask (wider ones spill)
 
 
-def for_dense_mask(config: KernelConfig) -> KernelConfig:
-    """The forward config used when a dense mask is read: key tiles halved (at least 16)."""
-    return replace(config, block_n=max(16, config.block_n // 2))
+def for_dense_mask(config: KernelConfig, d: int) -> KernelConfig:
+    """The forward config used when a dense mask is read: key tiles halved (at least 16), and at most
+    64 query rows from head width 128 on (the mask tile's pointers and values would spill otherwise)."""
+    block_m = min(config.block_m, 64) if block_d(d) >= 128 else config.block_m
+    return replace(config, block_m=block_m, block_n=max(16, config.block_n // 2))
 
 
 def block_d(d: int) -> int:
