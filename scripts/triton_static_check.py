@@ -83,7 +83,9 @@ def jobs(archs: list[str], head_dims: list[int] | None, dtypes: list[str] | None
                             continue  # never launched: wider heads with a dense mask are refused
                         c = causal or variant != "plain"  # masked variants are compiled causal
                         run = (
-                            tuning.for_dense_mask(cfg, d) if variant == "dense" and kernel == "attn_fwd" else cfg
+                            tuning.for_dense_mask(cfg, d)
+                            if variant == "dense" and kernel == "attn_fwd"
+                            else cfg
                         )
                         job = Job(kernel, arch, d, dtype, c, variant, run.block_m, run.block_n,
                                   run.num_warps, run.num_stages)  # fmt: skip
