@@ -189,7 +189,7 @@ def test_scale_and_value_width() -> None:
 
 
 def test_auto_and_last_impl(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tokenloom.encoder.attention as att
+    from tokenloom.encoder.attention import dispatch as att
 
     q = k = v = torch.randn(1, 2, 8, 4)
     attention(q, k, v, masks.causal(8, 8))

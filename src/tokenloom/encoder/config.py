@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from tokenloom.errors import ConfigError
 
-__all__ = ["PRESETS", "EncoderConfig"]
+__all__ = ["PRESETS", "AttnImpl", "EncoderConfig"]
+
+# The attention paths (tokenloom.encoder.attention re-exports this as ``Impl``; defined here, torch-free,
+# so that the config can validate against it without importing torch).
+AttnImpl = Literal["auto", "reference", "sdpa", "tiled", "triton"]
 
 MlpKind = Literal["gelu", "swiglu"]
 NormKind = Literal["layernorm", "rmsnorm"]
 Placement = Literal["pre", "post"]
 PositionKind = Literal["learned", "sinusoidal", "rope", "none"]
-AttnImpl = Literal["auto", "reference", "sdpa", "tiled", "triton"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ class EncoderConfig:
     qkv_bias: bool = True  # bias in the q, k, v projections
     proj_bias: bool = True  # bias in the attention output projection and MLP layers
     causal: bool = False  # causal self-attention (decoder-style use with a KV cache)
-    attn_impl: AttnImpl = "auto"  # attention path: "auto" | "reference" | "sdpa" | "tiled" | "triton"
+    attn_impl: AttnImpl = "auto"  # attention path (see tokenloom.encoder.attention)
     cross_attention: bool = False  # a cross-attention sub-block in every block: self → cross → MLP
     cross_width: int | None = None  # width of the memory cross-attention reads (kdim = vdim); None = width
 
@@ -77,7 +80,7 @@ class EncoderConfig:
             "norm": ("layernorm", "rmsnorm"),
             "placement": ("pre", "post"),
             "position": ("learned", "sinusoidal", "rope", "none"),
-            "attn_impl": ("auto", "reference", "sdpa", "tiled", "triton"),
+            "attn_impl": get_args(AttnImpl),
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:

@@ -116,6 +116,8 @@ class LayerKV:
     def __init__(self) -> None:
         self.k: torch.Tensor | None = None
         self.v: torch.Tensor | None = None
+        # [B] valid positions per row when the rows are ragged (prompts of different lengths), else None
+        self.lengths: torch.Tensor | None = None
 
     @property
     def length(self) -> int:
@@ -136,6 +138,19 @@ class LayerKV:
         else:
             self.k = torch.cat((self.k, k), dim=-2)  # [B, Hkv, M + N, D]
             self.v = torch.cat((self.v, v), dim=-2)
+        return self.k, self.v
+
+    def write_at_lengths(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Ragged rows: write one new key/value ``[B, Hkv, 1, D]`` at each row's own length (growing the
+        buffer when a row reaches its end); returns the buffers ``[B, Hkv, M, D]``. ``lengths`` is not
+        advanced here (the caller knows which rows hold a real token)."""
+        assert self.k is not None and self.v is not None and self.lengths is not None
+        if int(self.lengths.max()) >= self.k.shape[-2]:  # a row is full: grow every row by one slot
+            self.append(torch.zeros_like(k), torch.zeros_like(v))
+        assert self.k is not None and self.v is not None
+        index = self.lengths.view(-1, 1, 1, 1).expand(-1, k.shape[1], 1, k.shape[-1])  # [B, Hkv, 1, D]
+        self.k = self.k.scatter(2, index, k)
+        self.v = self.v.scatter(2, index, v)
         return self.k, self.v
 
 
@@ -159,30 +174,51 @@ class SelfAttention(nn.Module):
         )
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None = None, *, kv_cache: LayerKV | None = None
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        *,
+        kv_cache: LayerKV | None = None,
+        key_lengths: torch.Tensor | None = None,
+        segment_ids: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """``x [B, N, d] -> [B, N, d]``. ``mask`` broadcastable to ``[B, H, N, M]`` (True = may attend).
+        """``x [B, N, d] -> [B, N, d]``. ``mask`` broadcastable to ``[B, H, N, M]`` (True = may attend);
+        ``key_lengths [B]`` (padding) and ``segment_ids [B, N]`` (packing) as in ``attention``.
 
         With ``kv_cache`` the new keys/values are appended to it and the queries (the last N positions)
-        attend over all ``M`` cached positions.
+        attend over all ``M`` cached positions. A cache with ragged rows (``kv_cache.lengths``, set by a
+        prefill with ``key_lengths``) takes one token per row, written at that row's own position.
         """
         b, n, _ = x.shape
         q, k, v = self.qkv(x).split(self.split, dim=-1)  # [B, N, H*D], [B, N, Hkv*D] x2
         q = q.view(b, n, self.heads, self.head_dim).transpose(1, 2)  # [B, H, N, D]
         k = k.view(b, n, self.kv_heads, self.head_dim).transpose(1, 2)  # [B, Hkv, N, D]
         v = v.view(b, n, self.kv_heads, self.head_dim).transpose(1, 2)  # [B, Hkv, N, D]
+        ragged = kv_cache is not None and kv_cache.lengths is not None
+        causal = self.causal and not ragged  # ragged: one query per row, it sees all its row's keys
         if self.rope is not None:
             start = 0 if kv_cache is None else kv_cache.length
             positions = torch.arange(start, start + n, device=x.device)  # [N]
+            if ragged:
+                assert kv_cache is not None and kv_cache.lengths is not None
+                positions = kv_cache.lengths[:, None]  # [B, 1]: each row's next position
             q, k = self.rope(q, k, positions)
-        if kv_cache is not None:
+        if ragged:
+            assert kv_cache is not None and kv_cache.lengths is not None
+            k, v = kv_cache.write_at_lengths(k, v)  # [B, Hkv, M, D]
+            key_lengths = kv_cache.lengths + 1
+        elif kv_cache is not None:
             k, v = kv_cache.append(k, v)  # [B, Hkv, M, D]
+            if key_lengths is not None:
+                kv_cache.lengths = key_lengths.clone()
         out = attention(
             q,
             k,
             v,
             mask,
-            causal=self.causal,
+            causal=causal,
+            key_lengths=key_lengths,
+            segment_ids=segment_ids,
             dropout_p=self.attn_dropout if self.training else 0.0,
             impl=self.impl,
         )  # [B, H, N, D]
@@ -272,15 +308,21 @@ class Block(nn.Module):
         mask: torch.Tensor | None = None,
         *,
         kv_cache: LayerKV | None = None,
+        key_lengths: torch.Tensor | None = None,
+        segment_ids: torch.Tensor | None = None,
         memory: torch.Tensor | None = None,  # [B, M, d_mem] for the cross-attention sub-block
         memory_lengths: torch.Tensor | None = None,  # [B] valid memory positions (the rest is padding)
     ) -> torch.Tensor:
         """``x [B, N, d] -> [B, N, d]``."""
         if self.pre:
-            x = x + self.drop(self.attn(self.norm1(x), mask, kv_cache=kv_cache))
+            h = self.attn(
+                self.norm1(x), mask, kv_cache=kv_cache, key_lengths=key_lengths, segment_ids=segment_ids
+            )
+            x = x + self.drop(h)
             x = self._cross(x, memory, memory_lengths)
             return x + self.drop(self.mlp(self.norm2(x)))
-        x = self.norm1(x + self.drop(self.attn(x, mask, kv_cache=kv_cache)))
+        h = self.attn(x, mask, kv_cache=kv_cache, key_lengths=key_lengths, segment_ids=segment_ids)
+        x = self.norm1(x + self.drop(h))
         x = self._cross(x, memory, memory_lengths)
         return self.norm2(x + self.drop(self.mlp(x)))
 

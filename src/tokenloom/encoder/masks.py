@@ -14,6 +14,11 @@ Converters have explicit names so the two opposite polarities cannot be confused
 Alignment when N ≠ M: queries are the **last** N of M positions (as with a KV cache), so query ``i`` sits
 at absolute position ``i + (M − N)``. ``causal`` and ``window`` use that alignment.
 
+Structured masks: ``attention(..., key_lengths=, segment_ids=, window=)`` take the numbers these
+builders start from, so the Triton kernel never materializes a mask; ``key_padding``, ``segment`` and
+``window`` build their dense equivalents (``window=(w, w)`` is ``window(n, m, w)``, ``window=(w, 0)``
+with ``causal=True`` is ``window(n, m, w, causal=True)``), which the other paths and the tests use.
+
 This module builds and converts masks; it does not apply them (see ``tokenloom.encoder.attention``).
 
 Shapes: ``B`` batch, ``H`` heads, ``N`` queries, ``M`` keys.

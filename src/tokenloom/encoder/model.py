@@ -94,10 +94,21 @@ class Encoder(nn.Module):
                 f"x.to({weight.dtype}) or encoder.to({x.dtype}) (the front end too)"
             )
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        *,
+        key_lengths: torch.Tensor | None = None,
+        segment_ids: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """``x [B, N, d] -> [B, N, d]``. Padded batches: ``key_lengths [B]`` (real tokens per row, the
+        padding at the end); packed batches: ``segment_ids [B, N]`` (one id per packed sequence, negative
+        = padding). Both reach the attention kernels as they are: no dense ``[B, 1, N, N]`` mask is built
+        on the Triton path."""
         self._check(x)
         for block in self.blocks:
-            x = block(x, mask)  # [B, N, d]
+            x = block(x, mask, key_lengths=key_lengths, segment_ids=segment_ids)  # [B, N, d]
         return self.norm(x)
 
     def _require_causal(self, what: str) -> None:
@@ -107,21 +118,33 @@ class Encoder(nn.Module):
                 "build it with EncoderConfig(causal=True)"
             )
 
-    def prefill(self, x: torch.Tensor) -> KVCache:
-        """Run a prompt ``x [B, N, d]`` causally and return the cache; ``cache.output`` is ``[B, N, d]``."""
+    def prefill(self, x: torch.Tensor, *, key_lengths: torch.Tensor | None = None) -> KVCache:
+        """Run a prompt ``x [B, N, d]`` causally and return the cache; ``cache.output`` is ``[B, N, d]``.
+
+        ``key_lengths [B]``: prompts of different lengths, right-padded to N. Each row's output (up to
+        its length) and its later ``decode_step`` outputs equal running that prompt alone; the cache
+        then keeps one length per row and writes each new token at its row's own position.
+        """
         self._require_causal("prefill")
         self._check(x)
+        if key_lengths is not None:
+            key_lengths = _check_lengths(key_lengths, x.shape[0], x.shape[1], "key_lengths")
         cache = KVCache(len(self.blocks))
         for block, kv in zip(self.blocks, cache.layers, strict=True):
-            x = block(x, kv_cache=kv)  # [B, N, d]
+            x = block(x, kv_cache=kv, key_lengths=key_lengths)  # [B, N, d]
         cache.output = self.norm(x)
         return cache
 
-    def decode_step(self, x_t: torch.Tensor, cache: KVCache) -> torch.Tensor:
+    def decode_step(
+        self, x_t: torch.Tensor, cache: KVCache, *, key_lengths: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Run the next token(s) ``x_t [B, T, d]`` (or ``[B, d]``) after the cached positions; updates ``cache``.
 
         Returns ``[B, T, d]`` (``[B, d]`` for ``[B, d]`` input): the rows the full causal forward gives
-        these positions.
+        these positions. ``key_lengths [B]``: how many of the T new tokens of each row are real (the
+        rest is padding, its output rows are unspecified). With ragged rows (a prefill with
+        ``key_lengths``, or ``key_lengths`` here) tokens are run one at a time, each row continuing at
+        its own length, so that every row equals its prompt run alone.
         """
         self._require_causal("decode_step")
         single = x_t.dim() == 2
@@ -131,10 +154,41 @@ class Encoder(nn.Module):
             raise ValueError(f"cache has {len(cache.layers)} layers but the encoder has {len(self.blocks)}")
         if cache.length and cache.layers[0].k is not None and cache.layers[0].k.shape[0] != x.shape[0]:
             raise ValueError(f"cache batch {cache.layers[0].k.shape[0]} != x_t batch {x.shape[0]}")
-        for block, kv in zip(self.blocks, cache.layers, strict=True):
-            x = block(x, kv_cache=kv)  # [B, T, d]
+        if key_lengths is not None:
+            key_lengths = _check_lengths(key_lengths, x.shape[0], x.shape[1], "key_lengths")
+            if cache.length and cache.layers[0].lengths is None:  # becomes ragged: every row is full so far
+                for kv in cache.layers:
+                    kv.lengths = torch.full((x.shape[0],), cache.length, dtype=torch.long, device=x.device)
+        if not cache.length or cache.layers[0].lengths is None:
+            for block, kv in zip(self.blocks, cache.layers, strict=True):
+                x = block(x, kv_cache=kv)  # [B, T, d]
+        else:
+            x = self._decode_ragged(x, cache, key_lengths)  # [B, T, d]
         x = self.norm(x)
         return x[:, 0] if single else x
+
+    def _decode_ragged(
+        self, x: torch.Tensor, cache: KVCache, key_lengths: torch.Tensor | None
+    ) -> torch.Tensor:
+        """One token at a time, each row at its own position; rows advance only on real tokens."""
+        outputs = []
+        for t in range(x.shape[1]):
+            h = x[:, t : t + 1]  # [B, 1, d]
+            for block, kv in zip(self.blocks, cache.layers, strict=True):
+                h = block(h, kv_cache=kv)  # [B, 1, d]
+            for kv in cache.layers:
+                assert kv.lengths is not None
+                kv.lengths = kv.lengths + (1 if key_lengths is None else (key_lengths > t).long())
+            outputs.append(h)
+        return torch.cat(outputs, dim=1)  # [B, T, d]
+
+
+def _check_lengths(lengths: torch.Tensor, batch: int, n: int, name: str) -> torch.Tensor:
+    if not isinstance(lengths, torch.Tensor) or lengths.shape != (batch,) or lengths.is_floating_point():
+        raise ValueError(f"{name} must be an integer tensor [B={batch}], got {lengths!r}")
+    if lengths.device.type == "cpu" and lengths.numel() and (lengths.min() < 0 or lengths.max() > n):
+        raise ValueError(f"{name} must lie in [0, {n}] (tokens of each row), got {lengths.tolist()}")
+    return lengths.long()
 
 
 class ImageClassifier(nn.Module):

@@ -1,37 +1,35 @@
-"""``attention(q, k, v, mask, *, causal, scale, dropout_p, impl)``: one entry point over four paths.
+"""``attention(q, k, v, mask, *, causal, scale, key_lengths, segment_ids, window, dropout_p, impl)``.
+
+One entry point over four paths, plus ``attention_varlen`` for packed ``[total_tokens, H, D]`` batches.
 
 Conventions (identical in every path, tested against ``reference``):
 
 - ``q [B, H, N, D]``, ``k [B, Hkv, M, D]``, ``v [B, Hkv, M, Dv]`` with ``H % Hkv == 0`` (multi-head,
   grouped-query, multi-query); query head ``h`` uses key/value head ``h // (H // Hkv)``.
-- ``mask``: **bool, True = may attend**, or float **additive** (0 / −inf), broadcastable to ``[B, H, N, M]``.
-  PyTorch's opposite polarity (True = ignore) must be converted with
-  ``tokenloom.encoder.masks.from_ignore_mask`` — see that module for builders and converters.
+- ``mask``: **bool, True = may attend**, or float **additive** (0 / −inf, or finite biases),
+  broadcastable to ``[B, H, N, M]``. PyTorch's opposite polarity (True = ignore) must be converted with
+  ``tokenloom.encoder.masks.from_ignore_mask``.
+- Structured masks, never materialized by the Triton kernel (the other paths build the equivalent bool
+  mask, see ``tokenloom.encoder.masks``):
+  ``key_lengths [B]`` int — key ``j`` of row ``b`` is valid iff ``j < key_lengths[b]`` (right padding);
+  ``segment_ids [B, N]`` int (self-attention, N == M) or a pair ``(query ids [B, N], key ids [B, M])`` —
+  packed sequences: a query sees only keys with its id, a negative id is padding;
+  ``window=(left, right)`` — aligned query ``i' = i + (M − N)`` sees keys ``i' − left .. i' + right``.
 - ``causal=True`` with ``N ≠ M``: queries are the last N of M positions (KV cache), so query ``i`` may
-  attend key ``j`` iff ``j ≤ i + (M − N)``. Combined with ``mask`` by logical AND.
-- A query row whose every key is masked returns **zeros** (never NaN), with finite gradients.
+  attend key ``j`` iff ``j ≤ i + (M − N)``. Every restriction is combined by logical AND.
+- A query row whose every key is masked returns **zeros** (never NaN), with finite (zero) gradients.
 - ``scale`` defaults to ``1/√D``; ``dropout_p`` drops attention weights (pass 0.0 in eval).
 
-Paths (``impl``):
+Paths (``impl``, one of ``IMPLS``): ``"reference"`` (the formula, O(N·M) memory), ``"tiled"`` (exact
+online softmax in torch, skips causal / windowed key tiles), ``"sdpa"`` (torch's fused kernels; the
+backend that ran is ``last_sdpa_kernel()``), ``"triton"`` (FlashAttention-2 forward and backward kernels;
+CUDA, or CPU under ``TRITON_INTERPRET=1``), ``"auto"`` (see ``dispatch``). ``last_impl()`` names the
+path the latest call in this thread took.
 
-- ``"reference"``: explicit scores → softmax → weights @ v; materializes ``[B, H, N, M]``.
-- ``"tiled"``: exact online softmax over query × key tiles, O(tile²) extra memory, recomputing backward.
-- ``"sdpa"``: ``torch.nn.functional.scaled_dot_product_attention`` with these conventions; it records
-  which SDPA backend ran (``last_sdpa_kernel()``).
-- ``"triton"``: a FlashAttention-style Triton forward kernel (CUDA, or CPU under ``TRITON_INTERPRET=1``);
-  its backward recomputes through the tiled path.
-- ``"auto"``: ``"sdpa"`` when one of SDPA's fused kernels (flash / efficient / cudnn; on CPU, flash —
-  which takes bool and float masks, GQA, fp32/fp64/bf16/fp16) accepts the inputs. When only SDPA's math
-  fallback would (e.g. dropout on CPU, or a value width ≠ key width), that fallback materializes the
-  scores: it is used while they fit in ``AUTO_TILED_BYTES`` (B·H·N·M·4 bytes), and ``"tiled"`` above.
-  ``"triton"`` is never chosen automatically: on CUDA, SDPA's kernels are faster and have a fused backward.
-
-Sparse patterns (``pattern=``, a ``tokenloom.encoder.patterns.Pattern``, ANDed with ``mask`` and ``causal``):
-``"reference"`` and ``"sdpa"`` apply its dense mask; ``"tiled"`` computes only the tiles the pattern allows
-(the work follows its edges); ``"auto"`` chooses ``"tiled"``; ``"triton"`` has no block-layout kernel yet,
-so a pattern call routes to ``"tiled"`` and ``last_impl()`` says so.
-
-``last_impl()`` names the path the latest call (in this thread) took.
+Sparse patterns (``pattern=``, a ``tokenloom.encoder.patterns.Pattern``, ANDed with ``mask``, ``causal`` and
+the structural masks): ``"reference"`` and ``"sdpa"`` apply its dense mask; ``"tiled"`` computes only the
+tiles the pattern allows (the work follows its edges); ``"auto"`` chooses ``"tiled"``; ``"triton"`` has no
+block-layout kernel yet, so a pattern call routes to ``"tiled"`` and ``last_impl()`` says so.
 
 Shapes: ``B`` batch, ``H`` query heads, ``Hkv`` key/value heads, ``N`` queries, ``M`` keys, ``D`` head width.
 """
@@ -39,14 +37,17 @@ Shapes: ``B`` batch, ``H`` query heads, ``Hkv`` key/value heads, ``N`` queries, 
 from __future__ import annotations
 
 import logging
-import threading
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, get_args
 
 import torch
 from torch import Tensor
 
-from tokenloom.encoder.attention._common import check_inputs
+from tokenloom.encoder.attention import dispatch
+from tokenloom.encoder.attention._common import check_inputs, check_structure, merge_masks, structure_mask
+from tokenloom.encoder.attention.dispatch import AUTO_TILED_BYTES, last_impl
 from tokenloom.encoder.attention.reference import attention_weights, reference_attention
+from tokenloom.encoder.attention.varlen import attention_varlen
+from tokenloom.encoder.config import AttnImpl as Impl
 
 if TYPE_CHECKING:
     from tokenloom.encoder.patterns import Pattern
@@ -56,6 +57,7 @@ __all__ = [
     "IMPLS",
     "Impl",
     "attention",
+    "attention_varlen",
     "attention_weights",
     "last_impl",
     "last_sdpa_kernel",
@@ -64,23 +66,11 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-Impl = Literal["auto", "reference", "sdpa", "tiled", "triton"]
-IMPLS: tuple[str, ...] = ("auto", "reference", "sdpa", "tiled", "triton")
-
-# "auto": when no fused SDPA kernel accepts the inputs and the scores would exceed this many bytes
-# (B*H*N*M*4), use "tiled" instead of SDPA's score-materializing math path.
-AUTO_TILED_BYTES = 1 << 30
-
-_state = threading.local()
-
-
-def last_impl() -> str | None:
-    """The path (``"reference" | "sdpa" | "tiled" | "triton"``) of the latest ``attention`` call in this thread."""
-    return getattr(_state, "impl", None)
+IMPLS: tuple[str, ...] = get_args(Impl)
 
 
 def last_sdpa_kernel() -> str | None:
-    """The SDPA backend of the latest ``impl="sdpa"`` call in this thread (``"flash"``, ``"efficient"``,
+    """The SDPA backend of the latest SDPA call in this thread (``"flash"``, ``"efficient"``,
     ``"cudnn"``, ``"math"``, …; see ``tokenloom.encoder.attention.sdpa``)."""
     from tokenloom.encoder.attention import sdpa
 
@@ -95,6 +85,9 @@ def attention(
     *,
     causal: bool = False,  # True: query i may attend key j iff j <= i + (M - N)
     scale: float | None = None,  # None: 1 / sqrt(head_dim)
+    key_lengths: Tensor | None = None,  # [B] int: valid (unpadded) keys per row
+    segment_ids: Tensor | tuple[Tensor, Tensor] | None = None,  # [B, N] int, or ([B, N], [B, M])
+    window: tuple[int, int] | None = None,  # (left, right) sliding window around the aligned query
     dropout_p: float = 0.0,  # dropout on the attention weights; pass 0.0 in eval
     pattern: Pattern | None = None,  # sparse pattern (tokenloom.encoder.patterns), ANDed with mask and causal
     impl: Impl = "auto",  # which path computes it (see the module docstring)
@@ -102,49 +95,24 @@ def attention(
     """Scaled dot-product attention ``[B, H, N, Dv]`` with tokenloom's conventions (module docstring)."""
     if impl not in IMPLS:
         raise ValueError(f"impl must be one of {', '.join(IMPLS)}; got {impl!r}")
-    dims, _ = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
-    chosen = "sdpa" if impl == "auto" else impl
+    dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
+    st = check_structure(dims, q.device, key_lengths=key_lengths, segment_ids=segment_ids, window=window)
     if pattern is not None:
+        dense = merge_masks(mask4, structure_mask(st, dims, q.device))  # structure folded into one mask
         out, ran = _with_pattern(
-            q, k, v, mask, pattern, impl, causal=causal, scale=scale, dropout_p=dropout_p
+            q, k, v, dense, pattern, impl, causal=causal, scale=scale, dropout_p=dropout_p
         )
-        _state.impl = ran
+        dispatch.record(ran)
         logger.debug("attention impl=%s pattern=%s q=%s k=%s", ran, pattern, tuple(q.shape), tuple(k.shape))
         return out
     if dims.N == 0 or dims.M == 0:
-        _state.impl = chosen
+        dispatch.record("reference" if impl == "auto" else impl)
         # no queries or no keys: every row is fully masked -> zeros; "+ 0 * sums" keeps the graph
         # so that gradients are zeros rather than missing
         zeros = torch.zeros(dims.B, dims.H, dims.N, dims.Dv, dtype=q.dtype, device=q.device)
         return zeros + 0.0 * (q.sum() + k.sum() + v.sum())
-    if chosen == "reference":
-        out = reference_attention(q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p)
-    elif chosen == "tiled":
-        from tokenloom.encoder.attention.tiled import tiled_attention
-
-        out = tiled_attention(q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p)
-    elif chosen == "sdpa" and impl == "auto":
-        from tokenloom.encoder.attention.sdpa import NoFusedKernel, sdpa_attention
-        from tokenloom.encoder.attention.tiled import tiled_attention
-
-        small = dims.B * dims.H * dims.N * dims.M * 4 <= AUTO_TILED_BYTES
-        try:
-            out = sdpa_attention(
-                q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p, allow_math=small
-            )
-        except NoFusedKernel:  # only the math path would take it, and its scores are too big
-            chosen = "tiled"
-            out = tiled_attention(q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p)
-    elif chosen == "sdpa":
-        from tokenloom.encoder.attention.sdpa import sdpa_attention
-
-        out = sdpa_attention(q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p)
-    else:
-        from tokenloom.encoder.attention.triton_kernel import triton_attention
-
-        out = triton_attention(q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p)
-    _state.impl = chosen
-    logger.debug("attention impl=%s q=%s k=%s", chosen, tuple(q.shape), tuple(k.shape))
+    out = dispatch.run(impl, q, k, v, mask4, st, dims, causal=causal, dropout_p=dropout_p)
+    logger.debug("attention impl=%s q=%s k=%s", last_impl(), tuple(q.shape), tuple(k.shape))
     return out
 
 

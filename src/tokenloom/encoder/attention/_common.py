@@ -160,3 +160,135 @@ def dead_rows(mask4: Tensor | None, causal: bool, dims: Dims, device: torch.devi
     if device.type != "cpu":
         return dead  # no host sync to find out whether any row is dead: applying the fix is cheap
     return dead if bool(dead.any()) else None
+
+
+# ----------------------------------------------------------------------------- structured masks
+# key_lengths, segment_ids and window describe a mask by a few numbers per row instead of a dense
+# [B, H, N, M] tensor. reference / tiled / sdpa turn them into the equivalent bool mask
+# (``structure_mask``); the Triton kernel reads the numbers themselves and skips whole key tiles.
+
+
+@dataclass(frozen=True)
+class Structure:
+    """A validated set of structured masks (each None when absent)."""
+
+    key_lengths: Tensor | None  # [B] int64: key j of row b is valid iff j < key_lengths[b]
+    q_segments: Tensor | None  # [B, N] int64: segment id of each query (negative = padding)
+    k_segments: Tensor | None  # [B, M] int64: segment id of each key (negative = padding)
+    window: tuple[int, int] | None  # (left, right): aligned query i' sees keys i' - left .. i' + right
+
+    @property
+    def empty(self) -> bool:
+        return self.key_lengths is None and self.q_segments is None and self.window is None
+
+
+def _int_tensor(value: object, name: str, shape: tuple[int, ...], device: torch.device) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name} must be an integer torch.Tensor, got {type(value).__name__}")
+    if value.dtype == torch.bool or value.is_floating_point() or value.is_complex():
+        raise TypeError(f"{name} must hold integers, got dtype {value.dtype}")
+    if tuple(value.shape) != shape:
+        raise ValueError(f"{name} must have shape {list(shape)}, got {tuple(value.shape)}")
+    if value.device != device:
+        raise ValueError(f"{name} is on {value.device} but q/k/v are on {device}")
+    return value.long()
+
+
+def check_window(window: object) -> tuple[int, int] | None:
+    """``None`` or ``(left, right)`` of non-negative ints (keys i'−left .. i'+right of aligned query i')."""
+    if window is None:
+        return None
+    pair = tuple(window) if isinstance(window, tuple | list) else ()
+    if len(pair) != 2 or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 0 for w in pair):
+        raise ValueError(
+            f"window must be (left, right) with non-negative ints, got {window!r}; "
+            "e.g. window=(256, 0) for a causal sliding window of 256 past keys"
+        )
+    return int(pair[0]), int(pair[1])
+
+
+def check_structure(
+    dims: Dims,
+    device: torch.device,
+    *,
+    key_lengths: Tensor | None,
+    segment_ids: Tensor | tuple[Tensor, Tensor] | None,
+    window: tuple[int, int] | None,
+) -> Structure:
+    """Validate the structured-mask arguments of ``attention`` (shapes, dtypes, ranges)."""
+    lengths = None
+    if key_lengths is not None:
+        lengths = _int_tensor(key_lengths, "key_lengths", (dims.B,), device)
+        if device.type == "cpu" and lengths.numel() and (lengths.min() < 0 or lengths.max() > dims.M):
+            raise ValueError(
+                f"key_lengths must lie in [0, M={dims.M}], got min {int(lengths.min())}, "
+                f"max {int(lengths.max())}; pass the number of valid (unpadded) keys of each row"
+            )
+    q_seg = k_seg = None
+    if segment_ids is not None:
+        if isinstance(segment_ids, tuple | list):
+            if len(segment_ids) != 2:
+                raise ValueError(
+                    "segment_ids must be [B, N] ids or a pair (query ids [B, N], key ids [B, M])"
+                )
+            q_seg = _int_tensor(segment_ids[0], "segment_ids[0] (queries)", (dims.B, dims.N), device)
+            k_seg = _int_tensor(segment_ids[1], "segment_ids[1] (keys)", (dims.B, dims.M), device)
+        else:
+            if dims.N != dims.M:
+                raise ValueError(
+                    f"segment_ids [B, N] serves queries and keys only when N == M (got N={dims.N}, "
+                    f"M={dims.M}); pass a pair (query ids [B, N], key ids [B, M])"
+                )
+            q_seg = k_seg = _int_tensor(segment_ids, "segment_ids", (dims.B, dims.N), device)
+    return Structure(lengths, q_seg, k_seg, check_window(window))
+
+
+def structure_mask(st: Structure, dims: Dims, device: torch.device) -> Tensor | None:
+    """The bool mask ``[B|1, 1, N|1, M]`` equivalent to ``st`` (True = may attend), or None."""
+    allowed: Tensor | None = None
+    if st.key_lengths is not None:
+        keys = torch.arange(dims.M, device=device)  # [M]
+        allowed = (keys < st.key_lengths[:, None])[:, None, None, :]  # [B, 1, 1, M]
+    if st.q_segments is not None and st.k_segments is not None:
+        qs, ks = st.q_segments[:, :, None], st.k_segments[:, None, :]  # [B, N, 1], [B, 1, M]
+        same = ((qs == ks) & (qs >= 0) & (ks >= 0))[:, None]  # [B, 1, N, M]
+        allowed = same if allowed is None else allowed & same
+    if st.window is not None:
+        left, right = st.window
+        qpos = torch.arange(dims.N, device=device)[:, None] + (dims.M - dims.N)  # [N, 1] aligned
+        kpos = torch.arange(dims.M, device=device)[None, :]  # [1, M]
+        near = (kpos >= qpos - left) & (kpos <= qpos + right)  # [N, M]
+        allowed = near if allowed is None else allowed & near
+    return allowed
+
+
+def merge_masks(mask4: Tensor | None, allowed: Tensor | None) -> Tensor | None:
+    """AND a bool "may attend" pattern into a bool or additive mask (additive: −inf where not allowed)."""
+    if allowed is None:
+        return mask4
+    while allowed.dim() < 4:
+        allowed = allowed.unsqueeze(0)
+    if mask4 is None:
+        return allowed
+    if mask4.dtype == torch.bool:
+        return mask4 & allowed
+    return mask4.masked_fill(~allowed, float("-inf"))  # broadcasts to the larger shape
+
+
+def key_range(
+    i0: int, i1: int, n: int, m: int, *, causal: bool, window: tuple[int, int] | None
+) -> tuple[int, int]:
+    """Keys ``[lo, hi)`` that any of the queries ``i0 .. i1-1`` may see under causal / window.
+
+    The one place that decides which key tiles a query tile visits (the Triton kernel mirrors it);
+    a sparse pattern that lists key tiles per query tile plugs in here.
+    """
+    offset = m - n  # query i sits at absolute position i + offset
+    lo, hi = 0, m
+    last = min(i1, n) - 1
+    if causal:
+        hi = min(hi, last + offset + 1)
+    if window is not None:
+        lo = max(lo, i0 + offset - window[0])
+        hi = min(hi, last + offset + window[1] + 1)
+    return max(0, lo), max(0, hi)

@@ -3,7 +3,8 @@
 What it adds on top of the torch call:
 
 - bool masks keep their meaning (torch's bool ``attn_mask`` is also True = take part); float masks are
-  cast to q's dtype and added;
+  cast to q's dtype and added — unless they hold finite biases beyond that dtype's range (an fp32
+  mask with fp16 inputs), then the call runs in the mask's dtype (``_needs_wide_compute``);
 - ``causal`` with ``N ≠ M`` is aligned bottom-right (query i sees keys j ≤ i + (M − N)); torch's
   ``is_causal`` is top-left aligned, so it is only used when ``N == M`` and no other mask is given,
   otherwise the causal pattern is merged into an explicit mask;
@@ -29,16 +30,14 @@ from __future__ import annotations
 import logging
 import threading
 import warnings
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from tokenloom.encoder.attention._common import causal_tile, check_inputs, dead_rows, repeat_kv
-
-if TYPE_CHECKING:
-    from torch.nn.attention import SDPBackend
 
 __all__ = ["NoFusedKernel", "last_kernel", "sdpa_attention"]
 
@@ -55,7 +54,7 @@ def last_kernel() -> str | None:
     return getattr(_state, "kernel", None)
 
 
-def _backends(device: torch.device) -> list[tuple[str, SDPBackend]]:
+def _backends(device: torch.device) -> list[tuple[str, Any]]:
     try:
         from torch.nn.attention import SDPBackend
     except ImportError:  # pragma: no cover - torch < 2.3
@@ -68,6 +67,22 @@ def _backends(device: torch.device) -> list[tuple[str, SDPBackend]]:
         "math": "MATH",
     }
     return [(name, getattr(SDPBackend, table[name])) for name in names if hasattr(SDPBackend, table[name])]
+
+
+def _needs_wide_compute(mask4: Tensor | None, dtype: torch.dtype) -> bool:
+    """Whether an additive mask holds finite biases that ``dtype`` (q's) cannot represent.
+
+    Casting such a mask would turn them into ±inf: with fp16 inputs a bias of 1e5 on one key gives
+    inf − inf = NaN, and a row filled with ``finfo(float32).min`` (Hugging Face's padding value) becomes an
+    all −inf "dead" row (zeros) instead of the uniform weights that fp32 arithmetic gives it (the
+    bias swamps every score). Those calls run in the mask's dtype instead, as ``reference`` does.
+    """
+    if mask4 is None or mask4.dtype == torch.bool or mask4.dtype == dtype:
+        return False
+    if torch.finfo(mask4.dtype).max <= torch.finfo(dtype).max:
+        return False
+    limit = torch.finfo(dtype).max
+    return bool((torch.isfinite(mask4) & (mask4.detach().abs() > limit)).any())
 
 
 def _prepare_mask(
@@ -98,9 +113,17 @@ def sdpa_attention(
     scale: float | None = None,
     dropout_p: float = 0.0,
     allow_math: bool = True,  # False: raise NoFusedKernel instead of running the score-materializing math path
+    kernels: tuple[str, ...]
+    | None = None,  # only these backends ("flash", "cudnn", ...); NoFusedKernel if none takes it
 ) -> Tensor:
     """Attention through torch SDPA with tokenloom's conventions → ``[B, H, N, Dv]``."""
     dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
+    if mask4 is not None and _needs_wide_compute(mask4, q.dtype):
+        wide = sdpa_attention(
+            q.to(mask4.dtype), k.to(mask4.dtype), v.to(mask4.dtype), mask4, causal=causal, scale=scale,
+            dropout_p=dropout_p, allow_math=allow_math, kernels=kernels,
+        )  # fmt: skip
+        return wide.to(q.dtype)
     attn_mask, is_causal = _prepare_mask(mask4, causal, dims.N, dims.M, q.dtype, q.device)
     dead = dead_rows(mask4, causal, dims, q.device)  # [B|1, H|1, N, 1] or None
     if dead is not None:
@@ -108,23 +131,52 @@ def sdpa_attention(
         # open dead rows to every key (no kernel sees an all -inf row); their output is zeroed below
         opened = attn_mask | dead if attn_mask.dtype == torch.bool else attn_mask.masked_fill(dead, 0.0)
         attn_mask = opened
-    kwargs = {"attn_mask": attn_mask, "dropout_p": dropout_p, "is_causal": is_causal, "scale": dims.scale}
-    if dims.G > 1 and _HAS_ENABLE_GQA:
-        kwargs["enable_gqa"] = True
-    elif dims.G > 1:  # torch < 2.5: repeat key/value heads (query head h uses kv head h // G)
+    call = _Call(attn_mask, float(dropout_p), is_causal, dims.scale, dims.G > 1 and _HAS_ENABLE_GQA)
+    if (
+        dims.G > 1 and not _HAS_ENABLE_GQA
+    ):  # torch < 2.5: repeat key/value heads (query head h uses kv head h // G)
         k, v = repeat_kv(k, dims.G), repeat_kv(v, dims.G)  # [B, Hkv, M, D] -> [B, H, M, D]
-    out = _run(q, k, v, kwargs, allow_math=allow_math)  # [B, H, N, Dv]
+    out = _run(q, k, v, call, allow_math=allow_math, kernels=kernels)  # [B, H, N, Dv]
     if dead is not None:
         out = out.masked_fill(dead, 0.0)
     return out
+
+
+@dataclass(frozen=True)
+class _Call:
+    """The arguments of one ``scaled_dot_product_attention`` call besides q, k, v."""
+
+    attn_mask: Tensor | None
+    dropout_p: float
+    is_causal: bool
+    scale: float
+    enable_gqa: bool  # pass enable_gqa=True (torch >= 2.5, grouped heads)
+
+    def run(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        extra = {"enable_gqa": True} if self.enable_gqa else {}
+        return F.scaled_dot_product_attention(
+            q, k, v, attn_mask=self.attn_mask, dropout_p=self.dropout_p, is_causal=self.is_causal,
+            scale=self.scale, **extra,
+        )  # fmt: skip
 
 
 class NoFusedKernel(RuntimeError):
     """Raised with ``allow_math=False`` when only SDPA's math path (full score matrix) accepts the inputs."""
 
 
-def _run(q: Tensor, k: Tensor, v: Tensor, kwargs: dict[str, Any], *, allow_math: bool) -> Tensor:
+def _run(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    call: _Call,
+    *,
+    allow_math: bool,
+    kernels: tuple[str, ...] | None,
+) -> Tensor:
     backends = _backends(q.device)
+    if kernels is not None:
+        backends = [(name, backend) for name, backend in backends if name in kernels]
+        allow_math = allow_math and "math" in kernels
     if not allow_math:
         if not backends:
             raise NoFusedKernel("cannot probe SDPA backends with this torch")
@@ -138,7 +190,7 @@ def _run(q: Tensor, k: Tensor, v: Tensor, kwargs: dict[str, Any], *, allow_math:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     with sdpa_kernel([backend]):
-                        out = F.scaled_dot_product_attention(q, k, v, **kwargs)
+                        out = call.run(q, k, v)
             except RuntimeError as error:  # this backend refuses these inputs; try the next one
                 errors.append(f"{name}: {str(error).splitlines()[0] if str(error) else error!r}")
                 continue
@@ -148,4 +200,4 @@ def _run(q: Tensor, k: Tensor, v: Tensor, kwargs: dict[str, Any], *, allow_math:
             raise NoFusedKernel("; ".join(errors))
         logger.debug("no single SDPA backend accepted the inputs (%s); using torch's default", errors)
     _state.kernel = "default"
-    return F.scaled_dot_product_attention(q, k, v, **kwargs)
+    return call.run(q, k, v)

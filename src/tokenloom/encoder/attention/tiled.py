@@ -12,7 +12,8 @@ Forward, for each query tile (``block_q`` rows) and each key/value tile (``block
 
 Memory: besides q, k, v and the output, one step holds a few ``[B, H, block_q, block_k]`` tiles and the
 ``[B, H, block_q, Dv]`` accumulator: O(block_q · block_k), independent of N and M (the design choice:
-queries are tiled too, not only keys). Causal calls skip key tiles wholly above the diagonal.
+queries are tiled too, not only keys). Causal calls skip key tiles wholly above the diagonal, windowed
+calls the tiles outside every query's window (``_common.key_range`` decides, per query tile).
 
 Sparse patterns (``pattern=``, see ``tokenloom.encoder.patterns``): the pattern's tile layout lists, for each
 query tile, the key tiles holding at least one allowed pair; only those are multiplied (forward and
@@ -50,7 +51,14 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-from tokenloom.encoder.attention._common import Dims, causal_tile, check_inputs, mask_tile
+from tokenloom.encoder.attention._common import (
+    Dims,
+    causal_tile,
+    check_inputs,
+    check_window,
+    key_range,
+    mask_tile,
+)
 from tokenloom.encoder.patterns import Pattern, tile_layout
 
 __all__ = ["DEFAULT_BLOCK_K", "DEFAULT_BLOCK_Q", "last_tile_flops", "tiled_attention", "tiled_backward"]
@@ -92,9 +100,18 @@ class _Plan:
     """Tile geometry of one call: which key tiles each query tile visits, and where causal cuts."""
 
     def __init__(
-        self, dims: Dims, causal: bool, block_q: int, block_k: int, pattern: Pattern | None = None
+        self,
+        dims: Dims,
+        causal: bool,
+        block_q: int,
+        block_k: int,
+        window: tuple[int, int] | None = None,
+        key_limit: int | None = None,
+        pattern: Pattern | None = None,
     ) -> None:
         self.dims, self.causal, self.bq, self.bk = dims, causal, block_q, block_k
+        self.window = window
+        self.key_limit = dims.M if key_limit is None else min(dims.M, key_limit)  # no key at or past it
         self.offset = dims.M - dims.N  # query i sits at absolute position i + offset
         self.n_k_tiles = -(-dims.M // block_k)
         self.pattern = pattern
@@ -112,10 +129,12 @@ class _Plan:
         return range(0, self.dims.N, self.bq)
 
     def k_tiles(self, i0: int, i1: int) -> range | list[int]:
-        end = self.dims.M if not self.causal else max(0, min(self.dims.M, i1 + self.offset))
+        """Start of every key tile (with a pattern: key span) the query tile ``i0:i1`` visits."""
+        lo, hi = key_range(i0, i1, self.dims.N, self.dims.M, causal=self.causal, window=self.window)
+        hi = min(hi, self.key_limit)
         if self.spans is not None:  # pattern hook: only the key spans the pattern allows
-            return [j0 for j0 in self.spans[i0 // self.bq] if j0 < end]
-        return range(0, end, self.bk)
+            return [j0 for j0 in self.spans[i0 // self.bq] if j0 < hi and self.k_end(i0, j0) > lo]
+        return range(lo - lo % self.bk, hi, self.bk)
 
     def k_end(self, i0: int, j0: int) -> int:
         """End of the key tile (or, with a pattern, of the key span) starting at ``j0``."""
@@ -141,6 +160,7 @@ class _Plan:
         return (i0 // self.bq) * self.n_k_tiles + j0 // self.bk
 
     def needs_causal(self, i0: int, j1: int) -> bool:
+        """Whether the tile crosses the causal diagonal (tiles wholly below it need no causal mask)."""
         return self.causal and j1 - 1 > i0 + self.offset
 
 
@@ -203,9 +223,11 @@ def _fold(x5: Tensor, i0: int, i1: int) -> Tensor:
 
 class _TiledAttention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, mask4, dims, causal, dropout_p, seed, block_q, block_k, pattern):
+    def forward(
+        ctx, q, k, v, mask4, dims, causal, dropout_p, seed, block_q, block_k, window, key_limit, pattern
+    ):
         ct = torch.promote_types(q.dtype, torch.float32)
-        plan = _Plan(dims, causal, block_q, block_k, pattern)
+        plan = _Plan(dims, causal, block_q, block_k, window, key_limit, pattern)
         BK = dims.B * dims.Hkv
         q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
         k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]
@@ -244,7 +266,8 @@ class _TiledAttention(torch.autograd.Function):
             lse[..., i0:i1, :] = tile_lse.view(dims.B, dims.Hkv, dims.G, i1 - i0, 1)
         _work.flops = flops
         ctx.dims, ctx.causal, ctx.dropout_p, ctx.seed = dims, causal, dropout_p, seed
-        ctx.block_q, ctx.block_k, ctx.pattern = block_q, block_k, pattern
+        ctx.block_q, ctx.block_k, ctx.window, ctx.key_limit = block_q, block_k, window, key_limit
+        ctx.pattern = pattern
         ctx.mask_is_tensor = mask4 is not None
         ctx.save_for_backward(q, k, v, out, lse, *(() if mask4 is None else (mask4,)))
         return out.flatten(1, 2).to(q.dtype)  # [B, Hkv, G, N, Dv] -> [B, H, N, Dv]
@@ -269,9 +292,11 @@ class _TiledAttention(torch.autograd.Function):
             block_q=ctx.block_q,
             block_k=ctx.block_k,
             mask_grad=ctx.needs_input_grad[3],
+            window=ctx.window,
+            key_limit=ctx.key_limit,
             pattern=ctx.pattern,
         )
-        return (*grads, *([None] * 7))
+        return (*grads, *([None] * 9))
 
 
 def tiled_backward(
@@ -290,6 +315,8 @@ def tiled_backward(
     block_q: int,
     block_k: int,
     mask_grad: bool,
+    window: tuple[int, int] | None = None,
+    key_limit: int | None = None,
     pattern: Pattern | None = None,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
     """Gradients ``(dq, dk, dv, dmask)`` by per-tile recomputation from the saved output and row lse.
@@ -301,7 +328,7 @@ def tiled_backward(
     products over rows already sum dk and dv over the G query heads sharing a key/value head.
     """
     ct = out.dtype
-    plan = _Plan(dims, causal, block_q, block_k, pattern)
+    plan = _Plan(dims, causal, block_q, block_k, window, key_limit, pattern)
     BK = dims.B * dims.Hkv
     q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
     k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]
@@ -370,15 +397,33 @@ def tiled_attention(
     dropout_p: float = 0.0,
     block_q: int = DEFAULT_BLOCK_Q,  # query rows per tile
     block_k: int = DEFAULT_BLOCK_K,  # key columns per tile
+    window: tuple[int, int] | None = None,  # skip key tiles outside every query's window (mask applies it)
+    key_limit: int | None = None,  # skip key tiles at or past this key (the mask must hide them)
     pattern: Pattern
     | None = None,  # only the tiles this pattern allows are computed (ANDed with mask/causal)
 ) -> Tensor:
-    """Exact attention over tiles (module docstring) → ``[B, H, N, Dv]``; equals ``reference_attention``."""
+    """Exact attention over tiles (module docstring) → ``[B, H, N, Dv]``; equals ``reference_attention``.
+
+    ``window`` and ``key_limit`` only skip tiles; the masking itself comes from ``mask`` (``attention``
+    passes the dense equivalent of ``key_lengths`` / ``segment_ids`` / ``window`` merged into it).
+    """
     for name, value in (("block_q", block_q), ("block_k", block_k)):
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
     seed = _draw_seed() if dropout_p > 0.0 else 0
     return _TiledAttention.apply(
-        q, k, v, mask4, dims, causal, float(dropout_p), seed, block_q, block_k, pattern
+        q,
+        k,
+        v,
+        mask4,
+        dims,
+        causal,
+        float(dropout_p),
+        seed,
+        block_q,
+        block_k,
+        check_window(window),
+        key_limit,
+        pattern,
     )

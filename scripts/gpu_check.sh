@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# One command for a GPU machine: the gpu-marked tests, then the attention benchmark.
+#
+#   scripts/gpu_check.sh [--quick]     (from the repository root; PYTHON=... to choose the interpreter)
+#
+# Exit status: 0 when every gpu test passed and the benchmark ran with our kernel within its error bound;
+# 1 on any test or benchmark failure; 3 when no CUDA device is visible (one line says so; nothing ran).
+# Budget: under 8 minutes on one H100/H200-class GPU (tests ~1-2 min, benchmark ~4-5 min; --quick less).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python}"
+export PYTHONPATH="${PWD}/src${PYTHONPATH:+:$PYTHONPATH}"
+
+if ! "$PYTHON" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    echo "gpu_check: no CUDA device is visible (or torch is missing): nothing was checked (exit 3)"
+    exit 3
+fi
+"$PYTHON" -c 'import torch, triton; print("gpu_check:", torch.cuda.get_device_name(), "torch", torch.__version__, "triton", triton.__version__)'
+
+status=0
+timeout 240 "$PYTHON" -m pytest -q -m gpu -p no:cacheprovider tests || status=1
+timeout 360 "$PYTHON" scripts/bench_attention_gpu.py --markdown "$@" || status=1
+if [ "$status" -ne 0 ]; then
+    echo "gpu_check: FAILED (see above)"
+fi
+exit "$status"

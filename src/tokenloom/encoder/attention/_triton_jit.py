@@ -1,0 +1,462 @@
+"""The Triton kernels (forward, dK/dV, dQ) of the FlashAttention-2 path; imports ``triton``.
+
+Imported only by ``triton_kernel`` (on first use) and ``scripts/triton_static_check.py``. Triton
+decides interpret-or-compile when a kernel is defined, i.e. when this module is imported, from
+``TRITON_INTERPRET``.
+
+Naming follows FlashAttention / Triton's fused-attention tutorial: ``BLOCK_M`` query rows per
+program, ``BLOCK_N`` keys per inner step. Scores are kept in log2 units (``qk_scale = scale·log2 e``,
+``exp2``); the saved log-sum-exp is natural (``+inf`` on rows that see no key).
+
+Which key tiles a query tile visits (``_key_bounds``, the mirror of ``_common.key_range``): keys
+``[lo, hi)`` that any of its rows may see under causal / window / key_lengths; inside, the tiles every
+row sees wholly (``[mid_lo, mid_hi)``) run without per-element masks, only the edge tiles are masked.
+With segment ids or a dense mask every visited tile is masked. A sparse pattern that lists key tiles
+per query tile would replace these bounds.
+
+Shapes: ``B`` batch, ``H`` query heads, ``Hkv`` key/value heads, ``G = H // Hkv``, ``N`` queries,
+``M`` keys, ``D`` head width of q/k, ``DV`` head width of v.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+__all__ = ["attn_bwd_dkdv", "attn_bwd_dq", "attn_fwd"]
+
+LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
+
+
+@triton.jit
+def _mask_scores(
+    s, qi, kj, b, h, n_b, klen, offset, left, right,
+    QSeg, KSeg, s_qsb, s_qsn, s_ksb, s_ksm, Mask, s_mb, s_mh, s_mn, s_mm,
+    CAUSAL: tl.constexpr, WINDOW: tl.constexpr, SEGMENTS: tl.constexpr,
+    HAS_MASK: tl.constexpr, MASK_IS_BOOL: tl.constexpr,
+):  # fmt: skip
+    """Scores (log2 units) with −inf where query ``qi`` may not see key ``kj`` (any broadcast layout)."""
+    valid = (qi < n_b) & (kj < klen)
+    if CAUSAL:
+        valid = valid & (kj <= qi + offset)
+    if WINDOW:
+        valid = valid & (kj >= qi + offset - left) & (kj <= qi + offset + right)
+    if SEGMENTS:
+        qs = tl.load(QSeg + b * s_qsb + qi * s_qsn, mask=qi < n_b, other=-1)
+        ks = tl.load(KSeg + b * s_ksb + kj * s_ksm, mask=kj < klen, other=-1)
+        valid = valid & (qs == ks) & (qs >= 0)
+    if HAS_MASK:
+        mp = Mask + b * s_mb + h * s_mh + qi * s_mn + kj * s_mm
+        if MASK_IS_BOOL:
+            valid = valid & (tl.load(mp, mask=valid, other=0) != 0)
+        else:
+            s = s + tl.load(mp, mask=valid, other=0.0).to(tl.float32) * LOG2E
+    return tl.where(valid, s, float("-inf"))
+
+
+@triton.jit
+def _key_bounds(
+    i0, i_last, offset, klen, left, right,
+    CAUSAL: tl.constexpr, WINDOW: tl.constexpr, ALL_MASKED: tl.constexpr, BLOCK_N: tl.constexpr,
+):  # fmt: skip
+    """Key tiles of the query rows ``i0 .. i_last``: masked ``[lo, mid_lo)``, plain ``[mid_lo, mid_hi)``,
+    masked ``[mid_hi, hi)``; ``lo`` and the plain range are tile-aligned."""
+    lo = 0
+    hi = klen
+    full_lo = 0
+    full_hi = klen
+    if CAUSAL:
+        hi = tl.minimum(hi, i_last + offset + 1)
+        full_hi = tl.minimum(full_hi, i0 + offset + 1)
+    if WINDOW:
+        lo = tl.maximum(lo, i0 + offset - left)
+        full_lo = tl.maximum(full_lo, i_last + offset - left)
+        hi = tl.minimum(hi, i_last + offset + right + 1)
+        full_hi = tl.minimum(full_hi, i0 + offset + right + 1)
+    hi = tl.maximum(hi, 0)
+    lo = (tl.maximum(lo, 0) // BLOCK_N) * BLOCK_N
+    if ALL_MASKED:
+        mid_lo = hi
+        mid_hi = hi
+    else:
+        mid_lo = tl.minimum(tl.cdiv(tl.maximum(full_lo, 0), BLOCK_N) * BLOCK_N, hi)
+        mid_hi = tl.maximum((tl.maximum(full_hi, 0) // BLOCK_N) * BLOCK_N, mid_lo)
+    return lo, mid_lo, mid_hi, hi
+
+
+@triton.jit
+def _fwd_tiles(
+    acc, l_i, m_i, q, K, V, skm, svm, lo, hi, offs_m, qk_scale,
+    b, h, n_b, klen, offset, left, right,
+    QSeg, KSeg, s_qsb, s_qsn, s_ksb, s_ksm, Mask, s_mb, s_mh, s_mn, s_mm,
+    CAUSAL: tl.constexpr, WINDOW: tl.constexpr, SEGMENTS: tl.constexpr,
+    HAS_MASK: tl.constexpr, MASK_IS_BOOL: tl.constexpr, MASKED: tl.constexpr, PRECISION: tl.constexpr,
+    D: tl.constexpr, DV: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
+):  # fmt: skip
+    offs_d = tl.arange(0, BLOCK_D)
+    offs_dv = tl.arange(0, BLOCK_DV)
+    for start in range(lo, hi, BLOCK_N):
+        offs_n = start + tl.arange(0, BLOCK_N)
+        col_ok = offs_n < klen
+        if not MASKED:
+            col_ok = offs_n >= 0  # plain tiles lie wholly inside [0, klen)
+        kt = tl.load(
+            K + offs_n[None, :] * skm + offs_d[:, None],
+            mask=col_ok[None, :] & (offs_d[:, None] < D),
+            other=0.0,
+        )  # [BLOCK_D, BLOCK_N] (k transposed)
+        s = tl.dot(q, kt, input_precision=PRECISION) * qk_scale  # [BLOCK_M, BLOCK_N] fp32, log2 units
+        if MASKED:
+            s = _mask_scores(
+                s,
+                offs_m[:, None],
+                offs_n[None, :],
+                b,
+                h,
+                n_b,
+                klen,
+                offset,
+                left,
+                right,
+                QSeg,
+                KSeg,
+                s_qsb,
+                s_qsn,
+                s_ksb,
+                s_ksm,
+                Mask,
+                s_mb,
+                s_mh,
+                s_mn,
+                s_mm,
+                CAUSAL,
+                WINDOW,
+                SEGMENTS,
+                HAS_MASK,
+                MASK_IS_BOOL,
+            )
+            m_new = tl.maximum(m_i, tl.max(s, 1))
+            m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # no visible key yet: shift by 0
+        else:
+            m_new = tl.maximum(m_i, tl.max(s, 1))
+            m_safe = m_new
+        alpha = tl.math.exp2(m_i - m_safe)
+        p = tl.math.exp2(s - m_safe[:, None])  # [BLOCK_M, BLOCK_N]
+        l_i = l_i * alpha + tl.sum(p, 1)
+        vt = tl.load(
+            V + offs_n[:, None] * svm + offs_dv[None, :],
+            mask=col_ok[:, None] & (offs_dv[None, :] < DV),
+            other=0.0,
+        )  # [BLOCK_N, BLOCK_DV]
+        acc = acc * alpha[:, None] + tl.dot(p.to(vt.dtype), vt, input_precision=PRECISION)
+        m_i = m_new
+    return acc, l_i, m_i
+
+
+@triton.jit
+def _seq_bounds(b, CuQ, CuK, N, M, VARLEN: tl.constexpr):
+    """First row and length of this batch row's queries and keys (packed varlen or padded layout)."""
+    if VARLEN:
+        q0 = tl.load(CuQ + b)
+        n_b = tl.load(CuQ + b + 1) - q0
+        k0 = tl.load(CuK + b)
+        m_b = tl.load(CuK + b + 1) - k0
+    else:
+        q0 = 0
+        n_b = N
+        k0 = 0
+        m_b = M
+    return q0, n_b, k0, m_b
+
+
+@triton.jit
+def attn_fwd(
+    Q, K, V, Out, Lse, KeyLen, CuQ, CuK, QSeg, KSeg, Mask,
+    sqb, sqh, sqn, skb, skh, skm, svb, svh, svm, sob, soh, son, slb, slh, sln,
+    s_qsb, s_qsn, s_ksb, s_ksm, s_mb, s_mh, s_mn, s_mm,
+    H, G, N, M, left, right, qk_scale,
+    VARLEN: tl.constexpr, HAS_KLEN: tl.constexpr, CAUSAL: tl.constexpr, WINDOW: tl.constexpr,
+    SEGMENTS: tl.constexpr, HAS_MASK: tl.constexpr, MASK_IS_BOOL: tl.constexpr, PRECISION: tl.constexpr,
+    D: tl.constexpr, DV: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
+):  # fmt: skip
+    """One program: ``BLOCK_M`` query rows of one (batch row, head); writes their output and lse."""
+    pid_m = tl.program_id(0)
+    pid_bh = tl.program_id(1)
+    b = pid_bh // H
+    h = pid_bh % H
+    hk = h // G  # the key/value head this query head shares (never a copy)
+    q0, n_b, k0, m_b = _seq_bounds(b, CuQ, CuK, N, M, VARLEN)
+    i0 = pid_m * BLOCK_M
+    if i0 >= n_b:
+        return
+    offset = m_b - n_b  # bottom-right alignment: query i sits at key position i + offset
+    klen = m_b
+    if HAS_KLEN:
+        klen = tl.minimum(klen, tl.load(KeyLen + b))
+    offs_m = i0 + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, BLOCK_D)
+    offs_dv = tl.arange(0, BLOCK_DV)
+    row_ok = offs_m < n_b
+    q = tl.load(
+        Q + b * sqb + h * sqh + (q0 + offs_m[:, None]) * sqn + offs_d[None, :],
+        mask=row_ok[:, None] & (offs_d[None, :] < D),
+        other=0.0,
+    )  # [BLOCK_M, BLOCK_D]
+    Kb = K + b * skb + hk * skh + k0 * skm
+    Vb = V + b * svb + hk * svh + k0 * svm
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, BLOCK_DV], dtype=tl.float32)
+    i_last = tl.minimum(i0 + BLOCK_M, n_b) - 1
+    lo, mid_lo, mid_hi, hi = _key_bounds(
+        i0, i_last, offset, klen, left, right, CAUSAL, WINDOW, SEGMENTS or HAS_MASK, BLOCK_N
+    )
+    acc, l_i, m_i = _fwd_tiles(  # masked lower edge (window start)
+        acc, l_i, m_i, q, Kb, Vb, skm, svm, lo, mid_lo, offs_m, qk_scale, b, h, n_b, klen, offset, left, right,
+        QSeg, KSeg, s_qsb, s_qsn, s_ksb, s_ksm, Mask, s_mb, s_mh, s_mn, s_mm,
+        CAUSAL, WINDOW, SEGMENTS, HAS_MASK, MASK_IS_BOOL, True, PRECISION, D, DV, BLOCK_N, BLOCK_D, BLOCK_DV,
+    )  # fmt: skip
+    acc, l_i, m_i = _fwd_tiles(  # tiles every row sees wholly: no per-element mask
+        acc, l_i, m_i, q, Kb, Vb, skm, svm, mid_lo, mid_hi, offs_m, qk_scale, b, h, n_b, klen, offset, left, right,
+        QSeg, KSeg, s_qsb, s_qsn, s_ksb, s_ksm, Mask, s_mb, s_mh, s_mn, s_mm,
+        CAUSAL, WINDOW, SEGMENTS, HAS_MASK, MASK_IS_BOOL, False, PRECISION, D, DV, BLOCK_N, BLOCK_D, BLOCK_DV,
+    )  # fmt: skip
+    acc, l_i, m_i = _fwd_tiles(  # masked upper edge (diagonal, window end, key_lengths, M)
+        acc, l_i, m_i, q, Kb, Vb, skm, svm, mid_hi, hi, offs_m, qk_scale, b, h, n_b, klen, offset, left, right,
+        QSeg, KSeg, s_qsb, s_qsn, s_ksb, s_ksm, Mask, s_mb, s_mh, s_mn, s_mm,
+        CAUSAL, WINDOW, SEGMENTS, HAS_MASK, MASK_IS_BOOL, True, PRECISION, D, DV, BLOCK_N, BLOCK_D, BLOCK_DV,
+    )  # fmt: skip
+    alive = l_i > 0
+    out = acc / tl.where(alive, l_i, 1.0)[:, None]  # rows that saw no key: 0
+    tl.store(
+        Out + b * sob + h * soh + (q0 + offs_m[:, None]) * son + offs_dv[None, :],
+        out.to(Out.dtype.element_ty),
+        mask=row_ok[:, None] & (offs_dv[None, :] < DV),
+    )
+    lse = (tl.where(alive, m_i, 0.0) + tl.math.log2(tl.where(alive, l_i, 1.0))) / LOG2E
+    tl.store(Lse + b * slb + h * slh + (q0 + offs_m) * sln, tl.where(alive, lse, float("inf")), mask=row_ok)
+
+
+@triton.jit
+def attn_bwd_dq(
+    Q, K, V, DO, DQ, Lse, Delta, KeyLen, CuQ, CuK, QSeg, KSeg, Mask,
+    sqb, sqh, sqn, skb, skh, skm, svb, svh, svm, sob, soh, son, slb, slh, sln,
+    s_qsb, s_qsn, s_ksb, s_ksm, s_mb, s_mh, s_mn, s_mm,
+    H, G, N, M, left, right, qk_scale, scale,
+    VARLEN: tl.constexpr, HAS_KLEN: tl.constexpr, CAUSAL: tl.constexpr, WINDOW: tl.constexpr,
+    SEGMENTS: tl.constexpr, HAS_MASK: tl.constexpr, MASK_IS_BOOL: tl.constexpr, PRECISION: tl.constexpr,
+    D: tl.constexpr, DV: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
+):  # fmt: skip
+    """dQ of ``BLOCK_M`` query rows: ``p = exp(s − lse)``, ``ds = p ∘ (dO vᵀ − delta)``, ``dq = ds k · scale``.
+
+    ``DQ`` and ``DO`` share q's and the output's strides (``sq*``, ``so*``); ``Delta`` shares lse's.
+    """
+    pid_m = tl.program_id(0)
+    pid_bh = tl.program_id(1)
+    b = pid_bh // H
+    h = pid_bh % H
+    hk = h // G
+    q0, n_b, k0, m_b = _seq_bounds(b, CuQ, CuK, N, M, VARLEN)
+    i0 = pid_m * BLOCK_M
+    if i0 >= n_b:
+        return
+    offset = m_b - n_b
+    klen = m_b
+    if HAS_KLEN:
+        klen = tl.minimum(klen, tl.load(KeyLen + b))
+    offs_m = i0 + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, BLOCK_D)
+    offs_dv = tl.arange(0, BLOCK_DV)
+    row_ok = offs_m < n_b
+    q = tl.load(
+        Q + b * sqb + h * sqh + (q0 + offs_m[:, None]) * sqn + offs_d[None, :],
+        mask=row_ok[:, None] & (offs_d[None, :] < D),
+        other=0.0,
+    )  # [BLOCK_M, BLOCK_D]
+    do = tl.load(
+        DO + b * sob + h * soh + (q0 + offs_m[:, None]) * son + offs_dv[None, :],
+        mask=row_ok[:, None] & (offs_dv[None, :] < DV),
+        other=0.0,
+    )  # [BLOCK_M, BLOCK_DV]
+    lrow = b * slb + h * slh + (q0 + offs_m) * sln
+    lse2 = tl.load(Lse + lrow, mask=row_ok, other=float("inf")) * LOG2E  # [BLOCK_M] log2 units
+    delta = tl.load(Delta + lrow, mask=row_ok, other=0.0)  # [BLOCK_M]
+    Kb = K + b * skb + hk * skh + k0 * skm
+    Vb = V + b * svb + hk * svh + k0 * svm
+    dq = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
+    i_last = tl.minimum(i0 + BLOCK_M, n_b) - 1
+    lo, _, _, hi = _key_bounds(i0, i_last, offset, klen, left, right, CAUSAL, WINDOW, True, BLOCK_N)
+    for start in range(lo, hi, BLOCK_N):
+        offs_n = start + tl.arange(0, BLOCK_N)
+        col_ok = offs_n < klen
+        kt = tl.load(
+            Kb + offs_n[None, :] * skm + offs_d[:, None],
+            mask=col_ok[None, :] & (offs_d[:, None] < D),
+            other=0.0,
+        )  # [BLOCK_D, BLOCK_N]
+        vt = tl.load(
+            Vb + offs_n[None, :] * svm + offs_dv[:, None],
+            mask=col_ok[None, :] & (offs_dv[:, None] < DV),
+            other=0.0,
+        )  # [BLOCK_DV, BLOCK_N]
+        s = tl.dot(q, kt, input_precision=PRECISION) * qk_scale  # [BLOCK_M, BLOCK_N]
+        s = _mask_scores(
+            s,
+            offs_m[:, None],
+            offs_n[None, :],
+            b,
+            h,
+            n_b,
+            klen,
+            offset,
+            left,
+            right,
+            QSeg,
+            KSeg,
+            s_qsb,
+            s_qsn,
+            s_ksb,
+            s_ksm,
+            Mask,
+            s_mb,
+            s_mh,
+            s_mn,
+            s_mm,
+            CAUSAL,
+            WINDOW,
+            SEGMENTS,
+            HAS_MASK,
+            MASK_IS_BOOL,
+        )
+        p = tl.math.exp2(s - lse2[:, None])  # normalized weights; 0 where masked or the row is dead
+        dp = tl.dot(do, vt, input_precision=PRECISION)  # [BLOCK_M, BLOCK_N]
+        ds = p * (dp - delta[:, None])
+        dq += tl.dot(ds.to(kt.dtype), tl.trans(kt), input_precision=PRECISION)  # [BLOCK_M, BLOCK_D]
+    tl.store(
+        DQ + b * sqb + h * sqh + (q0 + offs_m[:, None]) * sqn + offs_d[None, :],
+        (dq * scale).to(DQ.dtype.element_ty),
+        mask=row_ok[:, None] & (offs_d[None, :] < D),
+    )
+
+
+@triton.jit
+def attn_bwd_dkdv(
+    Q, K, V, DO, DK, DV_, Lse, Delta, KeyLen, CuQ, CuK, QSeg, KSeg, Mask,
+    sqb, sqh, sqn, skb, skh, skm, svb, svh, svm, sob, soh, son, slb, slh, sln,
+    s_qsb, s_qsn, s_ksb, s_ksm, s_mb, s_mh, s_mn, s_mm,
+    Hkv, G, N, M, left, right, qk_scale, scale,
+    VARLEN: tl.constexpr, HAS_KLEN: tl.constexpr, CAUSAL: tl.constexpr, WINDOW: tl.constexpr,
+    SEGMENTS: tl.constexpr, HAS_MASK: tl.constexpr, MASK_IS_BOOL: tl.constexpr, PRECISION: tl.constexpr,
+    D: tl.constexpr, DV: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
+):  # fmt: skip
+    """dK, dV of ``BLOCK_N`` keys of one key/value head, summed over its G query heads (no atomics).
+
+    ``DK`` / ``DV_`` share k's / v's strides. Visits only the query tiles that can see these keys.
+    """
+    pid_n = tl.program_id(0)
+    pid_bh = tl.program_id(1)
+    b = pid_bh // Hkv
+    hk = pid_bh % Hkv
+    q0, n_b, k0, m_b = _seq_bounds(b, CuQ, CuK, N, M, VARLEN)
+    j0 = pid_n * BLOCK_N
+    if j0 >= m_b:
+        return
+    offset = m_b - n_b
+    klen = m_b
+    if HAS_KLEN:
+        klen = tl.minimum(klen, tl.load(KeyLen + b))
+    offs_n = j0 + tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, BLOCK_D)
+    offs_dv = tl.arange(0, BLOCK_DV)
+    col_ok = offs_n < klen
+    k = tl.load(
+        K + b * skb + hk * skh + (k0 + offs_n[:, None]) * skm + offs_d[None, :],
+        mask=col_ok[:, None] & (offs_d[None, :] < D),
+        other=0.0,
+    )  # [BLOCK_N, BLOCK_D]
+    v = tl.load(
+        V + b * svb + hk * svh + (k0 + offs_n[:, None]) * svm + offs_dv[None, :],
+        mask=col_ok[:, None] & (offs_dv[None, :] < DV),
+        other=0.0,
+    )  # [BLOCK_N, BLOCK_DV]
+    dk = tl.zeros([BLOCK_N, BLOCK_D], dtype=tl.float32)
+    dv = tl.zeros([BLOCK_N, BLOCK_DV], dtype=tl.float32)
+    # query rows that may see a key of this tile (the inverse of _key_bounds)
+    j_last = tl.minimum(j0 + BLOCK_N, klen) - 1
+    q_lo = 0
+    q_hi = n_b
+    if CAUSAL:
+        q_lo = tl.maximum(q_lo, j0 - offset)
+    if WINDOW:
+        q_lo = tl.maximum(q_lo, j0 - offset - right)
+        q_hi = tl.minimum(q_hi, j_last - offset + left + 1)
+    if j0 >= klen:
+        q_hi = 0
+    q_lo = (tl.maximum(q_lo, 0) // BLOCK_M) * BLOCK_M
+    for g in range(0, G):
+        h = hk * G + g
+        Qh = Q + b * sqb + h * sqh + q0 * sqn
+        DOh = DO + b * sob + h * soh + q0 * son
+        Lh = b * slb + h * slh + q0 * sln
+        for start in range(q_lo, q_hi, BLOCK_M):
+            offs_m = start + tl.arange(0, BLOCK_M)
+            row_ok = offs_m < n_b
+            qt = tl.load(
+                Qh + offs_m[None, :] * sqn + offs_d[:, None],
+                mask=row_ok[None, :] & (offs_d[:, None] < D),
+                other=0.0,
+            )  # [BLOCK_D, BLOCK_M] (q transposed)
+            do = tl.load(
+                DOh + offs_m[:, None] * son + offs_dv[None, :],
+                mask=row_ok[:, None] & (offs_dv[None, :] < DV),
+                other=0.0,
+            )  # [BLOCK_M, BLOCK_DV]
+            lse2 = tl.load(Lse + Lh + offs_m * sln, mask=row_ok, other=float("inf")) * LOG2E
+            delta = tl.load(Delta + Lh + offs_m * sln, mask=row_ok, other=0.0)
+            st = tl.dot(k, qt, input_precision=PRECISION) * qk_scale  # [BLOCK_N, BLOCK_M] (scores transposed)
+            st = _mask_scores(
+                st,
+                offs_m[None, :],
+                offs_n[:, None],
+                b,
+                h,
+                n_b,
+                klen,
+                offset,
+                left,
+                right,
+                QSeg,
+                KSeg,
+                s_qsb,
+                s_qsn,
+                s_ksb,
+                s_ksm,
+                Mask,
+                s_mb,
+                s_mh,
+                s_mn,
+                s_mm,
+                CAUSAL,
+                WINDOW,
+                SEGMENTS,
+                HAS_MASK,
+                MASK_IS_BOOL,
+            )
+            pt = tl.math.exp2(st - lse2[None, :])  # [BLOCK_N, BLOCK_M]
+            dv += tl.dot(pt.to(do.dtype), do, input_precision=PRECISION)  # [BLOCK_N, BLOCK_DV]
+            dpt = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # [BLOCK_N, BLOCK_M]
+            dst = pt * (dpt - delta[None, :])
+            dk += tl.dot(dst.to(qt.dtype), tl.trans(qt), input_precision=PRECISION)  # [BLOCK_N, BLOCK_D]
+    tl.store(
+        DK + b * skb + hk * skh + (k0 + offs_n[:, None]) * skm + offs_d[None, :],
+        (dk * scale).to(DK.dtype.element_ty),
+        mask=(offs_n[:, None] < m_b) & (offs_d[None, :] < D),
+    )
+    tl.store(
+        DV_ + b * svb + hk * svh + (k0 + offs_n[:, None]) * svm + offs_dv[None, :],
+        dv.to(DV_.dtype.element_ty),
+        mask=(offs_n[:, None] < m_b) & (offs_dv[None, :] < DV),
+    )
