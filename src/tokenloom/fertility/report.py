@@ -476,7 +476,7 @@ def fertility_report(
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="fertility-encode") as pool:
         run.pool = pool if config.prefetch else None
         for part in progress(ordered, desc="fertility", unit="part", quiet=quiet):
-            texts, ids = corp.texts(part)
+            texts, ids = part.load()
             # the transliterated part is made while the engines encode this one (an empty part: none)
             # and queued for encoding at once, so the engines encode it while this part is counted: at most
             # the two parts of one language (its texts and their transliteration) hold token ids at a time

@@ -142,6 +142,6 @@ def translit_part(
         slice=f"{part.slice}_Latn-translit",
         script="Latn",
         generated=True,
-        loader=lambda: (out, frozen_ids),
+        load=lambda: (out, frozen_ids),
     )
     return generated, out
