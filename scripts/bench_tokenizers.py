@@ -169,7 +169,7 @@ def main() -> None:
         import datetime
         import platform
 
-        when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
         print(
             f"Machine: {platform.machine()} {platform.system()}, {os.cpu_count()} CPUs, Python "
             f"{platform.python_version()}; {when}; timings on a shared machine are noisy (ratios are the point)\n"
