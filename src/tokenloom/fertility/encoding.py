@@ -4,9 +4,10 @@ Two paths, chosen by an explicit argument, with the same output (``tests/test_fe
 compares them on real text); the offsets themselves come from the two paths of
 :mod:`tokenloom.text.offsets`:
 
-- ``"reference"``: the Tokenizer contract — the reference offsets path (the engine's own offsets, byte
-  runs split text by text) and ``Tokenizer.decode`` per text. Any object with ``encode_batch_with_offsets``
-  and ``decode`` (a foreign tokenizer) takes this path.
+- ``"reference"``: the Tokenizer contract — ``Tokenizer.encode_batch_with_offsets(path="reference")`` (the
+  engine's own offsets, byte runs split text by text) and ``Tokenizer.decode`` per text. Any object with
+  ``encode_batch_with_offsets`` and ``decode`` (a foreign tokenizer, a proxy) takes this path, its own
+  ``encode_batch_with_offsets`` called as is.
 - ``"engine"``: the tokenizer's backend (``Tokenizer.backend``) batch by batch — the fast offsets path
   (ids-only engine calls and piece widths where they hold, the engine's offsets otherwise) and the
   engine's batch decode, on all cores; with the plain decoder the round trip is known without decoding
@@ -27,7 +28,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from tokenloom.text.offsets import encode_fast, encode_reference, split_byte_runs
+from tokenloom.text.offsets import encode_fast, split_byte_runs
+from tokenloom.text.tokenizer import Tokenizer
 
 __all__ = ["EncodePath", "EncodedBatch", "encode_part", "engine_of", "split_byte_runs"]
 
@@ -53,8 +55,11 @@ def engine_of(tok: Any) -> Any | None:
 
 
 def _reference_chunk(tok: Any, chunk: list[str]) -> tuple[list[list[int]], list[Any]]:
-    backend = engine_of(tok)
-    pairs = encode_reference(backend, chunk) if backend is not None else tok.encode_batch_with_offsets(chunk)
+    """The Tokenizer contract: a tokenloom Tokenizer on its reference offsets path, any other object as is."""
+    if isinstance(tok, Tokenizer):
+        pairs = tok.encode_batch_with_offsets(chunk, path="reference")
+    else:
+        pairs = tok.encode_batch_with_offsets(chunk)
     return [list(i) for i, _ in pairs], [o for _, o in pairs]
 
 
