@@ -64,12 +64,16 @@ class Tokenizer:
         self.name = name
         self.backend = backend
         self.engine: str = backend.kind
-        self.algorithm: str = backend.algorithm
         self.vocab_size: int = backend.vocab_size
         self.byte_fallback_ids: frozenset[int] = backend.byte_ids
         self.unk_id: int | None = backend.unk_id
         self.record: dict[str, Any] = dict(record or {})
         self._verify_texts = list(verify_texts)
+
+    @property
+    def algorithm(self) -> str:
+        """``"bpe"`` | ``"unigram"`` | ``"wordpiece"`` | ``"unknown"`` (read from the model when first asked)."""
+        return self.backend.algorithm
 
     # ---------------------------------------------------------------- encoding
     def encode(self, text: str) -> list[int]:

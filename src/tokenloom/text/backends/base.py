@@ -46,12 +46,35 @@ ByteFallback = Literal["byte_pieces", "byte_level"]
 class EngineBackend(Protocol):
     """One tokenizer engine behind the interface :class:`~tokenloom.text.tokenizer.Tokenizer` uses."""
 
-    kind: str  # engine name: "hf" | "sentencepiece" (later: "tiktoken", "transformers", "callable")
-    algorithm: str  # "bpe" | "unigram" | "wordpiece" | "unknown"
-    vocab_size: int  # ids are 0 .. vocab_size - 1
-    unk_id: int | None  # id of the unknown token; None when there is none
-    byte_fallback: ByteFallback | None  # see ByteFallback
-    byte_ids: frozenset[int]  # ids of the 256 <0xNN> pieces when byte_fallback == "byte_pieces", else empty
+    @property
+    def kind(self) -> str:
+        """Engine name: "hf" | "sentencepiece" (later: "tiktoken", "transformers", "callable")."""
+        ...
+
+    @property
+    def algorithm(self) -> str:
+        """ "bpe" | "unigram" | "wordpiece" | "unknown"."""
+        ...
+
+    @property
+    def vocab_size(self) -> int:
+        """Ids are 0 .. vocab_size - 1."""
+        ...
+
+    @property
+    def unk_id(self) -> int | None:
+        """Id of the unknown token; None when there is none."""
+        ...
+
+    @property
+    def byte_fallback(self) -> ByteFallback | None:
+        """How unspellable text is encoded (see :data:`ByteFallback`)."""
+        ...
+
+    @property
+    def byte_ids(self) -> frozenset[int]:
+        """Ids of the 256 ``<0xNN>`` pieces when ``byte_fallback == "byte_pieces"``, else empty."""
+        ...
 
     @property
     def handle(self) -> Any:

@@ -11,6 +11,7 @@ What it does not do: train (``_engines.py``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,9 +65,6 @@ class SentencePieceBackend:
     def __init__(self, sp: Any, model: bytes, *, hf: Any = None) -> None:
         self._sp = sp
         self.model = model  # the serialized ModelProto, saved as tokenizer.model
-        self.proto = read_model(model)
-        kind = model_type(self.proto)
-        self.algorithm: str = kind if kind in ("bpe", "unigram") else "unknown"
         self.vocab_size: int = int(sp.get_piece_size())
         self.byte_ids: frozenset[int] = frozenset(i for i in range(self.vocab_size) if sp.is_byte(i))
         self.byte_fallback: ByteFallback | None = "byte_pieces" if self.byte_ids else None
@@ -74,6 +72,16 @@ class SentencePieceBackend:
         self.unk_id: int | None = unk if 0 <= unk < self.vocab_size else None
         self._hf = hf
         self._widths: PieceWidths | bool | None = False  # False: not built yet
+
+    @functools.cached_property
+    def proto(self) -> Any:
+        """The model's ``ModelProto`` (parsed on first use: training and encoding never need it)."""
+        return read_model(self.model)
+
+    @property
+    def algorithm(self) -> str:
+        kind = model_type(self.proto)
+        return kind if kind in ("bpe", "unigram") else "unknown"
 
     @property
     def handle(self) -> Any:
@@ -171,7 +179,9 @@ def load_sp_file(path: Path, *, hf: Any = None) -> SentencePieceBackend:
     panic_safe(f"{path}: not a valid sentencepiece model", sp.LoadFromSerializedProto, data)
     if sp.get_piece_size() <= 0:
         raise TokenizerError(f"{path}: sentencepiece model without pieces")
+    backend = SentencePieceBackend(sp, data, hf=hf)
     try:
-        return SentencePieceBackend(sp, data, hf=hf)
+        backend.proto  # noqa: B018  # a file the engine loads but protobuf cannot read fails here, named
     except TokenizerError as exc:
         raise TokenizerError(f"{path}: {exc}") from None
+    return backend
