@@ -50,7 +50,10 @@ __all__ = [
 def fix_byte_runs(ids: Sequence[int], offsets: Offsets, text: str, byte_ids: Collection[int]) -> Offsets:
     """Give every byte piece of one text the span of the one character its byte belongs to (module rule)."""
     out = list(offsets)
-    where = [k for k, i in enumerate(ids) if i in byte_ids]  # positions of byte pieces, in order
+    byte_set = byte_ids if isinstance(byte_ids, set | frozenset) else frozenset(byte_ids)
+    if byte_set.isdisjoint(ids):  # no byte piece (one C-level scan): nothing to split
+        return out
+    where = [k for k, i in enumerate(ids) if i in byte_set]  # positions of byte pieces, in order
     r = 0
     while r < len(where):
         i = j = where[r]
