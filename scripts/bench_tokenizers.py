@@ -150,6 +150,9 @@ def main() -> None:
     parser.add_argument("--only", choices=("hf", "sentencepiece"), default=None, help="one engine only")
     parser.add_argument("--algorithms", default="bpe,unigram", help="comma-separated subset of bpe,unigram")
     parser.add_argument("--repeat", type=int, default=2, help="runs per case; the fastest is reported")
+    parser.add_argument(
+        "--markdown", action="store_true", help="start the output with the machine and date (for docs)"
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--runner", help=argparse.SUPPRESS)
     parser.add_argument("--corpus", help=argparse.SUPPRESS)
@@ -162,6 +165,15 @@ def main() -> None:
         return
 
     algorithms = args.algorithms.split(",")
+    if args.markdown:
+        import datetime
+        import platform
+
+        when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        print(
+            f"Machine: {platform.machine()} {platform.system()}, {os.cpu_count()} CPUs, Python "
+            f"{platform.python_version()}; {when}; timings on a shared machine are noisy (ratios are the point)\n"
+        )
     with tempfile.TemporaryDirectory(prefix="tokenloom-bench-") as tmp:
         corpus = build_corpus(args.shared, args.max_mb, Path(tmp))
         mb = corpus.stat().st_size / 1e6

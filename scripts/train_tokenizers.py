@@ -4,7 +4,7 @@
         --max-bytes 5000000 --out /tmp/tokenizers
 
 writes ``OUT/bpe-hf``, ``OUT/unigram-hf``, ``OUT/bpe-sentencepiece``, ``OUT/unigram-sentencepiece`` (each a
-folder ``load_tokenizer`` reads) and prints one row per tokenizer: training time, MB/s, tokens and
+folder ``load_tokenizer`` reads, with ``fertility.csv`` of the held-out lines as ``tokenloom train`` writes it) and prints one row per tokenizer: training time, MB/s, tokens and
 characters per token on a held-out-free sample of the corpus, and whether the sample round-trips exactly.
 """
 
@@ -13,8 +13,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tokenloom import TrainerConfig, train_tokenizer
+from tokenloom import TrainerConfig
+from tokenloom._commands.train import save_with_fertility
 from tokenloom.text.sources import iter_lines, resolve_inputs
+from tokenloom.text.train import train_with_heldout
 
 COMBOS = [("bpe", "hf"), ("unigram", "hf"), ("bpe", "sentencepiece"), ("unigram", "sentencepiece")]
 
@@ -52,8 +54,9 @@ def main() -> None:
             seed=args.seed,
             errors=args.errors,
         )
-        tok = train_tokenizer(args.inputs, config=config, quiet=args.quiet)
-        tok.save(args.out / f"{algorithm}-{engine}", overwrite=args.overwrite)
+        result = train_with_heldout(args.inputs, config, quiet=args.quiet)
+        save_with_fertility(result, args.out / f"{algorithm}-{engine}", overwrite=args.overwrite)
+        tok = result.tokenizer
         tokens = sum(len(ids) for ids in tok.encode_batch(sample))
         exact = sum(tok.is_lossless(s) for s in sample)
         training = tok.record["training"]

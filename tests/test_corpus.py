@@ -47,7 +47,7 @@ def test_flores_folder_is_parallel_and_lazy(flores: Path) -> None:
         "language",
         str(flores.resolve()),
     )
-    texts, ids = corpus.texts(part)
+    texts, ids = part.load()
     assert texts == ["नमस्ते दुनिया।", "सुप्रभात।", "", "समाप्त।"]  # the blank line is kept, not dropped
     assert ids == [1, 2, 3, 4]
     assert len({p.align for p in corpus}) == 1
@@ -60,6 +60,23 @@ def test_mismatched_line_count_in_parallel_folder_names_the_file(flores: Path) -
     ):
         load_corpus(flores)
     assert all(p.align is None for p in load_corpus(flores, parallel=False))
+
+
+def test_mismatch_error_says_what_to_do_from_the_command_line(flores: Path) -> None:
+    """The default (what ``tokenloom fertility`` uses) names fixes a CLI user can make, no Python keyword;
+    only an explicit ``parallel=True`` (Python) points at ``parallel=False``."""
+    write(flores / "fra_Latn.txt", "Bonjour le monde.\nBonjour.\n\n")  # 3 lines, the others 4
+    with pytest.raises(CorpusError) as exc:
+        load_corpus(flores)
+    message = str(exc.value)
+    assert (
+        "fix fra_Latn.txt so that it has 4 lines, remove it, or move fra_Latn.txt into a folder of its own"
+        in message
+    )
+    assert "parallel" not in message.replace("parallel folder", "")
+    with pytest.raises(CorpusError, match=r"or pass parallel=False to read the files independently"):
+        load_corpus(flores, parallel=True)
+    assert len(load_corpus(flores / "fra_Latn.txt")) == 1  # the file on its own reads fine
 
 
 def test_folder_whose_files_all_differ_is_read_unaligned(tmp_path: Path) -> None:
@@ -95,9 +112,9 @@ def test_undecodable_bytes_strict_names_line_and_replace_counts(tmp_path: Path) 
     path = write(tmp_path / "bad" / "eng_Latn.txt", b"fine\nbad \xff\xfe byte\nok\n")
     corpus = load_corpus(path)
     with pytest.raises(CorpusError, match=r"eng_Latn\.txt: line 2 \(byte offset 9\): invalid UTF-8"):
-        corpus.texts(corpus.parts[0])
+        corpus.parts[0].load()
     corpus = load_corpus(path, errors="replace")
-    texts, _ = corpus.texts(corpus.parts[0])
+    texts, _ = corpus.parts[0].load()
     assert texts[1] == "bad \ufffd\ufffd byte"
     assert corpus.stats.replaced == 2 and corpus.stats.replaced_lines == 1
 
@@ -198,5 +215,5 @@ def test_real_flores_devtest_is_parallel(shared_dir: Path) -> None:
     corpus = load_corpus(shared_dir / "corpora" / "flores200" / "devtest")
     assert len(corpus) == 99
     assert len({p.align for p in corpus}) == 1
-    texts, ids = corpus.texts(next(p for p in corpus if p.slice == "zho_Hans"))
+    texts, ids = next(p for p in corpus if p.slice == "zho_Hans").load()
     assert len(texts) == 1012 and ids[-1] == 1012

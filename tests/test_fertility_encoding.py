@@ -1,9 +1,10 @@
-"""tokenloom.fertility.encoding: the engine batch path equals the Tokenizer-contract reference path."""
+"""tokenloom.fertility.encoding: the engine batch path equals the Tokenizer-contract reference path.
+
+The reference here is genuine: ``path="reference"`` never takes the piece-width route (nothing is patched)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -11,56 +12,31 @@ import pytest
 
 import tokenloom
 from tokenloom.fertility import metrics
-from tokenloom.fertility.encoding import encode_part, engine_of, split_byte_runs
+from tokenloom.fertility.encoding import encode_part, engine_of
 from tokenloom.fertility.report import ReportConfig, fertility_report
 from tokenloom.text.tokenizer import load_tokenizer
 
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory: pytest.TempPathFactory, default_corpus: Path) -> dict[str, Path]:
-    """Tokenizers trained and saved by tokenloom: BPE on the HF engine, unigram on sentencepiece."""
+    """Tokenizers trained and saved by tokenloom: BPE on the HF engine, unigram on sentencepiece; without
+    normalization (offsets from piece widths) and with NFKC (``<algorithm>-nfkc``: the engine's offsets)."""
     out = tmp_path_factory.mktemp("saved")
     paths = {}
     for algorithm, engine in (("bpe", "hf"), ("unigram", "sentencepiece")):
-        tok = tokenloom.train_tokenizer(
-            default_corpus, algorithm=algorithm, engine=engine, vocab_size=1200, heldout=0.0
-        )
-        paths[algorithm] = tok.save(out / algorithm)
+        for normalization, suffix in (("none", ""), ("nfkc", "-nfkc")):
+            tok = tokenloom.train_tokenizer(
+                default_corpus, algorithm=algorithm, engine=engine, vocab_size=1200, heldout=0.0,
+                normalization=normalization,  # type: ignore[arg-type]
+            )  # fmt: skip
+            paths[algorithm + suffix] = tok.save(out / (algorithm + suffix))
     return paths
-
-
-def _engine_offsets_only(path: Path) -> Any:
-    """A tokenizer whose offsets always come from the engine (the piece-width route switched off)."""
-    tok = load_tokenizer(path)
-    tok.piece_widths = lambda: None  # type: ignore[method-assign]
-    return tok
 
 
 def _texts(default_corpus: Path) -> list[str]:
     texts = [t for p in sorted(default_corpus.glob("*.txt")) for t in p.read_text("utf-8").splitlines()]
     # rare characters the small vocabularies lack: byte-fallback runs of 2-, 3- and 4-byte characters
     return [*texts, "Ꭰ Ᏹ ꔀ 𞤀 — ǅ ẞ ŉ", "👨‍👩‍👧 x😀y", "", " ", "e\u0301\u0301 ▁tab\there"]
-
-
-def test_split_byte_runs_known_answer() -> None:
-    # "aé€" with é (2 bytes) and € (3 bytes) as one byte run whose pieces all carry the run's span [1, 3)
-    texts = ["aé€"]
-    ids = np.array([10, 1, 2, 3, 4, 5])
-    offsets = np.array([[0, 1]] + [[1, 3]] * 5)
-    out = split_byte_runs(texts, ids, offsets, np.array([6]), {1, 2, 3, 4, 5})
-    assert out.tolist() == [[0, 1], [1, 2], [1, 2], [2, 3], [2, 3], [2, 3]]
-    # a run whose piece count does not match the bytes (normalization changed the text) keeps its span
-    out = split_byte_runs(texts, ids[:4], offsets[:4], np.array([4]), {1, 2, 3})
-    assert out.tolist() == [[0, 1], [1, 3], [1, 3], [1, 3]]
-    # second text: coordinates are end to end (text 1 starts at 3 + 1)
-    out = split_byte_runs(
-        ["ab", "é"],
-        np.array([7, 8, 1, 2]),
-        np.array([[0, 1], [1, 2], [3, 4], [3, 4]]),
-        np.array([2, 2]),
-        {1, 2},
-    )
-    assert out.tolist() == [[0, 1], [1, 2], [3, 4], [3, 4]]
 
 
 @pytest.mark.parametrize("widths", [True, False], ids=["piece-widths", "engine-offsets"])
@@ -70,15 +46,12 @@ def test_engine_path_equals_reference(
 ) -> None:
     """Both engine routes: offsets as running sums of piece widths (ids-only engine calls), and the
     engine's own offsets (tokenizers whose normalization rules the widths out)."""
-    tok = load_tokenizer(saved[algorithm])
+    tok = load_tokenizer(saved[algorithm if widths else f"{algorithm}-nfkc"])
     assert engine_of(tok) is not None
-    assert tok.piece_widths() is not None
-    if not widths:
-        tok.piece_widths = lambda: None  # type: ignore[method-assign]
-    plain = _engine_offsets_only(saved[algorithm])  # the reference without any piece-width route
+    assert (tok.piece_widths() is not None) == widths
     texts = _texts(default_corpus)
     bases = metrics.text_bases(texts)
-    ref = encode_part(plain, texts, bases, path="reference")
+    ref = encode_part(tok, texts, bases, path="reference")
     fast = encode_part(tok, texts, bases, path="engine", batch_size=7)
     assert (ref.path, fast.path) == ("reference", "engine")
     assert np.array_equal(fast.lengths, ref.lengths)
@@ -102,21 +75,23 @@ def test_engine_path_on_real_flores(saved: dict[str, Path], shared_dir: Path) ->
     bases = metrics.text_bases(texts)
     for algorithm in ("bpe", "unigram"):
         tok = load_tokenizer(saved[algorithm])
-        ref = encode_part(_engine_offsets_only(saved[algorithm]), texts, bases, path="reference")
+        ref = encode_part(tok, texts, bases, path="reference")
         fast = encode_part(tok, texts, bases, path="engine")
         assert np.array_equal(fast.ids, ref.ids) and np.array_equal(fast.offsets, ref.offsets), algorithm
         assert np.array_equal(fast.roundtrip, ref.roundtrip), algorithm
-        tok.piece_widths = lambda: None  # type: ignore[method-assign]  # the engine's offsets
-        slow = encode_part(tok, texts, bases, path="engine")
+        normalized = load_tokenizer(saved[f"{algorithm}-nfkc"])  # the engine's offsets
+        assert normalized.piece_widths() is None
+        ref = encode_part(normalized, texts, bases, path="reference")
+        slow = encode_part(normalized, texts, bases, path="engine")
         assert np.array_equal(slow.ids, ref.ids) and np.array_equal(slow.offsets, ref.offsets), algorithm
+        assert np.array_equal(slow.roundtrip, ref.roundtrip), algorithm
 
 
 def test_report_is_the_same_on_both_paths(saved: dict[str, Path], default_corpus: Path) -> None:
-    toks = {name: load_tokenizer(p) for name, p in saved.items()}
+    toks = {name: load_tokenizer(saved[name]) for name in ("bpe", "unigram", "bpe-nfkc")}
     auto = fertility_report(toks, default_corpus, config=ReportConfig(n_boot=50))
     serial = ReportConfig(n_boot=50, encode_path="reference", prefetch=False)  # no background thread
-    plain = {name: _engine_offsets_only(p) for name, p in saved.items()}  # no piece-width route anywhere
-    ref = fertility_report(plain, default_corpus, config=serial)
+    ref = fertility_report(toks, default_corpus, config=serial)  # no piece-width route anywhere
     pd.testing.assert_frame_equal(auto, ref)
 
 
@@ -125,7 +100,7 @@ def test_foreign_sentencepiece_model_takes_the_engine_path(
 ) -> None:
     """A bare .model (no verified export) still has sentencepiece's own batch calls, equal to the reference."""
     tok = load_tokenizer(saved["unigram"] / "tokenizer.model")
-    assert engine_of(tok) is tok.engine_handle()
+    assert engine_of(tok) is tok.backend
     texts = _texts(default_corpus)
     bases = metrics.text_bases(texts)
     ref = encode_part(tok, texts, bases, path="reference")

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tokenloom.errors import TokenizerError
 from tokenloom.text.sources import iter_lines, resolve_inputs
-from tokenloom.text.tokenizer import PROBES, Tokenizer, load_tokenizer
+from tokenloom.text.tokenizer import PROBES, OffsetPath, Tokenizer, load_tokenizer
 from tokenloom.text.train import train_tokenizer
 
 COMBOS = [("bpe", "hf"), ("unigram", "hf"), ("bpe", "sentencepiece"), ("unigram", "sentencepiece")]
@@ -141,16 +141,16 @@ def _byte_runs_fix_per_token(ids: list[int], offsets: list, text: str, byte_ids:
     return out
 
 
-@pytest.mark.parametrize("widths", [True, False], ids=["piece-widths", "engine-offsets"])
+@pytest.mark.parametrize("path", ["fast", "reference"])
 def test_batch_offsets_equal_per_text_engine_calls(
-    trained: Tokenizer, corpus_lines: list[str], widths: bool, monkeypatch: pytest.MonkeyPatch
+    trained: Tokenizer, corpus_lines: list[str], path: OffsetPath
 ) -> None:
-    """The batch engine call (sentencepiece: one ``encode(list)``) and the run-by-run byte fix, or the
-    running sums of piece widths, give what the engine gives text by text, fixed token by token."""
-    if not widths:
-        monkeypatch.setattr(trained, "piece_widths", lambda: None)
+    """The batch engine call (sentencepiece: one ``encode(list)``) and the run-by-run byte fix (the reference
+    path), or the running sums of piece widths (the fast path of these unnormalized tokenizers), give what
+    the engine gives text by text, fixed token by token."""
+    assert trained.piece_widths() is not None  # the fast path takes the piece-width route here
     texts = corpus_lines[:60] + EDGE_CASES + ["\u13a3\u13b3 \U0001e900 mixed \u13a9x", "é\u0301\u13a3\u13a3"]
-    got = trained.encode_batch_with_offsets(texts)
+    got = trained.encode_batch_with_offsets(texts, path=path)
     handle = trained.engine_handle()
     for text, (ids, offsets) in zip(texts, got, strict=True):
         if trained.engine == "sentencepiece":
@@ -244,7 +244,11 @@ def test_save_fails_loudly_when_export_differs(default_corpus: Path, tmp_path: P
     other = train_tokenizer(
         default_corpus, algorithm="unigram", engine="sentencepiece", vocab_size=VOCAB, heldout=0
     )
-    tok._hf = other.hf_export()  # a wrong export must be caught before anything is written
+    from tokenloom.text.backends.sentencepiece import SentencePieceBackend
+
+    model = tok.backend.model  # type: ignore[attr-defined]
+    wrong = SentencePieceBackend(tok.engine_handle(), model, hf=other.hf_export())
+    tok = Tokenizer(name=tok.name, backend=wrong, record=tok.record)  # an export that must be caught
     with pytest.raises(TokenizerError, match="differs from sentencepiece"):
         tok.save(tmp_path / "out")
     assert list(tmp_path.iterdir()) == []
@@ -291,6 +295,7 @@ def test_foreign_byte_level_bpe_json(tmp_path: Path) -> None:
     hf.save(str(tmp_path / "gpt2ish.json"))
     tok = load_tokenizer(tmp_path / "gpt2ish.json")
     assert (tok.engine, tok.algorithm, tok.byte_fallback_ids, tok.unk_id) == ("hf", "bpe", frozenset(), None)
+    assert tok.backend.byte_fallback == "byte_level"  # every piece spells bytes: nothing falls back
     assert tok.decode(tok.encode("hello wörld")) == "hello wörld"
 
 
@@ -315,6 +320,26 @@ def test_load_corrupt_files_raise_tokenizer_error(tmp_path: Path, name: str, con
     if name.endswith(".json"):  # a .json file is judged as a tokenizer.json, whatever its first bytes
         assert "tokenizer.json" in str(exc.value)
         assert "sentencepiece" not in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "found"),
+    [
+        (b'{"tokenizer_class": "LlamaTokenizer", "model_max_length": 4096}', "keys ['model_max_length', "),
+        (b"[1, 2, 3]", "a JSON list"),
+        (b'"tokenizer"', "a JSON str"),
+        (b'{"model": "bpe"}', "keys ['model']"),
+    ],
+)
+def test_load_valid_json_that_is_not_a_tokenizer(tmp_path: Path, content: bytes, found: str) -> None:
+    """Valid JSON of another kind (e.g. a tokenizer_config.json) is named as such, not as a syntax error."""
+    path = tmp_path / "tokenizer_config.json"
+    path.write_bytes(content)
+    with pytest.raises(TokenizerError) as exc:
+        load_tokenizer(path)
+    message = str(exc.value)
+    assert f"{path}: valid JSON but not a tokenizer.json (no 'model' object; found {found}" in message
+    assert "not valid UTF-8 JSON" not in message and "line 1 column" not in message
 
 
 def test_load_truncated_model_and_bad_folders(saved: Path, trained: Tokenizer, tmp_path: Path) -> None:
@@ -379,7 +404,7 @@ def test_piece_widths_give_the_engine_offsets(trained: Tokenizer, corpus_lines: 
     widths = trained.piece_widths()
     assert widths is not None  # normalization "none": every trained combination qualifies
     texts = corpus_lines[:80] + EDGE_CASES + ["a\u2581b \u2581", "\U0001e900\U0001e922x\u13a3"]
-    ref = [trained.encode_with_offsets(t) for t in texts]  # one text: the engine's offsets, the reference
+    ref = trained.encode_batch_with_offsets(texts, path="reference")  # the engine's offsets
     ids = np.array([i for got, _ in ref for i in got], dtype=np.int64)
     lengths = np.array([len(got) for got, _ in ref])
     out, ok = widths.offsets(ids, lengths, np.array([len(t) for t in texts]))
@@ -396,7 +421,7 @@ def test_piece_widths_give_the_engine_offsets(trained: Tokenizer, corpus_lines: 
 def test_piece_widths_known_answer() -> None:
     import numpy as np
 
-    from tokenloom.text._widths import piece_widths
+    from tokenloom.text.offsets import piece_widths
 
     vocab = ["<unk>", "▁a", "b", "<0xC3>", "<0xA9>", "▁c"]
     widths = piece_widths(vocab, byte_ids={3, 4}, unsafe_ids={0})

@@ -18,7 +18,7 @@ from tokenloom.text._hf_build import BYTE_PIECES
 from tokenloom.text._stream import LineStream, split_long
 from tokenloom.text.sources import resolve_inputs
 from tokenloom.text.tokenizer import load_tokenizer
-from tokenloom.text.train import TrainerConfig, train_tokenizer
+from tokenloom.text.train import TrainerConfig, train_tokenizer, train_with_heldout
 
 COMBOS = [("bpe", "hf"), ("unigram", "hf"), ("bpe", "sentencepiece"), ("unigram", "sentencepiece")]
 SPECIALS = ["<unk>", "<s>", "</s>", "<pad>"]
@@ -68,7 +68,7 @@ def test_sentencepiece_trainer_equals_raw_engine(
         minloglevel=2,
     )
     raw = spm.SentencePieceProcessor(model_file=str(tmp_path / "raw.model"))
-    sp = ours._sp
+    sp = ours.engine_handle()
     assert [sp.id_to_piece(i) for i in range(1200)] == [raw.id_to_piece(i) for i in range(1200)]
     assert [sp.get_score(i) for i in range(1200)] == [raw.get_score(i) for i in range(1200)]
 
@@ -137,11 +137,14 @@ def _artifacts(folder: Path) -> dict[str, object]:
 def test_same_corpus_config_seed_give_identical_artifacts(
     shared_dir: Path, tmp_path: Path, algorithm: str, engine: str
 ) -> None:
+    from tokenloom._commands.train import save_with_fertility  # the files `tokenloom train` writes
+
     corpus = _flores_subset(shared_dir, tmp_path)
     folders = []
+    config = TrainerConfig(algorithm=algorithm, engine=engine, vocab_size=2500)  # type: ignore[arg-type]
     for run in range(2):
-        tok = train_tokenizer(corpus, algorithm=algorithm, engine=engine, vocab_size=2500)  # type: ignore[arg-type]
-        folders.append(tok.save(tmp_path / f"run{run}"))
+        save_with_fertility(train_with_heldout(corpus, config), tmp_path / f"run{run}")
+        folders.append(tmp_path / f"run{run}")
     first, second = (_artifacts(f) for f in folders)
     assert first.keys() == second.keys()
     assert {"tokenizer.json", "tokenloom.json", "fertility.csv"} <= set(first)
@@ -171,17 +174,36 @@ def test_same_corpus_config_seed_give_identical_artifacts(
 
 
 def test_record_and_heldout_fertility(default_corpus: Path, tmp_path: Path) -> None:
-    tok = train_tokenizer(default_corpus, vocab_size=1200, heldout=0.2, seed=3)
+    """The held-out lines come back with the tokenizer; the train command's saver measures and writes their
+    fertility beside the tokenizer's own files (which never include it)."""
+    from tokenloom._commands.train import save_with_fertility
+
+    result = train_with_heldout(default_corpus, TrainerConfig(vocab_size=1200, heldout=0.2, seed=3))
+    tok = result.tokenizer
     corpus = tok.record["corpus"]
     assert corpus["files"] == 12 and corpus["lines"] == 144
     assert corpus["heldout_lines"] + corpus["train_lines"] == 144
-    assert corpus["heldout_lines"] > 0
+    assert corpus["heldout_lines"] > 0 and len(result.heldout) == corpus["heldout_lines"]
     assert tok.record["resolved"]["engine"] == "sentencepiece"
-    assert tok.fertility is not None and set(tok.fertility["slice_kind"]) >= {"all", "script", "language"}
-    saved = tok.save(tmp_path / "t")
-    assert (saved / "fertility.csv").read_text(encoding="utf-8").startswith("tokenizer,")
-    none = train_tokenizer(default_corpus, vocab_size=1200, heldout=0)
-    assert none.fertility is None and not (none.save(tmp_path / "u") / "fertility.csv").exists()
+    assert not hasattr(tok, "fertility") and not (tok.save(tmp_path / "plain") / "fertility.csv").exists()
+    table = save_with_fertility(result, tmp_path / "t")
+    assert table is not None and set(table["slice_kind"]) >= {"all", "script", "language"}
+    assert (tmp_path / "t" / "fertility.csv").read_text(encoding="utf-8").startswith("tokenizer,")
+    none = train_with_heldout(default_corpus, TrainerConfig(vocab_size=1200, heldout=0))
+    assert none.heldout == ()
+    assert (
+        save_with_fertility(none, tmp_path / "u") is None and not (tmp_path / "u" / "fertility.csv").exists()
+    )
+
+
+def test_mb_per_s_counts_the_bytes_trained_on(shared_dir: Path, tmp_path: Path) -> None:
+    """Throughput is the bytes the engine trained on per second, not the bytes read (held-out, sampled)."""
+    tok = train_tokenizer(_flores_subset(shared_dir, tmp_path), vocab_size=2500, heldout=0.3)
+    corpus, training = tok.record["corpus"], tok.record["training"]
+    assert corpus["train_bytes"] < 0.8 * corpus["bytes"]  # 30% of the lines held out
+    measured = training["mb_per_s"] * 1e6 * training["seconds"]  # bytes per the recorded rate and time
+    assert measured == pytest.approx(corpus["train_bytes"], rel=0.03)  # (seconds are rounded to ms)
+    assert measured != pytest.approx(corpus["bytes"], rel=0.03)
 
 
 # ------------------------------------------------------------------ corpus handling

@@ -1,10 +1,18 @@
-"""``tokenloom train``: train a BPE or unigram tokenizer on text files and save it, with a one-screen summary."""
+"""``tokenloom train``: train a BPE or unigram tokenizer on text files and save it, with a one-screen summary.
+
+The saved folder is the tokenizer's (``Tokenizer.save``) plus ``fertility.csv``: the fertility of the
+held-out lines, measured here (``tokenloom.fertility``), since the tokenizer itself knows nothing of reports.
+"""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tokenloom.text.tokenizer import Tokenizer
+    from tokenloom.text.train import TrainResult
 
 NAME = "train"
 HELP = "train a BPE or unigram tokenizer (HF tokenizers or sentencepiece) with byte fallback"
@@ -65,9 +73,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
 
 
+def save_with_fertility(result: TrainResult, out: Path, *, overwrite: bool = False) -> Any:
+    """Save the trained tokenizer to ``out`` and, when lines were held out, their per-script and per-language
+    fertility as ``out/fertility.csv`` (written atomically); returns that table (a DataFrame) or ``None``."""
+    from tokenloom._atomic import atomic_write
+
+    tok = result.tokenizer
+    table = None
+    if result.heldout:
+        from tokenloom.fertility.report import fertility_by_source
+
+        table = fertility_by_source(tok, result.heldout)
+    tok.save(out, overwrite=overwrite)
+    if table is not None:
+        atomic_write(out / "fertility.csv", table.to_csv(index=False))
+    return table
+
+
 def run(args: argparse.Namespace) -> int:
     from tokenloom.errors import ConfigError
-    from tokenloom.text.train import TrainerConfig, train_tokenizer
+    from tokenloom.text.train import TrainerConfig, train_with_heldout
 
     if args.out.exists() and not args.overwrite:
         raise ConfigError(f"output folder {str(args.out)!r} already exists; pass --overwrite to replace it")
@@ -85,9 +110,9 @@ def run(args: argparse.Namespace) -> int:
         errors=args.errors,
     )
     inputs = [str(p) for p in args.inputs]
-    tok = train_tokenizer(inputs, config=config, quiet=args.quiet)
-    out = tok.save(args.out, overwrite=args.overwrite)
-    _summary(tok, out, inputs)
+    result = train_with_heldout(inputs, config, quiet=args.quiet)
+    table = save_with_fertility(result, args.out, overwrite=args.overwrite)
+    _summary(result.tokenizer, args.out, inputs, table)
     return 0
 
 
@@ -118,16 +143,16 @@ def _fertility_lines(table: Any, out: Path, top: int = 5) -> list[str]:
     return lines + ["    " + line for line in format_table(header, cells).splitlines()]
 
 
-def _summary(tok: object, out: Path, inputs: list[str]) -> None:
+def _summary(tok: Tokenizer, out: Path, inputs: list[str], fertility: Any) -> None:
     from tokenloom._tables import plural
 
-    record = tok.record  # type: ignore[attr-defined]
+    record = tok.record
     corpus, training = record["corpus"], record["training"]
     sample = _sample_line(inputs)
-    pieces = tok.tokens(sample)  # type: ignore[attr-defined]
+    pieces = tok.tokens(sample)
     lines = [
-        f"trained {tok.algorithm} on {tok.engine} -> {out}",  # type: ignore[attr-defined]
-        f"  vocab size     {tok.vocab_size}  (byte fallback: {'yes' if tok.byte_fallback_ids else 'no'})",  # type: ignore[attr-defined]
+        f"trained {tok.algorithm} on {tok.engine} -> {out}",
+        f"  vocab size     {tok.vocab_size}  (byte fallback: {'yes' if tok.byte_fallback_ids else 'no'})",
         f"  corpus         {plural(corpus['files'], 'file')}, {plural(corpus['lines'], 'line')}, "
         f"{plural(corpus['chars'], 'character')}",
         f"  bytes read     {corpus['bytes']:,}  (trained on {corpus['train_bytes']:,}; held out "
@@ -146,9 +171,9 @@ def _summary(tok: object, out: Path, inputs: list[str]) -> None:
         lines.append(
             f"  export         tokenizer.json identical to tokenizer.model on {record['export']['verified_texts']} texts"
         )
-    lines += _fertility_lines(getattr(tok, "fertility", None), out)
+    lines += _fertility_lines(fertility, out)
     shown = " ".join(pieces[:24]) + (" ..." if len(pieces) > 24 else "")
-    lossless = tok.is_lossless(sample)  # type: ignore[attr-defined]
+    lossless = tok.is_lossless(sample)
     lines += [
         f"  sample         {sample!r}",
         f"  -> {plural(len(pieces), 'token')}: {shown}",

@@ -283,7 +283,7 @@ def fertility_report(
             toks, pivot=pivot, segmenter=seg, options=options, slice_config=slice_config, executor=pool
         )
         for part in progress(ordered, desc="fertility", unit="part", quiet=quiet):
-            texts, ids = corp.texts(part)
+            texts, ids = part.load()
             _count_part(counter, table, part, texts, ids, chunk_size=config.chunk_size)
             del texts, ids
     df = pd.DataFrame(table.table(), columns=[*REPORT_COLUMNS, *EXTRA_COLUMNS])

@@ -167,4 +167,4 @@ def translit_part(
         return None
     out = transliterate(list(texts), ascii=config.translit_ascii)
     frozen_ids = list(ids)
-    return replace(target, loader=lambda: (out, frozen_ids)), out
+    return replace(target, load=lambda: (out, frozen_ids)), out

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 from tokenloom._progress import show_progress
 from tokenloom.errors import ConfigError, CorpusError
 from tokenloom.text._stream import LineStream
+from tokenloom.text.backends.hf import HFBackend
+from tokenloom.text.backends.sentencepiece import SentencePieceBackend
 from tokenloom.text.tokenizer import Tokenizer
 
 if TYPE_CHECKING:
@@ -143,9 +145,7 @@ def train_spm(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokeniz
     sp.LoadFromSerializedProto(data)
     return Tokenizer(
         name=f"{cfg.algorithm}-sentencepiece-{cfg.vocab_size}",
-        engine="sentencepiece",
-        sp=sp,
-        sp_model=data,
+        backend=SentencePieceBackend(sp, data),
         verify_texts=stream.sample,
     )
 
@@ -258,4 +258,4 @@ def train_hf(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenize
             f"corpus alphabet already need {size}; raise vocab_size to at least {size} (or use the sentencepiece "
             "engine, whose character_coverage leaves rare characters to byte fallback)"
         )
-    return Tokenizer(name=f"{cfg.algorithm}-hf-{cfg.vocab_size}", engine="hf", hf=hf)
+    return Tokenizer(name=f"{cfg.algorithm}-hf-{cfg.vocab_size}", backend=HFBackend(hf))

@@ -109,10 +109,15 @@ def _spm_merges(sp: Any, normal: dict[str, int]) -> list[tuple[str, str]]:
     return [(left, right) for *_, left, right in ranked]
 
 
-def export_spm(sp: Any, spec: Any) -> Any:
-    """A ``tokenizers.Tokenizer`` that encodes like the sentencepiece processor ``sp`` (spec: SpmSpec)."""
+def export_spm(sp: Any, proto: Any) -> Any:
+    """A ``tokenizers.Tokenizer`` that encodes like the sentencepiece processor ``sp`` (``proto``: its
+    ``sentencepiece_model_pb2.ModelProto``, for the trainer and normalizer settings)."""
     from tokenizers import Regex, models, normalizers
     from tokenizers import Tokenizer as HFTokenizer
+
+    from tokenloom.text.backends.sentencepiece import model_type
+
+    kind, byte_fallback, spec = model_type(proto), proto.trainer_spec.byte_fallback, proto.normalizer_spec
 
     size = sp.get_piece_size()
     pieces = [sp.id_to_piece(i) for i in range(size)]
@@ -120,24 +125,25 @@ def export_spm(sp: Any, spec: Any) -> Any:
         not (sp.is_control(i) or sp.is_unknown(i) or sp.is_byte(i) or sp.is_unused(i)) for i in range(size)
     ]
     unk_id = sp.unk_id() if 0 <= sp.unk_id() < size else None
-    if spec.model_type == "unigram":
+    model: Any
+    if kind == "unigram":
         pairs = [(p, sp.get_score(i) if is_normal[i] else NEVER_SCORE) for i, p in enumerate(pieces)]
-        model: models.Model = models.Unigram(pairs, unk_id, spec.byte_fallback)
-    elif spec.model_type == "bpe":
+        model = models.Unigram(pairs, unk_id, byte_fallback)
+    elif kind == "bpe":
         vocab = {p: i for i, p in enumerate(pieces)}
         normal = {p: i for i, p in enumerate(pieces) if is_normal[i]}
         model = models.BPE(
             vocab,
             _spm_merges(sp, normal),
             unk_token=pieces[unk_id] if unk_id is not None else None,
-            byte_fallback=spec.byte_fallback,
+            byte_fallback=byte_fallback,
             fuse_unk=True,
         )
     else:
         from tokenloom.errors import TokenizerError
 
         raise TokenizerError(
-            f"cannot export a sentencepiece {spec.model_type!r} model to tokenizer.json; "
+            f"cannot export a sentencepiece {kind!r} model to tokenizer.json; "
             "only 'unigram' and 'bpe' models are supported"
         )
     steps: list[Any] = []

@@ -21,7 +21,7 @@ empty file, null / non-string text, invalid JSON, undecodable bytes (or, with ``
 U+FFFD substitutions counted in :attr:`Corpus.stats`), mismatched line counts in a parallel folder.
 Nothing is dropped: blank lines are texts too (with no words and no tokens).
 
-Files are read lazily, one part at a time (:meth:`Corpus.texts`), so a report holds one language's texts at
+Files are read lazily, one part at a time (``part.load()``), so a report holds one language's texts at
 once; tables are read when loaded (their rows must be grouped). What it does not do: tokenize, segment
 words or transliterate (``tokenloom.fertility.slices`` generates transliterated slices).
 """
@@ -88,13 +88,10 @@ class CorpusPart:
     script: str | None  # ISO 15924 code ("Latn"); None = detect from the texts
     align: str | None = None  # parallel group: texts of parts with the same align and id are the same content
     generated: bool = False  # produced by tokenloom (e.g. ICU transliteration), not read from input
-    loader: Callable[[], tuple[list[str], list[Any]]] = field(
+    # part.load() -> (texts, ids); ids are line numbers for files, the ``id`` column for tables
+    load: Callable[[], tuple[list[str], list[Any]]] = field(
         default=lambda: ([], []), repr=False, compare=False
     )
-
-    def load(self) -> tuple[list[str], list[Any]]:
-        """(texts, ids) of this part; ids are line numbers for files, the ``id`` column for tables."""
-        return self.loader()
 
 
 @dataclass
@@ -127,10 +124,6 @@ class Corpus:
         """Slice labels in order."""
         return [p.slice for p in self.parts]
 
-    def texts(self, part: CorpusPart) -> tuple[list[str], list[Any]]:
-        """Load one part's (texts, ids)."""
-        return part.load()
-
     @classmethod
     def from_records(cls, records: Iterable[tuple[str, str]]) -> Corpus:
         """An in-memory corpus from ``(source name, text)`` records, one part per source name.
@@ -155,7 +148,7 @@ class Corpus:
                     slice=label,
                     lang=lang,
                     script=script,
-                    loader=_frozen(texts, list(range(1, len(texts) + 1))),
+                    load=_frozen(texts, list(range(1, len(texts) + 1))),
                 )
             )
         return cls(parts)
@@ -268,7 +261,7 @@ def _table_parts(path: Path, errors: Errors, stats: SourceStats) -> list[CorpusP
                 lang=lang,
                 script=script,
                 align="table-ids" if has_id else None,
-                loader=_frozen(texts, ids),
+                load=_frozen(texts, ids),
             )
         )
     return parts
@@ -312,7 +305,7 @@ def _code_parts(files: list[Path], errors: Errors, stats: SourceStats) -> list[C
             slice=lang,
             lang=lang,
             script=None,
-            loader=loader(paths),
+            load=loader(paths),
         )
         for lang, paths in sorted(by_lang.items())
     ]
@@ -334,11 +327,18 @@ def _flores_parts(
             bad = next(f for f, n in counts.items() if n != common)
             ref = next(f for f, n in counts.items() if n == common)
             first_missing = min(counts[bad], common) + 1
+            # the CLI never passes `parallel`, so only an explicit parallel=True (Python) names the keyword
+            way_out = (
+                "or pass parallel=False to read the files independently"
+                if parallel
+                else f"or move {bad.name} into a folder of its own (or give it as the only input) so that it "
+                "is read on its own"
+            )
             raise CorpusError(
                 f"parallel folder {folder}: {bad.name} has {counts[bad]} lines but {ref.name} (and "
                 f"{n_common - 1} other files) have {common}; line {first_missing} has no counterpart. "
-                "In a FLORES-style folder line i of every file is the same sentence: fix or remove "
-                f"{bad.name}, or pass parallel=False to read the files independently"
+                f"In a FLORES-style folder line i of every file is the same sentence: fix {bad.name} so that "
+                f"it has {common} lines, remove it, {way_out}"
             )
         else:
             shown = ", ".join(f"{f.name} {n}" for f, n in sorted(counts.items())[:4])
@@ -361,7 +361,7 @@ def _flores_parts(
         parts.append(
             CorpusPart(
                 source=str(f), slice_kind="language", slice=f.stem, lang=lang, script=script,
-                align=align, loader=loader(f),
+                align=align, load=loader(f),
             )
         )  # fmt: skip
     return parts
@@ -400,7 +400,7 @@ def load_corpus(
             parts.append(
                 CorpusPart(
                     source=str(f), slice_kind="language", slice=f.stem, lang="und", script=None,
-                    loader=(lambda p: lambda: _read_lines(p, errors, stats))(f),
+                    load=(lambda p: lambda: _read_lines(p, errors, stats))(f),
                 )
             )  # fmt: skip
     for folder, group in flores.items():

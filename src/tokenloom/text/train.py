@@ -20,8 +20,9 @@ devtest plus the test data's ``corpora/train``) the raw engines took 5.3 s (spm 
 less memory; a sentencepiece tokenizer is saved with an id-for-id identical ``tokenizer.json`` as well.
 
 The corpus is streamed (``_stream.LineStream``): statistics, fingerprint, deterministic ``max_bytes``
-sampling, held-out lines for the fertility check, long lines split into chunks (counted, never dropped).
-What it does not do: encode/decode/save (``tokenizer.py``) or read file formats other than text.
+sampling, held-out lines (returned by ``train_with_heldout`` for a fertility check), long lines split into chunks (counted, never dropped).
+What it does not do: encode/decode/save (``tokenizer.py``), measure fertility (``tokenloom.fertility``;
+the ``train`` command writes ``fertility.csv``) or read file formats other than text.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import os
 import platform
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from tokenloom.errors import ConfigError
 from tokenloom.text._engines import check_not_empty, train_hf, train_spm
@@ -41,7 +42,7 @@ from tokenloom.text._stream import CorpusInput, LineStream
 from tokenloom.text.sources import Errors
 from tokenloom.text.tokenizer import Tokenizer
 
-__all__ = ["TrainerConfig", "train_tokenizer"]
+__all__ = ["TrainResult", "TrainerConfig", "train_tokenizer", "train_with_heldout"]
 
 log = logging.getLogger(__name__)
 
@@ -161,6 +162,14 @@ def _versions() -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True)
+class TrainResult:
+    """What a training run produced: the tokenizer and the lines it held out (never trained on)."""
+
+    tokenizer: Tokenizer
+    heldout: tuple[tuple[str, str], ...]  # (source name, text) of held-out lines, for a fertility table
+
+
 def train_tokenizer(
     corpus: CorpusInput,
     *,
@@ -181,9 +190,9 @@ def train_tokenizer(
     them), or any other iterable of str (e.g. ``iter(texts)``; each item is split on newlines).
 
     The keyword arguments are :class:`TrainerConfig` fields; pass ``config=`` instead to give them all at once.
-    The returned :class:`Tokenizer` carries ``record`` (config, corpus statistics, versions, timing) and, when
-    ``heldout > 0`` and lines were held out, ``fertility`` (a pandas DataFrame written as
-    ``fertility.csv`` by ``save``). Progress bars are drawn on a terminal unless ``quiet``.
+    The returned :class:`Tokenizer` carries ``record`` (config, corpus statistics, versions, timing); the
+    ``heldout`` share of lines is kept out of training (:func:`train_with_heldout` returns those lines, e.g.
+    for ``tokenloom.fertility_by_source``). Progress bars are drawn on a terminal unless ``quiet``.
     """
     cfg = config or TrainerConfig(
         algorithm=algorithm,
@@ -197,6 +206,12 @@ def train_tokenizer(
         heldout=heldout,
         errors=errors,
     )
+    return train_with_heldout(corpus, cfg, quiet=quiet).tokenizer
+
+
+def train_with_heldout(corpus: CorpusInput, config: TrainerConfig, *, quiet: bool = False) -> TrainResult:
+    """:func:`train_tokenizer` with a config, returning the held-out lines too (see :class:`TrainResult`)."""
+    cfg = config
     stream = LineStream(
         corpus,
         errors=cfg.errors,
@@ -233,17 +248,8 @@ def train_tokenizer(
         # volatile: the only part of the saved folder that differs between identical runs
         "training": {
             "seconds": round(seconds, 3),
-            "mb_per_s": round(stream.stats.bytes / 1e6 / max(seconds, 1e-9), 3),
+            # throughput of what the engine trained on (a max_bytes sample, held-out lines excluded)
+            "mb_per_s": round(stream.train_bytes / 1e6 / max(seconds, 1e-9), 3),
         },
     }
-    tok.fertility = _heldout_fertility(tok, stream) if cfg.heldout > 0 else None
-    return tok
-
-
-def _heldout_fertility(tok: Tokenizer, stream: LineStream) -> Any:
-    """Per-script (and per-language) fertility of the held-out lines; None when none were held out."""
-    if not stream.heldout_records:
-        return None
-    from tokenloom.fertility.report import fertility_by_source
-
-    return fertility_by_source(tok, stream.heldout_records)
+    return TrainResult(tok, tuple(stream.heldout_records) if cfg.heldout > 0 else ())

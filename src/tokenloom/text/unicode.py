@@ -26,13 +26,17 @@ import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "IcuWordSegmenter",
     "Segmenter",
     "WhitespaceSegmenter",
     "char_scripts",
+    "code_points",
     "count_words",
     "dominant_script",
     "get_segmenter",
@@ -180,8 +184,6 @@ def letter_script_variety(texts: Sequence[str]) -> Any:
     code-mixed. Reference: ``len({script of each letter})`` per text (``tests/test_unicode.py``)."""
     import numpy as np
 
-    from tokenloom.text._widths import code_points
-
     n = len(texts)
     chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
     cps = code_points("".join(texts))  # [C]
@@ -203,6 +205,13 @@ def letter_script_variety(texts: Sequence[str]) -> Any:
     for k in range(len(codes)):  # a part's letters come from few scripts
         variety += np.bincount(text[sid == k], minlength=n) > 0
     return variety
+
+
+def code_points(text: str) -> np.ndarray:
+    """The code points of ``text`` as a numpy uint32 array ``[C]`` (lone surrogates kept as their values)."""
+    import numpy as np
+
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
 def utf16_to_codepoints(text: str) -> list[int] | None:
@@ -280,8 +289,6 @@ class IcuWordSegmenter:
         (UAX #29 WB3a/WB3b, and dictionary ranges stop there too), so no word crosses from one text to the
         next. The per-text :meth:`word_spans` is the reference (``tests/test_unicode.py``)."""
         import numpy as np
-
-        from tokenloom.text._widths import code_points
 
         n = len(texts)
         joined = "\n".join(texts)

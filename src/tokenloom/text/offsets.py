@@ -1,0 +1,304 @@
+"""Token offsets: the one reference path and the one fast path, and the byte-run rule they share.
+
+Contract (``Tokenizer.encode_with_offsets``): offsets are ``[start, end)`` in code points of the input, and
+the byte-fallback pieces of one character all carry that character's span. Engines differ on byte pieces,
+so both paths apply the same rule to them: a *run* of consecutive byte pieces covers ``[start, end)``;
+when it has as many pieces as ``text[start:end]`` has UTF-8 bytes, piece k gets the character holding
+byte k, otherwise (normalization changed the text) every piece keeps the run's span.
+
+- **Reference** (:func:`encode_reference`): the engine's own offsets (``encode_batch_with_offsets`` of the
+  backend), byte runs split text by text in plain Python (:func:`fix_byte_runs`, the rule as written).
+- **Fast** (:func:`encode_fast`), flat arrays for a whole batch: when the backend's
+  :meth:`~tokenloom.text.backends.EngineBackend.piece_widths` says its offsets are running sums of piece
+  widths (no normalization, no prefix space: tokenloom's default), the engine is asked for ids only and
+  the offsets are cumulative sums of per-id widths (:meth:`PieceWidths.offsets`, checked text by text:
+  widths add up to the text's length, no unknown piece, byte runs spell whole characters); otherwise, or
+  when a check fails, the engine's offsets with byte runs split vectorized (:func:`split_byte_runs`).
+
+``tests/test_offsets.py`` compares the two paths on FLORES text. What this module does not do: choose a
+path for the caller (``Tokenizer.encode_batch_with_offsets`` and ``fertility.encoding`` take a ``path``
+argument) or decode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tokenloom.errors import TokenizerError
+from tokenloom.text.unicode import code_points
+
+if TYPE_CHECKING:
+    from tokenloom.text.backends.base import EngineBackend, Offsets
+
+__all__ = [
+    "FlatEncoding",
+    "PieceWidths",
+    "encode_fast",
+    "encode_reference",
+    "fix_byte_runs",
+    "piece_widths",
+    "split_byte_runs",
+]
+
+
+# ---------------------------------------------------------------- the reference path
+def fix_byte_runs(ids: Sequence[int], offsets: Offsets, text: str, byte_ids: Collection[int]) -> Offsets:
+    """Give every byte piece of one text the span of the one character its byte belongs to (module rule)."""
+    out = list(offsets)
+    byte_set = byte_ids if isinstance(byte_ids, set | frozenset) else frozenset(byte_ids)
+    if byte_set.isdisjoint(ids):  # no byte piece (one C-level scan): nothing to split
+        return out
+    where = [k for k, i in enumerate(ids) if i in byte_set]  # positions of byte pieces, in order
+    r = 0
+    while r < len(where):
+        i = j = where[r]
+        while r < len(where) and where[r] == j:  # a run: consecutive byte pieces [i, j)
+            j += 1
+            r += 1
+        start = min(s for s, _ in offsets[i:j])
+        end = max(e for _, e in offsets[i:j])
+        lengths = [len(ch.encode("utf-8")) for ch in text[start:end]]
+        if sum(lengths) == j - i:
+            k = i
+            for pos, n in enumerate(lengths, start=start):
+                for _ in range(n):
+                    out[k] = (pos, pos + 1)
+                    k += 1
+        else:  # normalization changed the text: every piece of the run gets the run's span
+            out[i:j] = [(start, end)] * (j - i)
+    return out
+
+
+def _engine_pairs(backend: EngineBackend, texts: Sequence[str]) -> list[tuple[list[int], Offsets]]:
+    encode = backend.encode_batch_with_offsets
+    if encode is None:
+        raise TokenizerError(f"the {backend.kind} engine gives no token offsets")
+    return encode(texts)
+
+
+def encode_reference(backend: EngineBackend, texts: Sequence[str]) -> list[tuple[list[int], Offsets]]:
+    """(ids, offsets) per text: the engine's offsets, byte runs split by :func:`fix_byte_runs`."""
+    pairs = _engine_pairs(backend, texts)
+    if not backend.byte_ids:
+        return pairs
+    return [
+        (ids, fix_byte_runs(ids, offs, t, backend.byte_ids))
+        for t, (ids, offs) in zip(texts, pairs, strict=True)
+    ]
+
+
+# ---------------------------------------------------------------- the fast path
+@dataclass(frozen=True)
+class FlatEncoding:
+    """A batch of n texts encoded into T tokens, as flat arrays."""
+
+    lengths: np.ndarray  # [n] tokens per text
+    ids: np.ndarray  # [T] token ids, texts one after another
+    offsets: np.ndarray  # [T, 2] [start, end) code points, local to each text
+    widths: PieceWidths | None  # the tables that gave these offsets; None: the engine's offsets did
+
+    def pairs(self) -> list[tuple[list[int], Offsets]]:
+        """(ids, offsets) per text, as :func:`encode_reference` returns them."""
+        spans = list(zip(self.offsets[:, 0].tolist(), self.offsets[:, 1].tolist(), strict=True))
+        ids = self.ids.tolist()
+        ends = np.cumsum(self.lengths).tolist()
+        return [(ids[e - n : e], spans[e - n : e]) for e, n in zip(ends, self.lengths.tolist(), strict=True)]
+
+
+def _bases(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """([n] code points per text, [n] start of each text in ``"\\n".join(texts)``)."""
+    chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    bases = np.zeros(len(texts), dtype=np.int64)
+    bases[1:] = np.cumsum(chars + 1)[:-1]
+    return chars, bases
+
+
+def encode_fast(backend: EngineBackend, texts: Sequence[str]) -> FlatEncoding:
+    """Ids and offsets of ``texts`` as flat arrays, equal to :func:`encode_reference` (module docstring)."""
+    widths = backend.piece_widths()
+    chars, bases = _bases(texts)
+    if widths is not None:
+        lengths, ids = backend.encode_batch_flat(texts)
+        cps = None  # the texts' code points end to end, only needed to check byte runs
+        if ids.size and widths.is_byte[np.clip(ids, 0, len(widths.width) - 1)].any():
+            cps = code_points("\n".join(texts))  # [C]
+        offsets, ok = widths.offsets(ids, lengths, chars, cps=cps, bases=bases)  # [T, 2] local, [n]
+        if ok.all():
+            return FlatEncoding(lengths, ids, offsets, widths)
+    pairs = _engine_pairs(backend, texts)
+    lengths = np.fromiter((len(i) for i, _ in pairs), dtype=np.int64, count=len(pairs))
+    total = int(lengths.sum())
+    ids = np.fromiter(chain.from_iterable(i for i, _ in pairs), dtype=np.int64, count=total)
+    flat = chain.from_iterable(chain.from_iterable(o for _, o in pairs))
+    offsets = np.fromiter(flat, dtype=np.int64, count=2 * total).reshape(total, 2)  # [T, 2]
+    if backend.byte_ids and total:
+        shift = np.repeat(bases, lengths)[:, None]  # [T, 1] broadcast: local -> end-to-end coordinates
+        offsets = split_byte_runs(texts, ids, offsets + shift, lengths, backend.byte_ids) - shift
+    return FlatEncoding(lengths, ids, offsets, None)
+
+
+def _utf8_prefix(texts: Sequence[str]) -> np.ndarray:
+    """[C + 1] UTF-8 bytes before each end-to-end position (texts joined by one separator character)."""
+    cps = code_points("\n".join(texts))  # [C] code points
+    width = 1 + (cps >= 0x80) + (cps >= 0x800) + (cps >= 0x10000)  # [C] UTF-8 bytes per code point
+    return np.concatenate([[0], np.cumsum(width, dtype=np.int64)])
+
+
+def split_byte_runs(
+    texts: Sequence[str], ids: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, byte_ids: Collection[int]
+) -> np.ndarray:
+    """:func:`fix_byte_runs` for many texts at once, vectorized. ``offsets`` [T, 2] are end-to-end (text j
+    starts at ``sum(len(t) + 1 for t in texts[:j])``, the coordinates of ``fertility.metrics.text_bases``)."""
+    out = offsets.copy()
+    if not byte_ids or ids.size == 0:
+        return out
+    is_byte = np.isin(ids, np.fromiter(byte_ids, dtype=np.int64))  # [T]
+    if not is_byte.any():
+        return out
+    tok_text = np.repeat(np.arange(len(lengths)), lengths)  # [T]
+    prev_byte = np.concatenate([[False], is_byte[:-1] & (tok_text[1:] == tok_text[:-1])])  # [T]
+    where = np.flatnonzero(is_byte)  # [B] positions of byte pieces
+    first = is_byte[where] & ~prev_byte[where]  # [B] first piece of its run
+    run = np.cumsum(first) - 1  # [B] run index of each byte piece
+    heads = np.flatnonzero(first)  # [R] index into `where` of each run's first piece
+    start = np.minimum.reduceat(offsets[where, 0], heads)  # [R]
+    end = np.maximum.reduceat(offsets[where, 1], heads)  # [R]
+    count = np.diff(np.append(heads, len(where)))  # [R] pieces per run
+    prefix = _utf8_prefix(texts)
+    ok = (prefix[end] - prefix[start]) == count  # [R]
+    k = np.arange(len(where)) - heads[run]  # [B] index of each piece within its run
+    byte_pos = prefix[start[run]] + k  # [B] UTF-8 position of the piece's byte
+    char = np.searchsorted(prefix, byte_pos, side="right") - 1  # [B] character holding that byte
+    good = ok[run]
+    out[where[good], 0] = char[good]
+    out[where[good], 1] = char[good] + 1
+    out[where[~good], 0] = start[run][~good]
+    out[where[~good], 1] = end[run][~good]
+    return out
+
+
+# ---------------------------------------------------------------- piece widths (the fast path's tables)
+@dataclass(frozen=True)
+class PieceWidths:
+    """Per-id tables of one vocabulary (V ids) whose pieces each cover exactly their own characters.
+
+    This holds when the tokenizer does not normalize its input and adds no prefix space (sentencepiece
+    ``identity`` without dummy prefix or whitespace removal; a ``tokenizers`` pipeline without normalizer
+    whose pre-tokenizer is ``Metaspace`` with ``prepend_scheme="never"``): the meta-symbol ``▁`` stands for
+    one space or one ``▁``. A piece holding a UTF-8 lead byte opens a character (width 1), a continuation
+    byte belongs to the character before it (width 0). The backends decide when the rule applies.
+    """
+
+    width: np.ndarray  # [V] int64 code points a piece covers (byte pieces: 1 lead byte, 0 continuation)
+    is_byte: np.ndarray  # [V] bool byte-fallback piece
+    unsafe: np.ndarray  # [V] bool piece whose surface is not its spelling (unk, control): no fast offsets
+    # decode joins the pieces, meta-symbol as space, byte runs as UTF-8 (and nothing else): then a text whose
+    # widths hold decodes back to itself with every U+2581 as a space (see :meth:`roundtrip_exact`)
+    plain_decoder: bool = False
+
+    def roundtrip_exact(self, texts: Sequence[str]) -> np.ndarray | None:
+        """[n] ``decode(encode(t)) == t`` for texts whose :meth:`offsets` hold, without decoding: the pieces
+        spell the text (spaces as U+2581), so decoding gives ``t.replace("\u2581", " ")``. ``None`` when the
+        decoder is not the plain one (then decode)."""
+        if not self.plain_decoder:
+            return None
+        if "\u2581" not in "".join(texts):  # the usual case: one scan
+            return np.ones(len(texts), dtype=bool)
+        return np.fromiter(("\u2581" not in t for t in texts), dtype=bool, count=len(texts))
+
+    def offsets(
+        self,
+        ids: np.ndarray,
+        lengths: np.ndarray,
+        chars: np.ndarray,
+        *,
+        cps: np.ndarray | None = None,
+        bases: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """([T, 2] code-point offsets local to each text, [n] bool text whose offsets hold).
+
+        ``ids`` [T] the texts' ids one after another, ``lengths`` [n] tokens per text, ``chars`` [n] code
+        points per text. Offsets of texts marked False are meaningless (ask the engine for them).
+        With ``cps`` (the code points of the texts laid end to end, text j from ``bases[j]``), a text also
+        holds only if every byte run spells whole characters (a lead piece followed by as many continuation
+        pieces as its character has further UTF-8 bytes), the case in which giving each byte piece its
+        character's span needs no other rule (:func:`split_byte_runs` would change nothing).
+        """
+        n = len(lengths)
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.size and (ids.min() < 0 or ids.max() >= len(self.width)):
+            return np.zeros((ids.size, 2), dtype=np.int64), np.zeros(n, dtype=bool)
+        w = self.width[ids]  # [T]
+        ends = np.cumsum(w)  # [T] running sum over all texts
+        last = np.cumsum(lengths)  # [n] one past each text's last piece
+        text_end = np.where(lengths > 0, ends[np.maximum(last - 1, 0)] if ids.size else 0, 0)  # [n]
+        before = np.maximum.accumulate(np.concatenate([[0], text_end]))[:-1]  # [n] running sum before text j
+        total = np.where(lengths > 0, text_end - before, 0)  # [n] code points the pieces cover
+        start = ends - w - np.repeat(before, lengths)  # [T] local start of each piece
+        byte = self.is_byte[ids]  # [T]
+        out = np.empty((ids.size, 2), dtype=np.int64)  # [T, 2]
+        bad = np.zeros(n, dtype=np.int64)
+        broken = self.unsafe[ids]  # [T] unknown piece (its surface is not its spelling)
+        if byte.any():
+            cont = byte & (w == 0)  # [T] continuation byte: the character opened before it
+            start = np.where(cont, start - 1, start)  # [T]
+            out[:, 1] = np.where(byte, start + 1, start + w)
+            after_byte = np.zeros(ids.size, dtype=bool)  # [T] the piece before, in the same text, is a byte
+            after_byte[1:] = byte[:-1]
+            after_byte[(last - lengths)[lengths > 0]] = False  # a text's first piece follows nothing
+            broken = broken | (cont & ~after_byte)  # a byte run that opens with a continuation byte
+            if cps is not None and bases is not None:
+                bad += self._wrong_runs(ids, byte, cont, start, last, cps, bases, n)
+        else:
+            out[:, 1] = start + w
+        out[:, 0] = start
+        if broken.any():
+            bad += np.bincount(np.searchsorted(last, np.flatnonzero(broken), side="right"), minlength=n)
+        ok = (total == chars) & (bad == 0)
+        return out, ok
+
+    @staticmethod
+    def _wrong_runs(
+        ids: np.ndarray, byte: np.ndarray, cont: np.ndarray, start: np.ndarray, last: np.ndarray,
+        cps: np.ndarray, bases: np.ndarray, n: int,
+    ) -> np.ndarray:  # fmt: skip
+        """[n] per text: byte runs whose lead piece is not followed by its character's continuation bytes."""
+        heads = np.flatnonzero(~cont)  # [H] pieces that are not continuation bytes
+        follow = np.diff(np.append(heads, ids.size)) - 1  # [H] continuation pieces right after each
+        lead = byte[heads]  # [H] the head is a lead byte piece
+        pos = heads[lead]  # [L]
+        text_of = np.searchsorted(last, pos, side="right")  # [L] text of each lead piece
+        at = np.clip(start[pos] + bases[text_of], 0, max(len(cps) - 1, 0))  # [L] its character
+        c = cps[at]  # [L] code points
+        need = (c >= 0x80).astype(np.int64) + (c >= 0x800) + (c >= 0x10000)  # [L] further bytes
+        wrong = need != follow[lead]  # [L]
+        return np.bincount(text_of[wrong], minlength=n) if wrong.any() else np.zeros(n, dtype=np.int64)
+
+
+def _byte_value(piece: str) -> int:
+    return int(piece[3:5], 16)  # "<0xNN>"
+
+
+def piece_widths(
+    pieces: Sequence[str],
+    *,
+    byte_ids: Collection[int],
+    unsafe_ids: Collection[int],
+    plain_decoder: bool = False,
+) -> PieceWidths:
+    """Tables for a vocabulary whose piece ``i`` is spelled ``pieces[i]`` (see :class:`PieceWidths`)."""
+    v = len(pieces)
+    width = np.fromiter(map(len, pieces), dtype=np.int64, count=v)
+    is_byte = np.zeros(v, dtype=bool)
+    unsafe = np.zeros(v, dtype=bool)
+    for i in byte_ids:
+        is_byte[i] = True
+        width[i] = 0 if 0x80 <= _byte_value(pieces[i]) < 0xC0 else 1  # continuation bytes are 10xxxxxx
+    for i in unsafe_ids:
+        unsafe[i] = True
+    return PieceWidths(width=width, is_byte=is_byte, unsafe=unsafe, plain_decoder=plain_decoder)
