@@ -60,7 +60,7 @@ def test_parallel_folder_is_broad_and_parallel(embedded_corpus: Path) -> None:
     assert wanted <= scripts
     assert scripts & {"Khmr", "Mymr"}
     for part in parts:
-        texts, ids = corpus.texts(part)
+        texts, ids = part.load()
         assert len(texts) >= 60 and ids == list(range(1, len(texts) + 1)), part.source
 
 
@@ -96,7 +96,7 @@ def test_slices_read_as_code_mixed_transliterated_and_code() -> None:
     kinds: dict[str, set[str]] = {}
     for part in corpus:
         kinds.setdefault(part.slice_kind, set()).add(part.slice)
-        texts, _ = corpus.texts(part)
+        texts, _ = part.load()
         assert texts and all(t.strip() for t in texts), part.source
     assert {"hin-eng_mixed", "spa-eng_mixed", "tgl-eng_mixed"} <= kinds["code_mixed"]
     assert {"hin_Latn-translit", "apc_Latn-translit", "rus_Latn-translit"} <= kinds["transliterated"]

@@ -140,3 +140,26 @@ def test_memory_and_block_must_agree() -> None:
         with_cross(x, memory=memory, memory_lengths=lengths),
         with_cross(x, memory=changed, memory_lengths=lengths),
     )
+
+
+def test_encoder_text_tokens_attend_to_image_patch_tokens() -> None:
+    from tokenloom.encoder.embed import ImageEmbed, TextEmbed
+
+    torch.manual_seed(4)
+    image_cfg = EncoderConfig(width=32, depth=1, heads=2)
+    text_cfg = EncoderConfig(width=24, depth=2, heads=2, cross_attention=True, cross_width=32)
+    images = ImageEmbed(image_size=32, patch_size=16, width=32)(torch.randn(2, 3, 32, 32))  # [2, 5, 32]
+    patches = Encoder(image_cfg).eval()(images)  # [2, 5, 32]: the memory
+    text = TextEmbed(100, 24)(torch.randint(0, 100, (2, 7))).x  # [2, 7, 24]
+    encoder = Encoder(text_cfg).eval()
+    lengths = torch.tensor([5, 3])  # the second image's last two tokens are padding
+    got = encoder(text, memory=patches, memory_lengths=lengths)
+    by_hand = text
+    for block in encoder.blocks:
+        by_hand = block(by_hand, memory=patches, memory_lengths=lengths)
+    torch.testing.assert_close(got, encoder.norm(by_hand))
+    changed = patches.clone()
+    changed[1, 3:] = 100.0  # what lies in the padding does not matter
+    torch.testing.assert_close(encoder(text, memory=changed, memory_lengths=lengths)[1], got[1])
+    with pytest.raises(ValueError, match="needs memory"):
+        encoder(text)

@@ -101,14 +101,21 @@ class Encoder(nn.Module):
         *,
         key_lengths: torch.Tensor | None = None,
         segment_ids: torch.Tensor | None = None,
+        memory: torch.Tensor | None = None,
+        memory_lengths: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """``x [B, N, d] -> [B, N, d]``. Padded batches: ``key_lengths [B]`` (real tokens per row, the
         padding at the end); packed batches: ``segment_ids [B, N]`` (one id per packed sequence, negative
         = padding). Both reach the attention kernels as they are: no dense ``[B, 1, N, N]`` mask is built
-        on the Triton path."""
+        on the Triton path. With ``EncoderConfig(cross_attention=True)`` every block also attends to
+        ``memory [B, M, cross_width]`` (e.g. image patch tokens for a text batch), ``memory_lengths [B]``
+        marking its padding."""
         self._check(x)
         for block in self.blocks:
-            x = block(x, mask, key_lengths=key_lengths, segment_ids=segment_ids)  # [B, N, d]
+            x = block(  # [B, N, d]
+                x, mask, key_lengths=key_lengths, segment_ids=segment_ids, memory=memory,
+                memory_lengths=memory_lengths,
+            )  # fmt: skip
         return self.norm(x)
 
     def _require_causal(self, what: str) -> None:
