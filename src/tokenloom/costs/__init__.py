@@ -1,7 +1,8 @@
 """The cost model: what an encoder costs in FLOPs, attention-score memory, KV-cache bytes and weights.
 
-``formulas`` holds the pure formulas (integers in, integers out; no torch, numpy or pandas) and
-``training`` what one training step holds in memory; both are re-exported here; ``tables`` builds the CLI's tables from them (pandas only for fertility reports) and
+``formulas`` holds the pure formulas (integers in, integers out; no torch, numpy or pandas), ``weights``
+the parameter counts and weight bytes, and ``training`` what one training step holds in memory; all three
+are re-exported here; ``tables`` builds the CLI's tables from them (pandas only for fertility reports) and
 ``plots`` draws them (matplotlib, imported on use).
 """
 
@@ -14,11 +15,8 @@ from tokenloom.costs.formulas import (
     attention_edges,
     attention_flops,
     bytes_per_element,
-    embedding_params,
     encoder_flops,
     encoder_kv_cache_bytes,
-    encoder_param_breakdown,
-    encoder_params,
     format_bytes,
     format_count,
     kv_cache_bytes,
@@ -29,9 +27,9 @@ from tokenloom.costs.formulas import (
     tensor_bytes,
     vit_patch_dim,
     vit_tokens,
-    weight_bytes,
 )
 from tokenloom.costs.training import TrainingMemory, block_activation_bytes, training_memory
+from tokenloom.costs.weights import embedding_params, encoder_param_breakdown, encoder_params, weight_bytes
 
 __all__ = [
     "DTYPE_BYTES",

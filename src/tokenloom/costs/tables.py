@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from tokenloom import costs
 from tokenloom._tables import format_table
-from tokenloom.costs import formulas as costs
 from tokenloom.errors import ConfigError, CorpusError
 
 if TYPE_CHECKING:

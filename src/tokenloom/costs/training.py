@@ -35,7 +35,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from tokenloom.costs.formulas import _count, encoder_params, tensor_bytes
+from tokenloom.costs.formulas import _count, tensor_bytes
+from tokenloom.costs.weights import encoder_params
 from tokenloom.errors import ConfigError
 
 if TYPE_CHECKING:
