@@ -16,6 +16,8 @@ through ``tokenloom.costs``; nothing here re-implements them. Importing this pac
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tokenloom._lazy import lazy_exports
 
 _LAZY: dict[str, str] = {
@@ -26,6 +28,13 @@ _LAZY: dict[str, str] = {
     "explain_pitfalls": "tokenloom.explain.pitfalls",
 }
 
-__all__ = [*_LAZY]
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
+    from tokenloom.explain.attention import explain_attention
+    from tokenloom.explain.complexity import explain_complexity
+    from tokenloom.explain.pitfalls import explain_pitfalls
+    from tokenloom.explain.rope import explain_rope
+    from tokenloom.explain.scaling import explain_scaling
+
+__all__ = ["explain_attention", "explain_complexity", "explain_pitfalls", "explain_rope", "explain_scaling"]
 
 __getattr__, __dir__ = lazy_exports(globals(), _LAZY)
