@@ -59,12 +59,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="reject images with more pixels as 'too_large' (decompression bombs; default 89478485, "
         "Pillow's limit; 0: no limit)",
     )
-    # --quiet / --verbose come from the common parent parser; sub-sub-parsers need them too
-    p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bar")
     p.add_argument(
         "--distributor", choices=("local", "ray"), default="local",
         help="ray: run the shards as tasks on a Ray cluster (RAY_ADDRESS or a local one); same output files",
     )  # fmt: skip
+    _add_quiet_verbose(p)
+    _add_export_webdataset(sub)
+
+
+def _add_quiet_verbose(p: argparse.ArgumentParser) -> None:
+    """--quiet / --verbose come from the common parent parser; sub-sub-parsers need them too."""
+    p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bar")
     p.add_argument(
         "-v",
         "--verbose",
@@ -72,7 +77,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=argparse.SUPPRESS,
         help="tokenloom's debug logging on stderr",
     )
-    _add_export_webdataset(sub)
 
 
 def summary_lines(summary: PreprocessSummary, *, src: str, tag: str) -> list[str]:
@@ -106,14 +110,7 @@ def _add_export_webdataset(sub: Any) -> None:
     p.add_argument("--samples-per-tar", type=int, default=1000, help="samples per tar (default 1000)")
     p.add_argument("--format", choices=("png", "jpg"), default="png", help="image encoding (default png)")
     p.add_argument("--quality", type=int, default=95, help="JPEG quality with --format jpg (default 95)")
-    p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bar")
-    p.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="tokenloom's debug logging on stderr",
-    )
+    _add_quiet_verbose(p)
 
 
 def _run_export_webdataset(args: argparse.Namespace) -> int:

@@ -7,18 +7,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tokenloom._commands._args import positive
+
 NAME = "train-vit"
 HELP = "train a ViT classifier on preprocessed image shards (single process or torchrun DDP)"
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: give a positive integer")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,20 +23,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     m = parser.add_argument_group("model (a preset, optionally overridden)")
     m.add_argument("--preset", default="vit-ti16", help="encoder preset (default vit-ti16)")
-    m.add_argument("--width", type=_positive, help="model width d")
-    m.add_argument("--depth", type=_positive, help="number of blocks L")
-    m.add_argument("--heads", type=_positive, help="attention heads H")
+    m.add_argument("--width", type=positive, help="model width d")
+    m.add_argument("--depth", type=positive, help="number of blocks L")
+    m.add_argument("--heads", type=positive, help="attention heads H")
     m.add_argument("--mlp", choices=("gelu", "swiglu"), help="MLP kind")
     m.add_argument(
         "--attn-impl", choices=("auto", "reference", "sdpa", "tiled", "triton"), help="attention path"
     )
-    m.add_argument("--image-size", type=_positive, default=224, help="crop side (default 224)")
-    m.add_argument("--patch-size", type=_positive, default=16, help="patch side (default 16)")
+    m.add_argument("--image-size", type=positive, default=224, help="crop side (default 224)")
+    m.add_argument("--patch-size", type=positive, default=16, help="patch side (default 16)")
     m.add_argument("--pool", choices=("token", "avg"), default="token", help="class token or mean pooling")
     o = parser.add_argument_group("optimization")
-    o.add_argument("--epochs", type=_positive, default=10, help="epochs (default 10)")
-    o.add_argument("--max-steps", type=_positive, help="stop after this many steps")
-    o.add_argument("--batch-size", type=_positive, default=64, help="global batch (default 64)")
+    o.add_argument("--epochs", type=positive, default=10, help="epochs (default 10)")
+    o.add_argument("--max-steps", type=positive, help="stop after this many steps")
+    o.add_argument("--batch-size", type=positive, default=64, help="global batch (default 64)")
     o.add_argument("--lr", type=float, default=1e-3, help="peak learning rate (default 1e-3)")
     o.add_argument("--min-lr-ratio", type=float, default=0.01, help="cosine floor / lr (default 0.01)")
     o.add_argument("--warmup-steps", type=int, default=0, help="linear warmup steps (default 0)")
@@ -61,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     r = parser.add_argument_group("running")
     r.add_argument("--workers", type=int, default=2, help="loader processes per training process (2)")
-    r.add_argument("--log-every", type=_positive, default=10, help="steps per progress line (10)")
+    r.add_argument("--log-every", type=positive, default=10, help="steps per progress line (10)")
     r.add_argument(
         "--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at the end)"
     )
