@@ -167,9 +167,9 @@ def _compile(job: Job) -> dict[str, object]:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from tokenloom.encoder.attention import _triton_jit
+    from tokenloom.encoder.attention import _triton_bwd, _triton_jit
 
-    fn = getattr(_triton_jit, job.kernel)
+    fn = getattr(_triton_bwd if job.kernel in _triton_bwd.__all__ else _triton_jit, job.kernel)
     signature, constexprs = _signature(fn, job)
     # what Triton's launcher specializes at run time: 16-byte aligned pointers and token / head strides
     # divisible by 16 (true for head widths that are multiples of 16) carry tt.divisibility

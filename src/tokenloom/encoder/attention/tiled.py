@@ -56,10 +56,10 @@ from tokenloom.encoder.attention._common import (
     causal_tile,
     check_inputs,
     check_window,
-    key_range,
     mask_tile,
 )
-from tokenloom.encoder.patterns import Pattern, tile_layout
+from tokenloom.encoder.attention._tile_plan import TilePlan
+from tokenloom.encoder.patterns import Pattern
 
 __all__ = ["DEFAULT_BLOCK_K", "DEFAULT_BLOCK_Q", "last_tile_flops", "tiled_attention", "tiled_backward"]
 
@@ -96,89 +96,8 @@ def _mask5(tile: Tensor, dims: Dims) -> Tensor:
     return tile.unflatten(1, (dims.Hkv, dims.G))  # [B|1, H, n, m] -> [B|1, Hkv, G, n, m]
 
 
-class _Plan:
-    """Tile geometry of one call: which key tiles each query tile visits, and where causal cuts."""
-
-    def __init__(
-        self,
-        dims: Dims,
-        causal: bool,
-        block_q: int,
-        block_k: int,
-        window: tuple[int, int] | None = None,
-        key_limit: int | None = None,
-        pattern: Pattern | None = None,
-    ) -> None:
-        self.dims, self.causal, self.bq, self.bk = dims, causal, block_q, block_k
-        self.window = window
-        self.key_limit = dims.M if key_limit is None else min(dims.M, key_limit)  # no key at or past it
-        self.offset = dims.M - dims.N  # query i sits at absolute position i + offset
-        self.n_k_tiles = -(-dims.M // block_k)
-        self.pattern = pattern
-        # pattern hook: per query tile, the key tiles holding an allowed pair, merged into contiguous spans
-        # (one product per span, fewer and larger products) with the partial tiles that need a per-element mask
-        self.spans: list[dict[int, tuple[int, list[int]]]] | None = None
-        self.max_cols = min(block_k, dims.M)  # widest key span of one product
-        if pattern is not None:
-            self.spans = [
-                _spans(row, block_k, dims.M) for row in tile_layout(pattern, dims.N, dims.M, block_q, block_k)
-            ]
-            self.max_cols = max([j1 - j0 for row in self.spans for j0, (j1, _) in row.items()], default=1)
-
-    def q_tiles(self) -> range:
-        return range(0, self.dims.N, self.bq)
-
-    def k_tiles(self, i0: int, i1: int) -> range | list[int]:
-        """Start of every key tile (with a pattern: key span) the query tile ``i0:i1`` visits."""
-        lo, hi = key_range(i0, i1, self.dims.N, self.dims.M, causal=self.causal, window=self.window)
-        hi = min(hi, self.key_limit)
-        if self.spans is not None:  # pattern hook: only the key spans the pattern allows
-            return [j0 for j0 in self.spans[i0 // self.bq] if j0 < hi and self.k_end(i0, j0) > lo]
-        return range(lo - lo % self.bk, hi, self.bk)
-
-    def k_end(self, i0: int, j0: int) -> int:
-        """End of the key tile (or, with a pattern, of the key span) starting at ``j0``."""
-        if self.spans is not None:
-            return self.spans[i0 // self.bq][j0][0]
-        return min(j0 + self.bk, self.dims.M)
-
-    def pattern_tiles(self, i0: int, i1: int, j0: int, device: torch.device) -> list[tuple[int, int, Tensor]]:
-        """Pattern hook: ``(a, b, mask [bq, b - a])`` for each partial tile ``a:b`` of the span at ``j0``."""
-        if self.pattern is None or self.spans is None:
-            return []
-        d = self.dims
-        return [
-            (
-                a,
-                min(a + self.bk, d.M),
-                self.pattern.mask_tile(i0, i1, a, min(a + self.bk, d.M), n=d.N, m=d.M, device=device),
-            )
-            for a in self.spans[i0 // self.bq][j0][1]
-        ]
-
-    def tile_index(self, i0: int, j0: int) -> int:
-        return (i0 // self.bq) * self.n_k_tiles + j0 // self.bk
-
-    def needs_causal(self, i0: int, j1: int) -> bool:
-        """Whether the tile crosses the causal diagonal (tiles wholly below it need no causal mask)."""
-        return self.causal and j1 - 1 > i0 + self.offset
-
-
-def _spans(row: tuple[tuple[int, bool], ...], block_k: int, m: int) -> dict[int, tuple[int, list[int]]]:
-    """Pattern hook: consecutive key tiles ``(j0, partial)`` of one query tile merged into spans
-    ``j0 -> (j1, starts of its partial tiles)``."""
-    spans: dict[int, tuple[int, list[int]]] = {}
-    start = -1
-    for j0, partial in row:
-        if not (start >= 0 and spans[start][0] == j0):
-            start = j0
-            spans[start] = (j0, [])
-        spans[start] = (min(j0 + block_k, m), spans[start][1] + ([j0] if partial else []))
-    return spans
-
-
 def _scores(
-    plan: _Plan,
+    plan: TilePlan,
     q3: Tensor,
     k3: Tensor,
     mask4: Tensor | None,
@@ -227,7 +146,7 @@ class _TiledAttention(torch.autograd.Function):
         ctx, q, k, v, mask4, dims, causal, dropout_p, seed, block_q, block_k, window, key_limit, pattern
     ):
         ct = torch.promote_types(q.dtype, torch.float32)
-        plan = _Plan(dims, causal, block_q, block_k, window, key_limit, pattern)
+        plan = TilePlan(dims, causal, block_q, block_k, window, key_limit, pattern)
         BK = dims.B * dims.Hkv
         q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
         k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]
@@ -328,7 +247,7 @@ def tiled_backward(
     products over rows already sum dk and dv over the G query heads sharing a key/value head.
     """
     ct = out.dtype
-    plan = _Plan(dims, causal, block_q, block_k, window, key_limit, pattern)
+    plan = TilePlan(dims, causal, block_q, block_k, window, key_limit, pattern)
     BK = dims.B * dims.Hkv
     q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
     k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]

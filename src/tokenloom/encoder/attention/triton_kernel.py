@@ -1,8 +1,9 @@
 """The Triton path: FlashAttention-2 forward and backward kernels behind ``torch.autograd``.
 
-Launches the kernels of ``_triton_jit`` (the only modules of tokenloom that import ``triton``) for
-padded batches ``q [B, H, N, D]`` (``triton_attention``) and packed ones ``q [total, H, D]`` with
-``cu_seqlens`` (``triton_attention_varlen``, FlashAttention's varlen layout).
+Launches the kernels of ``_triton_jit`` (forward) and ``_triton_bwd`` (backward); with this module they
+are the only modules of tokenloom that import ``triton``. It serves padded batches ``q [B, H, N, D]``
+(``triton_attention``) and packed ones ``q [total, H, D]`` with ``cu_seqlens`` (``triton_attention_varlen``,
+FlashAttention's varlen layout).
 
 - Forward: one program per (``BLOCK_M`` query rows, batch row, head) walks the key tiles with the online
   softmax (running max, running sum, rescaled fp32 accumulator) and writes the output and the row
@@ -67,6 +68,12 @@ def _jit() -> Any:
     from tokenloom.encoder.attention import _triton_jit
 
     return _triton_jit
+
+
+def _jit_bwd() -> Any:
+    from tokenloom.encoder.attention import _triton_bwd
+
+    return _triton_bwd
 
 
 @dataclass(frozen=True)
@@ -192,12 +199,12 @@ def _backward(
     strides = (*pb.strides(q), *pb.strides(k), *pb.strides(v), *pb.strides(out), *pb.lse_strides())
     G = pb.H // pb.Hkv
     scales = (pb.scale * 1.4426950408889634, pb.scale)
-    _jit().attn_bwd_dq[(triton_cdiv(pb.N, cfg_q.block_m), pb.B * pb.H)](
+    _jit_bwd().attn_bwd_dq[(triton_cdiv(pb.N, cfg_q.block_m), pb.B * pb.H)](
         q, k, v, do, dq, lse, delta, *mask_args[:6], *strides, *mask_args[6:],
         pb.H, G, pb.N, pb.M, left, right, *scales, **flags, BLOCK_M=cfg_q.block_m, BLOCK_N=cfg_q.block_n,
         num_warps=cfg_q.num_warps, num_stages=cfg_q.num_stages,
     )  # fmt: skip
-    _jit().attn_bwd_dkdv[(triton_cdiv(pb.M, cfg_k.block_n), pb.B * pb.Hkv)](
+    _jit_bwd().attn_bwd_dkdv[(triton_cdiv(pb.M, cfg_k.block_n), pb.B * pb.Hkv)](
         q, k, v, do, dk, dv, lse, delta, *mask_args[:6], *strides, *mask_args[6:],
         pb.Hkv, G, pb.N, pb.M, left, right, *scales, **flags, BLOCK_M=cfg_k.block_m, BLOCK_N=cfg_k.block_n,
         num_warps=cfg_k.num_warps, num_stages=cfg_k.num_stages,
