@@ -30,13 +30,13 @@ def _chunk_task(
     shard_dir: str, name: str, chunk: list[int], items: dict[int, Any], root: str, config: PreprocessConfig
 ) -> int:
     """Runs on a Ray worker: decode ``chunk`` and commit it as ``name`` (returns the number of inputs)."""
-    from tokenloom.vision import shards
+    from tokenloom.vision import _shard_work, shards
 
-    shards._init_worker(config, single_thread=True)
+    _shard_work.init_worker(config, single_thread=True)
     jobs = [(i, str(items[i].path)) for i in chunk]
     by_index: Any = items  # indexed by global item index, like the full list a local run passes
     return shards._write_chunk(
-        Path(shard_dir), name, chunk, by_index, Path(root), iter(map(shards._process, jobs)), config
+        Path(shard_dir), name, chunk, by_index, Path(root), iter(map(_shard_work.process, jobs)), config
     )
 
 

@@ -52,8 +52,9 @@ from typing import Any, Literal
 
 from tokenloom._atomic import atomic_open, atomic_write
 from tokenloom._progress import progress
-from tokenloom.errors import ConfigError, ImageDecodeError
-from tokenloom.vision.store import STORE_KINDS, StoreKind, make_store_transform, pack
+from tokenloom.errors import ConfigError
+from tokenloom.vision._shard_work import map_jobs
+from tokenloom.vision.store import STORE_KINDS, StoreKind, pack
 
 __all__ = ["PreprocessConfig", "PreprocessSummary", "preprocess_images", "read_manifest"]
 
@@ -137,79 +138,6 @@ def _rel(path: Path, root: Path) -> str:
         return path.relative_to(root).as_posix()
     except ValueError:
         return str(path)
-
-
-# --- per-item work (runs in worker processes too) -------------------------------------------------------
-
-_WORKER_TRANSFORM: Any = None
-_WORKER_DECODE: Any = None
-Result = tuple[int, str, Any, str, str, list[str]]  # index, sha256, [3,S,S] | None, kind, reason, warnings
-
-
-def _init_worker(config: PreprocessConfig, single_thread: bool = False) -> None:
-    global _WORKER_TRANSFORM, _WORKER_DECODE
-    import torch
-
-    from tokenloom.vision.io import DecodeConfig
-
-    if single_thread:  # worker processes only: N workers x M torch threads would oversubscribe the cores
-        torch.set_num_threads(1)
-    _WORKER_TRANSFORM = make_store_transform(config.store, size=config.size, max_side=config.max_side)
-    _WORKER_DECODE = DecodeConfig(max_pixels=config.max_pixels)
-
-
-def _process(job: tuple[int, str]) -> Result:
-    """(index, path) -> (index, sha256, uint8 array [3,S,S] | None, kind, reason, warnings)."""
-    from tokenloom.vision.io import load_image, read_source
-
-    index, path = job
-    sha, said = "", list[str]()
-    try:
-        data, label = read_source(path)
-        sha = hashlib.sha256(data).hexdigest()
-        image = load_image(  # [3, H, W]
-            data, target_size=_WORKER_TRANSFORM.decode_size, config=_WORKER_DECODE, name=label, warnings=said
-        )
-        out = _WORKER_TRANSFORM(image)  # [3, S, S] (eval) or [3, h, w] (full) uint8
-        return index, sha, out.numpy(), "", "", said
-    except ImageDecodeError as exc:
-        return index, sha, None, exc.kind, exc.detail, said
-    except Exception as exc:  # the transform failing on a decoded image must not stop the run either
-        return (
-            index,
-            sha,
-            None,
-            "corrupt",
-            f"cannot transform the decoded image ({type(exc).__name__}: {exc})",
-            said,
-        )
-
-
-def _map_jobs(jobs: Sequence[tuple[int, str]], config: PreprocessConfig) -> Iterator[Result]:
-    from tokenloom.vision._pool import ordered_map
-
-    limit = config.timeout_s
-
-    def timed_out(job: tuple[int, str]) -> Result:
-        reason = (
-            f"decoding took longer than {limit:g} s (the per-file limit, --timeout); the file was skipped"
-        )
-        return job[0], "", None, "timeout", reason, []
-
-    def crashed(job: tuple[int, str], exitcode: int | None) -> Result:
-        reason = f"the decoding process died (exit code {exitcode}) inside a decoder; the file was skipped"
-        return job[0], "", None, "crashed", reason, []
-
-    yield from ordered_map(
-        _process,
-        jobs,
-        workers=config.workers,
-        timeout_s=limit,
-        on_timeout=timed_out,
-        on_crash=crashed,
-        initializer=_init_worker,
-        initargs=(config, config.workers > 0),
-    )
 
 
 # --- writing ------------------------------------------------------------------------------------------
@@ -302,7 +230,7 @@ def preprocess_images(
         return _finish(out, config, chunks, ignored, root, start, done_now, resumed)
     jobs = [(i, str(items[i].path)) for j in todo for i in chunks[j]]
     results = progress(
-        _map_jobs(jobs, config),
+        map_jobs(jobs, config),
         total=len(jobs),
         desc="preprocess",
         unit="img",

@@ -1,0 +1,94 @@
+"""The per-image work of sharded preprocessing: decode, transform, and the ordered worker pool around it.
+
+:func:`process` turns one ``(index, path)`` job into a result row — the stored uint8 image or a reject
+kind and reason, plus the decoder's warnings; it never raises for one bad file. :func:`map_jobs` runs it
+over many jobs in input order (in this process or in worker processes with a per-file time limit, see
+``tokenloom.vision._pool``). ``shards.py`` writes the results; ``_distribute.py`` runs the same functions as
+Ray tasks. What it does not do: list inputs or write files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tokenloom.errors import ImageDecodeError
+from tokenloom.vision.store import make_store_transform
+
+if TYPE_CHECKING:
+    from tokenloom.vision.shards import PreprocessConfig
+
+__all__ = ["Result", "init_worker", "map_jobs", "process"]
+
+_WORKER_TRANSFORM: Any = None
+_WORKER_DECODE: Any = None
+Result = tuple[int, str, Any, str, str, list[str]]  # index, sha256, [3,S,S] | None, kind, reason, warnings
+
+
+def init_worker(config: PreprocessConfig, single_thread: bool = False) -> None:
+    """Set up this process's transform and decode settings (worker processes: one torch thread)."""
+    global _WORKER_TRANSFORM, _WORKER_DECODE
+    import torch
+
+    from tokenloom.vision.io import DecodeConfig
+
+    if single_thread:  # worker processes only: N workers x M torch threads would oversubscribe the cores
+        torch.set_num_threads(1)
+    _WORKER_TRANSFORM = make_store_transform(config.store, size=config.size, max_side=config.max_side)
+    _WORKER_DECODE = DecodeConfig(max_pixels=config.max_pixels)
+
+
+def process(job: tuple[int, str]) -> Result:
+    """(index, path) -> (index, sha256, uint8 array [3,S,S] | None, kind, reason, warnings)."""
+    from tokenloom.vision.io import load_image, read_source
+
+    index, path = job
+    sha, said = "", list[str]()
+    try:
+        data, label = read_source(path)
+        sha = hashlib.sha256(data).hexdigest()
+        image = load_image(  # [3, H, W]
+            data, target_size=_WORKER_TRANSFORM.decode_size, config=_WORKER_DECODE, name=label, warnings=said
+        )
+        out = _WORKER_TRANSFORM(image)  # [3, S, S] (eval) or [3, h, w] (full) uint8
+        return index, sha, out.numpy(), "", "", said
+    except ImageDecodeError as exc:
+        return index, sha, None, exc.kind, exc.detail, said
+    except Exception as exc:  # the transform failing on a decoded image must not stop the run either
+        return (
+            index,
+            sha,
+            None,
+            "corrupt",
+            f"cannot transform the decoded image ({type(exc).__name__}: {exc})",
+            said,
+        )
+
+
+def map_jobs(jobs: Sequence[tuple[int, str]], config: PreprocessConfig) -> Iterator[Result]:
+    """:func:`process` over ``jobs`` in input order, in ``config.workers`` processes, with the time limit."""
+    from tokenloom.vision._pool import ordered_map
+
+    limit = config.timeout_s
+
+    def timed_out(job: tuple[int, str]) -> Result:
+        reason = (
+            f"decoding took longer than {limit:g} s (the per-file limit, --timeout); the file was skipped"
+        )
+        return job[0], "", None, "timeout", reason, []
+
+    def crashed(job: tuple[int, str], exitcode: int | None) -> Result:
+        reason = f"the decoding process died (exit code {exitcode}) inside a decoder; the file was skipped"
+        return job[0], "", None, "crashed", reason, []
+
+    yield from ordered_map(
+        process,
+        jobs,
+        workers=config.workers,
+        timeout_s=limit,
+        on_timeout=timed_out,
+        on_crash=crashed,
+        initializer=init_worker,
+        initargs=(config, config.workers > 0),
+    )
