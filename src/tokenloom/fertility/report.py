@@ -16,7 +16,8 @@ each language file, keeping the corpus composition fixed): :func:`~tokenloom.fer
 resamples each finished part with :func:`metrics.bootstrap_sums`, sums are added across the parts of a
 slice, and :func:`metrics.ratio_interval` gives the interval. Deterministic (seeded).
 
-One row per tokenizer × slice (``REPORT_COLUMNS`` are the cross-area contract; ``EXTRA_COLUMNS`` follow).
+One row per tokenizer × slice (``REPORT_COLUMNS`` are the stable columns other tools read, such as
+``tokenloom costs languages``; ``EXTRA_COLUMNS`` follow).
 The writers (``write_report``, ``to_markdown``, ``report_table``) live in :mod:`tokenloom.fertility.writers`
 and are re-exported here. What it does not do: write files, draw charts (``plots``), decide slices
 (``slices``), define metrics (``metrics``), encode or count (``counting``, ``counts``).
