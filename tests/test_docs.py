@@ -96,9 +96,16 @@ def _rel(page: Path) -> str:
     return page.relative_to(REPO_ROOT).as_posix()
 
 
+def _runnable(page: Path) -> list[Block]:
+    blocks = parse_blocks(page.read_text(encoding="utf-8"), where=_rel(page))
+    return [b for b in blocks if b.lang in RUN_LANGS and b.skip is None]
+
+
 def _page_params() -> list[Any]:
     params = []
     for page in PAGES:
+        if not _runnable(page):  # tables and prose only (e.g. benchmarks.md): nothing to run
+            continue
         marks = [] if _rel(page) in FAST_PAGES else [pytest.mark.slow]
         params.append(pytest.param(page, id=_rel(page), marks=marks))
     return params
@@ -165,10 +172,7 @@ def test_page_code_runs(
     page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     text = page.read_text(encoding="utf-8")
-    blocks = [b for b in parse_blocks(text, where=_rel(page)) if b.lang in RUN_LANGS]
-    runnable = [b for b in blocks if b.skip is None]
-    if not runnable:
-        pytest.skip(f"{_rel(page)} has no runnable code blocks")
+    runnable = _runnable(page)
     shared = request.getfixturevalue("shared_dir") if "TOKENLOOM_SHARED" in text else None
     workdir = tmp_path / "work"
     workdir.mkdir()
