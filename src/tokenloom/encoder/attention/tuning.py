@@ -122,9 +122,7 @@ BACKWARD_DKDV: Table = _table(
     },
     {
         32: ((None, _C(16, 16, 4, 1)),),
-        64: (
-            (None, _C(16, 32, 8, 1)),
-        ),  # spills 16 bytes on sm_80 with segment ids (no config found without)
+        64: ((None, _C(16, 32, 8, 2)),),  # one stage spills 16 bytes on sm_80 with segment ids
         128: ((None, _C(16, 32, 8, 1)),),
     },
 )
