@@ -11,11 +11,24 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def argument_value(parse: Callable[[str], T], text: str) -> T:
+    """``parse(text)``, its ``ValueError`` turned into argparse's one-line error (for ``type=`` functions
+    that import their parser lazily, so that ``--help`` stays cheap)."""
+    try:
+        return parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
 
 __all__ = [
     "DeprecatedAlias",
+    "argument_value",
     "params",
     "parse_length",
     "parse_lengths",

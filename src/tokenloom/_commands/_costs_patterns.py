@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from tokenloom._commands._args import argument_value
 from tokenloom._commands._costs_args import memory_units, model_config
 
 __all__ = ["add_pattern_option", "add_patterns_option", "run_attention_pattern", "run_sweep_patterns"]
@@ -18,19 +19,13 @@ __all__ = ["add_pattern_option", "add_patterns_option", "run_attention_pattern",
 def _pattern_spec(text: str) -> Any:
     from tokenloom.encoder.patterns import parse_pattern
 
-    try:
-        return parse_pattern(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    return argument_value(parse_pattern, text)
 
 
 def _pattern_specs(text: str) -> list[Any]:
     from tokenloom.encoder.patterns import parse_patterns
 
-    try:
-        return parse_patterns(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    return argument_value(parse_patterns, text)
 
 
 _PATTERN_HELP = "dense, causal, window:W, global:G+window:W, strided:S, bigbird:W,G,R (see docs/explain.md)"

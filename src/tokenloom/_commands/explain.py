@@ -11,14 +11,10 @@ import argparse
 import json
 from typing import Any
 
+from tokenloom._commands._args import argument_value, parse_lengths
+
 NAME = "explain"
 HELP = "attention lessons you can run: one query step by step, RoPE, pattern complexity, 1/√d, mask pitfalls"
-
-
-def _ints(text: str) -> list[int]:
-    from tokenloom._commands.costs import parse_length
-
-    return [parse_length(part) for part in text.split(",") if part.strip()]
 
 
 def _signed_ints(text: str) -> list[int]:
@@ -31,19 +27,13 @@ def _signed_ints(text: str) -> list[int]:
 def _rows(text: str) -> list[list[float]]:
     from tokenloom.explain.attention import parse_rows
 
-    try:
-        return parse_rows(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    return argument_value(parse_rows, text)
 
 
 def _words(text: str) -> list[str]:
     from tokenloom.encoder.patterns import parse_patterns
 
-    try:
-        return [p.spec() for p in parse_patterns(text)]
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    return [p.spec() for p in argument_value(parse_patterns, text)]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,7 +66,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--gaps", type=_signed_ints, default=[1, 2, 4], help="gaps n - m (1,2,4)")
 
     p = add("complexity", "edges, FLOPs and score memory of attention patterns as N grows")
-    p.add_argument("--n", type=_ints, default=[1024, 4096, 16384], help="sequence lengths (1k,4k,16k)")
+    p.add_argument(
+        "--n", type=parse_lengths, default=[1024, 4096, 16384], help="sequence lengths (1k,4k,16k)"
+    )
     p.add_argument(
         "--patterns", type=_words, default=["dense", "causal", "window:256", "bigbird:192,128,3"],
         help="patterns (dense,causal,window:256,bigbird); see tokenloom costs attention --help",
@@ -87,7 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     p = add("scaling", "why scores are divided by √d: measured variance of q·k for d = 4 … 1024")
     p.add_argument(
-        "--dims", type=_ints, default=[4, 8, 16, 32, 64, 128, 256, 512, 1024], help="head widths d"
+        "--dims", type=parse_lengths, default=[4, 8, 16, 32, 64, 128, 256, 512, 1024], help="head widths d"
     )
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
 
