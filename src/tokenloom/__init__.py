@@ -25,6 +25,7 @@ _LAZY: dict[str, str] = {
     "TrainerConfig": "tokenloom.text.train",
     "Tokenizer": "tokenloom.text.tokenizer",
     "load_tokenizer": "tokenloom.text.tokenizer",
+    "as_tokenizer": "tokenloom.text.adapt",
     # fertility and multilingual slice reports
     "fertility_report": "tokenloom.fertility.report",
     "fertility_by_source": "tokenloom.fertility.report",
@@ -112,6 +113,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports 
     from tokenloom.errors import ConfigError, CorpusError, ImageDecodeError, TokenizerError, TokenloomError
     from tokenloom.fertility.report import ReportConfig, fertility_by_source, fertility_report
     from tokenloom.fertility.writers import write_report
+    from tokenloom.text.adapt import as_tokenizer
     from tokenloom.text.corpus import Corpus, load_corpus
     from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
     from tokenloom.text.train import TrainerConfig, train_tokenizer
@@ -147,6 +149,7 @@ __all__ = [
     "TrainingMemory",
     "TransformConfig",
     "__version__",
+    "as_tokenizer",
     "attention",
     "attention_flops",
     "build_loader",

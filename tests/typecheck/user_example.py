@@ -52,6 +52,8 @@ def text_side(work: Path) -> tokenloom.Tokenizer:
     saved: Path = tok.save(work / "tok")
     again: tokenloom.Tokenizer = tokenloom.load_tokenizer(saved)
     assert again.encode("Ткач") == tok.encode("Ткач")
+    utf8: tokenloom.Tokenizer = tokenloom.as_tokenizer(lambda t: list(t.encode()), name="utf8")  # text -> ids
+    assert utf8.engine == "callable" and utf8.encode("Ткач") == list("Ткач".encode())
 
     parts: tokenloom.Corpus = tokenloom.load_corpus(texts)
     assert sorted(p.slice for p in parts) == ["deu_Latn", "eng_Latn", "rus_Cyrl"]

@@ -28,6 +28,7 @@ def argument_value(parse: Callable[[str], T], text: str) -> T:
 
 __all__ = [
     "DeprecatedAlias",
+    "TokenizerSpec",
     "argument_value",
     "params",
     "parse_length",
@@ -104,3 +105,28 @@ def refuse_ignored(args: argparse.Namespace, flags: Sequence[str], reason: str) 
         raise ConfigError(
             f"{', '.join(given)} would be ignored {reason}; drop {'it' if len(given) == 1 else 'them'}"
         )
+
+
+class TokenizerSpec(argparse.Action):
+    """``--tokenizer SPEC`` (repeatable) with per-tokenizer ``--pattern`` and ``--name`` options that apply to
+    the ``--tokenizer`` given just before them; collects ``[{"spec": ..., "pattern": ..., "name": ...}]``
+    in ``dest``."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option: str | None = None,
+    ) -> None:
+        specs: list[dict[str, str | None]] = getattr(namespace, self.dest, None) or []
+        key = (option or "--tokenizer").lstrip("-")
+        if key == "tokenizer":
+            specs.append({"spec": values, "pattern": None, "name": None})
+        elif not specs:
+            parser.error(f"{option} {values!r} must follow the --tokenizer it belongs to")
+        elif specs[-1][key] is not None:
+            parser.error(f"{option} given twice for --tokenizer {specs[-1]['spec']!r}")
+        else:
+            specs[-1][key] = values
+        setattr(namespace, self.dest, specs)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tokenloom._commands._args import TokenizerSpec
+
 NAME = "fertility"
 HELP = "compare tokenizers across languages, scripts, code-mixed, transliterated and code slices"
 
@@ -12,10 +14,23 @@ HELP = "compare tokenizers across languages, scripts, code-mixed, transliterated
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tokenizer",
-        action="append",
+        action=TokenizerSpec,
+        dest="tokenizers",
         required=True,
-        metavar="PATH",
-        help="a saved tokenloom tokenizer folder, a tokenizer.json or a sentencepiece .model (repeatable)",
+        metavar="SPEC",
+        help="a saved tokenloom tokenizer folder, a tokenizer.json or a sentencepiece .model; "
+        "tiktoken:FILE.tiktoken (with --pattern); transformers:FOLDER (a save_pretrained folder, loaded "
+        "offline) (repeatable)",
+    )
+    parser.add_argument(
+        "--pattern",
+        action=TokenizerSpec,
+        dest="tokenizers",
+        metavar="NAME|REGEX",
+        help="pre-tokenizer of the tiktoken:FILE before it: cl100k, o200k, gpt2, llama3 or a regex",
+    )
+    parser.add_argument(
+        "--name", action=TokenizerSpec, dest="tokenizers", help="report name of the --tokenizer before it"
     )
     parser.add_argument(
         "--corpus",
@@ -55,13 +70,15 @@ def run(args: argparse.Namespace) -> int:
     from tokenloom.fertility.report import fertility_report
     from tokenloom.fertility.summary import format_summary
     from tokenloom.fertility.writers import report_table, write_report
+    from tokenloom.text.adapt import load_tokenizer_spec
 
     if args.out.exists() and not args.overwrite:  # checked before any work starts
         raise ConfigError(f"output folder {str(args.out)!r} already exists; pass --overwrite to replace it")
     if args.out.exists() and not args.out.is_dir():
         raise ConfigError(f"--out {str(args.out)!r} is a file; give a folder for the report")
+    toks = [load_tokenizer_spec(t["spec"], pattern=t["pattern"], name=t["name"]) for t in args.tokenizers]
     df = fertility_report(
-        args.tokenizer,
+        toks,
         args.corpus,
         pivot=args.pivot,
         translit=not args.no_translit,

@@ -147,7 +147,7 @@ class ChunkCounter:
         enc = pending.encoded[name].result()
         bc = metrics.count_flat(
             enc.lengths, enc.ids, enc.offsets, words, flat_words, vocab_size=int(tok.vocab_size),
-            byte_fallback_ids=tok.byte_fallback_ids, unk_id=tok.unk_id,
+            byte_fallback_ids=getattr(tok, "fallback_ids", tok.byte_fallback_ids), unk_id=tok.unk_id,
         )  # fmt: skip
         rt = enc.roundtrip if enc.roundtrip is not None else np.zeros(n, dtype=bool)
         batch = getattr(tok, "normalize_batch", None)  # one engine call where the tokenizer has it

@@ -8,7 +8,8 @@ compares them on real text); the offsets themselves come from the two paths of
   engine's own offsets, byte runs split text by text) and ``Tokenizer.decode`` per text. Any object with
   ``encode_batch_with_offsets`` and ``decode`` (a foreign tokenizer, a proxy) takes this path, its own
   ``encode_batch_with_offsets`` called as is.
-- ``"engine"``: the tokenizer's backend (``Tokenizer.backend``) batch by batch — the fast offsets path
+- ``"engine"``: the tokenizer's backend (an engine without offsets, a plain function, gives ids only: its
+  offsets are zeros and it is never decoded) (``Tokenizer.backend``) batch by batch — the fast offsets path
   (ids-only engine calls and piece widths where they hold, the engine's offsets otherwise) and the
   engine's batch decode, on all cores; with the plain decoder the round trip is known without decoding
   (the pieces spell the text: only U+2581 in the input decodes differently). ``"auto"`` takes it when
@@ -100,6 +101,7 @@ def encode_part(
     backend = None if path == "reference" else engine if engine is not None else engine_of(tok)
     if path == "engine" and backend is None:
         raise ValueError(f"{tok!r} has no engine batch path; use path='reference' or 'auto'")
+    decode = decode and (backend is None or backend.capabilities.decode)
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     decoded: list[str] | None = [] if decode else None
     exact: list[np.ndarray] = []  # [n] per batch: decode(ids) == text
@@ -107,7 +109,10 @@ def encode_part(
         chunk = list(texts[start : start + batch_size])
         lists: list[list[int]] | None = None
         rule = None
-        if backend is not None:
+        if backend is not None and not backend.capabilities.offsets:  # counts only (a plain function)
+            lengths, ids = backend.encode_batch_flat(chunk)
+            offsets = np.zeros((ids.size, 2), dtype=np.int64)  # [T, 2] unknown: continued words are missing
+        elif backend is not None:
             enc = encode_fast(backend, chunk)
             lengths, ids, offsets = enc.lengths, enc.ids, enc.offsets
             rule = enc.widths.roundtrip_exact(chunk) if decode and enc.widths is not None else None

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -41,6 +42,7 @@ from tokenloom.fertility.counts import SliceCounts, close_part
 from tokenloom.fertility.encoding import EncodePath
 from tokenloom.fertility.slices import KIND_ORDER, SliceConfig, SliceKey, translit_target
 from tokenloom.fertility.writers import report_table, to_markdown, write_report
+from tokenloom.text.backends.base import Capabilities
 from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
 from tokenloom.text.unicode import Segmenter, SegmenterName, get_segmenter, transliterate
 
@@ -67,7 +69,9 @@ REPORT_COLUMNS: tuple[str, ...] = (
     "premium_median", "premium_lo", "premium_hi", "rel_kv_bytes", "rel_attention_work", "renyi_efficiency",
     "segmenter",
 )  # fmt: skip
-EXTRA_COLUMNS: tuple[str, ...] = ("premium_pairs", "pivot", "engine", "algorithm", "vocab_size", "generated")
+EXTRA_COLUMNS: tuple[str, ...] = (
+    "premium_pairs", "pivot", "engine", "algorithm", "vocab_size", "generated", "byte_fallback_def", "unk_def",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -107,22 +111,22 @@ class ReportConfig:
 
 
 def _resolve_tokenizers(tokenizers: Any) -> dict[str, Any]:
-    from tokenloom.text.tokenizer import load_tokenizer
+    """Name -> tokenizer: paths and foreign objects wrapped by :func:`~tokenloom.text.adapt.as_tokenizer`; an
+    object keeping the Tokenizer contract itself (``encode_batch_with_offsets`` and ``decode``) kept as is."""
+    from tokenloom.text.adapt import as_tokenizer
 
     if isinstance(tokenizers, Mapping):
         items = list(tokenizers.items())
-    elif isinstance(tokenizers, str | os.PathLike) or hasattr(tokenizers, "encode_batch_with_offsets"):
-        items = [(None, tokenizers)]
-    else:
+    elif isinstance(tokenizers, list | tuple):
         items = [(None, t) for t in tokenizers]
+    else:
+        items = [(None, tokenizers)]
     if not items:
         raise ConfigError("no tokenizers given: pass at least one tokenizer object or path")
     out: dict[str, Any] = {}
     for name, tok in items:
-        if isinstance(tok, str | os.PathLike):
-            tok = load_tokenizer(tok)
-        if not hasattr(tok, "encode_batch_with_offsets"):
-            raise ConfigError(f"{tok!r} is not a tokenizer: pass a tokenloom Tokenizer or a path to one")
+        if not hasattr(tok, "encode_batch_with_offsets") or isinstance(tok, str | os.PathLike):
+            tok = as_tokenizer(tok)
         label = str(name) if name is not None else str(tok.name)
         base, k = label, 2
         while label in out:  # two files with the same stem: keep both, numbered
@@ -197,7 +201,8 @@ class _Table:
         self.rows[(name, key)] = {
             "tokenizer": name, "slice_kind": key[0], "slice": key[1], **metrics_, **self.common,
             "engine": getattr(tok, "engine", "unknown"), "algorithm": getattr(tok, "algorithm", "unknown"),
-            "vocab_size": int(tok.vocab_size),
+            "vocab_size": int(tok.vocab_size) if _caps(tok).vocabulary else None,
+            **_missing(tok),
         }  # fmt: skip
 
     def table(self) -> list[dict[str, Any]]:
@@ -208,6 +213,31 @@ class _Table:
         names = list(self.toks)
         keys = sorted(self.rows, key=lambda k: (names.index(k[0]), order.get(k[1][0], 99), k[1][1]))
         return [self.rows[k] for k in keys]
+
+
+def _caps(tok: Any) -> Capabilities:
+    """What a tokenizer can answer (an object keeping the Tokenizer contract itself: everything)."""
+    return getattr(tok, "capabilities", None) or Capabilities()
+
+
+def _missing(tok: Any) -> dict[str, Any]:
+    """The definitions of a tokenizer's rates, and NaN for every metric it cannot give (see the columns)."""
+    caps = _caps(tok)
+    defs = getattr(tok, "definitions", None) or {
+        "byte_fallback": "byte pieces <0xNN>",
+        "unk": "unknown-token id",
+    }
+    out: dict[str, Any] = {"byte_fallback_def": defs["byte_fallback"], "unk_def": defs["unk"]}
+    gone = {
+        "roundtrip_exact_rate": not caps.decode,
+        "continued_words": not caps.offsets,
+        "renyi_efficiency": not caps.vocabulary,
+        "byte_fallback_rate": defs["byte_fallback"].startswith("missing"),
+        "unk_rate": defs["unk"].startswith("missing"),
+        "normalization_changed_rate": not caps.normalizer,
+    }
+    out.update({column: math.nan for column, missing in gone.items() if missing})
+    return out
 
 
 def _count_part(
@@ -251,8 +281,12 @@ def fertility_report(
 ) -> pd.DataFrame:
     """Fertility, premium and efficiency of each tokenizer on each slice of ``corpus`` (a pandas DataFrame).
 
-    ``tokenizers``: ``{name: tokenizer or path}``, or a list of tokenizers / paths (named after the
-    tokenizer). ``corpus``: a path, a list of paths (see :func:`~tokenloom.text.corpus.load_corpus`) or a
+    ``tokenizers``: ``{name: tokenizer or path}``, a list of them (named after the tokenizer) or one. A
+    tokenizer is anything :func:`~tokenloom.text.adapt.as_tokenizer` takes: a tokenloom ``Tokenizer``, a
+    ``tokenizers.Tokenizer``, a ``SentencePieceProcessor``, a ``transformers`` tokenizer, a ``tiktoken.Encoding``
+    (or an object with ``encode``/``decode``), a function ``text -> ids`` or a path; special tokens are never
+    added. Metrics adapt to the family (columns ``byte_fallback_def``, ``unk_def``); what an engine cannot give
+    (a function has no decoder, vocabulary or offsets) is NaN, not guessed. ``corpus``: a path, a list of paths (see :func:`~tokenloom.text.corpus.load_corpus`) or a
     :class:`~tokenloom.text.corpus.Corpus`. ``pivot``: the language slice premiums are measured against
     (``None`` for none; a pivot absent from a corpus that has parallel parts is an error).
     ``translit``: add generated ``<lang>_<Script>_Latn-translit`` slices. ``segmenter``: ``"icu"``,

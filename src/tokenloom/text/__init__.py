@@ -19,6 +19,7 @@ _LAZY: dict[str, str] = {
     "SourceStats": "tokenloom.text.sources",
     "Tokenizer": "tokenloom.text.tokenizer",
     "load_tokenizer": "tokenloom.text.tokenizer",
+    "as_tokenizer": "tokenloom.text.adapt",
     "TrainerConfig": "tokenloom.text.train",
     "train_tokenizer": "tokenloom.text.train",
     # corpus reading and Unicode analysis
@@ -34,6 +35,7 @@ _LAZY: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
+    from tokenloom.text.adapt import as_tokenizer
     from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
     from tokenloom.text.sources import SourceStats, iter_lines, resolve_inputs
     from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
@@ -53,6 +55,7 @@ __all__ = [
     "SourceStats",
     "Tokenizer",
     "TrainerConfig",
+    "as_tokenizer",
     "char_scripts",
     "count_words",
     "dominant_script",

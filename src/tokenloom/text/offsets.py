@@ -15,6 +15,11 @@ byte k, otherwise (normalization changed the text) every piece keeps the run's s
   widths add up to the text's length, no unknown piece, byte runs spell whole characters); otherwise, or
   when a check fails, the engine's offsets with byte runs split vectorized (:func:`split_byte_runs`).
 
+Engines that give no offsets get them from their decoder: :func:`byte_offsets` from each token's bytes (a
+byte-level vocabulary such as tiktoken's: exact, a token that splits a character gets that character's span,
+as byte pieces do) and :func:`decoder_offsets` from decoding growing prefixes (any decoder: exact where each
+decoded prefix is a prefix of the text).
+
 ``tests/test_offsets.py`` compares the two paths on FLORES text. What this module does not do: choose a
 path for the caller (``Tokenizer.encode_batch_with_offsets`` and ``fertility.encoding`` take a ``path``
 argument) or decode.
@@ -22,7 +27,7 @@ argument) or decode.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING
@@ -38,6 +43,8 @@ if TYPE_CHECKING:
 __all__ = [
     "FlatEncoding",
     "PieceWidths",
+    "byte_offsets",
+    "decoder_offsets",
     "encode_fast",
     "encode_reference",
     "fix_byte_runs",
@@ -180,6 +187,56 @@ def split_byte_runs(
     out[where[~good], 0] = start[run][~good]
     out[where[~good], 1] = end[run][~good]
     return out
+
+
+# ---------------------------------------------------------------- offsets from a decoder
+def byte_offsets(
+    texts: Sequence[str], lengths: np.ndarray, ids: np.ndarray, nbytes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """([T, 2] code-point offsets local to each text, [n] bool text whose tokens' bytes spell it exactly).
+
+    ``ids`` [T] the texts' ids one after another, ``lengths`` [n] tokens per text, ``nbytes`` [V] UTF-8 bytes
+    each id spells. A token covers the characters holding its first through last byte."""
+    chars, bases = _bases(texts)
+    prefix = _utf8_prefix(texts)  # [C + 1] bytes before each end-to-end position
+    tb = nbytes[ids] if ids.size else np.zeros(0, np.int64)  # [T] bytes per token
+    tok_text = np.repeat(np.arange(len(lengths)), lengths)  # [T]
+    spelled = np.bincount(tok_text, weights=tb, minlength=len(lengths)).astype(np.int64)  # [n]
+    text_start = prefix[bases]  # [n] byte position of each text, end to end
+    ok = spelled == prefix[bases + chars] - text_start
+    csum = np.concatenate([[0], np.cumsum(tb, dtype=np.int64)])  # [T + 1] bytes before each token
+    first = np.cumsum(lengths) - lengths  # [n] index of each text's first token
+    end_b = csum[1:] + np.repeat(text_start - csum[first], lengths)  # [T] end byte, end to end
+    start_b = end_b - tb  # [T]
+    start = np.searchsorted(prefix, start_b, side="right") - 1  # [T] character holding the first byte
+    last = np.searchsorted(prefix, np.maximum(end_b - 1, start_b), side="right") - 1  # [T] ... the last byte
+    out = np.stack([start, np.where(tb > 0, last + 1, start)], axis=1)  # [T, 2] end to end
+    return out - np.repeat(bases, lengths)[:, None], ok  # [T, 1] broadcast: end to end -> local
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix of two strings."""
+    if b.startswith(a):
+        return len(a)
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def decoder_offsets(decode: Callable[[list[int]], str], ids: Sequence[int], text: str) -> Offsets:
+    """Offsets of one text from its decoder: token k ends where the decoded prefix ``ids[:k + 1]`` stops
+    matching ``text`` (a token that only completes a character later gets an empty span). O(len(ids)) decodes."""
+    spans: Offsets = []
+    done = 0
+    for k in range(len(ids)):
+        head = decode(list(ids[: k + 1]))
+        end = max(_common_prefix(head, text), done)
+        spans.append((done, end))
+        done = end
+    return spans
 
 
 # ---------------------------------------------------------------- piece widths (the fast path's tables)

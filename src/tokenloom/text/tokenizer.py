@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tokenloom.errors import TokenizerError
-from tokenloom.text.backends.base import EngineBackend, Offsets, clear_input_errors
+from tokenloom.text.backends.base import Capabilities, EngineBackend, Offsets, clear_input_errors
 from tokenloom.text.backends.sentencepiece import PROBES
 
 if TYPE_CHECKING:
@@ -48,8 +48,10 @@ class Tokenizer:
     """A trained or loaded tokenizer over one engine backend (see module docstring).
 
     Attributes: ``name``, ``backend`` (the :class:`~tokenloom.text.backends.EngineBackend`), ``engine``
-    (its kind: "hf" | "sentencepiece"), ``algorithm`` ("bpe" | "unigram" | "wordpiece" | "unknown"),
-    ``vocab_size``, ``byte_fallback_ids`` (ids of the 256 ``<0xNN>`` pieces; empty when none), ``unk_id``,
+    (its kind: "hf" | "sentencepiece" | "tiktoken" | "transformers" | "callable"), ``algorithm`` ("bpe" |
+    "unigram" | "wordpiece" | "unknown"), ``vocab_size`` (0 when the engine does not say), ``byte_fallback_ids``
+    (ids of the 256 ``<0xNN>`` pieces; empty when none), ``unk_id``, ``capabilities`` (what the engine can
+    answer: :class:`~tokenloom.text.backends.base.Capabilities`),
     ``record`` (the ``tokenloom.json`` content: config, corpus statistics; empty for foreign files).
     """
 
@@ -67,6 +69,7 @@ class Tokenizer:
         self.vocab_size: int = backend.vocab_size
         self.byte_fallback_ids: frozenset[int] = backend.byte_ids
         self.unk_id: int | None = backend.unk_id
+        self.capabilities: Capabilities = backend.capabilities
         self.record: dict[str, Any] = dict(record or {})
         self._verify_texts = list(verify_texts)
 
@@ -74,6 +77,32 @@ class Tokenizer:
     def algorithm(self) -> str:
         """``"bpe"`` | ``"unigram"`` | ``"wordpiece"`` | ``"unknown"`` (read from the model when first asked)."""
         return self.backend.algorithm
+
+    @property
+    def fallback_ids(self) -> frozenset[int]:
+        """Ids the byte-fallback rate counts: the ``<0xNN>`` pieces, or in a byte-level vocabulary the tokens
+        that are not whole UTF-8 characters (see :attr:`definitions`)."""
+        if self.backend.byte_fallback == "byte_level":
+            return self.backend.partial_ids
+        return self.byte_fallback_ids
+
+    @property
+    def definitions(self) -> dict[str, str]:
+        """How this tokenizer's byte-fallback and unknown-token rates are defined (``"missing: ..."`` when
+        they cannot be measured: the engine gives no vocabulary)."""
+        family = self.backend.byte_fallback
+        if not self.capabilities.vocabulary:
+            return {"byte_fallback": "missing: no vocabulary", "unk": "missing: no vocabulary"}
+        fallback = {
+            "byte_pieces": "byte pieces <0xNN>",
+            "byte_level": "partial-character tokens (byte-level)",
+            None: "none: no byte fallback",
+        }[family]
+        if self.unk_id is not None:
+            unk = f"unknown-token id {self.unk_id}"
+        else:
+            unk = "0 by construction (byte-level)" if family == "byte_level" else "none: no unknown token"
+        return {"byte_fallback": fallback, "unk": unk}
 
     # ---------------------------------------------------------------- encoding
     def encode(self, text: str) -> list[int]:
@@ -118,8 +147,11 @@ class Tokenizer:
 
     def decode_batch(self, batch: Sequence[Sequence[int]]) -> list[str]:
         """:meth:`decode` of each id sequence, in one engine call (the same strings as ``decode`` one by one)."""
+        if not self.capabilities.decode:
+            raise TokenizerError(f"tokenizer {self.name!r} ({self.engine}) has no decoder")
         lists = [[int(i) for i in ids] for ids in batch]
-        self._check_ids(lists)
+        if self.capabilities.vocabulary:
+            self._check_ids(lists)
         return self.backend.decode_batch(lists) if lists else []
 
     def engine_handle(self) -> Any:

@@ -1,7 +1,9 @@
 """The ``EngineBackend`` protocol every tokenizer engine implements, and the error translation they share.
 
-A backend wraps one engine object (a ``tokenizers.Tokenizer``, a ``SentencePieceProcessor``; later kinds:
-tiktoken encodings, ``transformers`` tokenizers, plain callables) and answers in plain Python types.
+A backend wraps one engine object (a ``tokenizers.Tokenizer``, a ``SentencePieceProcessor``, a tiktoken
+``Encoding`` or an object shaped like it, a ``transformers`` tokenizer, a plain callable) and answers in plain
+Python types. What an engine cannot answer (a callable has no decoder, no vocabulary and no offsets) its
+:class:`Capabilities` say, so that measurements needing it are reported as missing instead of guessed.
 :class:`~tokenloom.text.tokenizer.Tokenizer` holds exactly one backend and never asks which engine it is;
 :mod:`tokenloom.text.offsets` computes offsets from what a backend offers.
 
@@ -15,7 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -28,12 +31,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ByteFallback",
+    "Capabilities",
     "EngineBackend",
     "Offsets",
     "OffsetsFn",
+    "byte_level_bytes",
     "clear_input_errors",
     "flat_ids",
     "panic_safe",
+    "partial_char_ids",
 ]
 
 Offsets = list[tuple[int, int]]
@@ -43,12 +49,22 @@ OffsetsFn = Callable[[Sequence[str]], list[tuple[list[int], Offsets]]]
 ByteFallback = Literal["byte_pieces", "byte_level"]
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What an engine can answer beyond token ids (every field True for ``tokenizers`` and sentencepiece)."""
+
+    decode: bool = True  # decode_batch works: round trips can be checked
+    offsets: bool = True  # token offsets (the engine's, or derived from its decoder): words can be aligned
+    vocabulary: bool = True  # vocab_size is known: ids can be range-checked, Rényi efficiency computed
+    normalizer: bool = True  # normalize_batch is the engine's own normalization (identity when it has none)
+
+
 class EngineBackend(Protocol):
     """One tokenizer engine behind the interface :class:`~tokenloom.text.tokenizer.Tokenizer` uses."""
 
     @property
     def kind(self) -> str:
-        """Engine name: "hf" | "sentencepiece" (later: "tiktoken", "transformers", "callable")."""
+        """Engine name: "hf" | "sentencepiece" | "tiktoken" | "transformers" | "callable"."""
         ...
 
     @property
@@ -58,7 +74,12 @@ class EngineBackend(Protocol):
 
     @property
     def vocab_size(self) -> int:
-        """Ids are 0 .. vocab_size - 1."""
+        """Ids are 0 .. vocab_size - 1 (0 when the engine does not say: ``capabilities.vocabulary`` is False)."""
+        ...
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this engine can answer (see :class:`Capabilities`)."""
         ...
 
     @property
@@ -74,6 +95,12 @@ class EngineBackend(Protocol):
     @property
     def byte_ids(self) -> frozenset[int]:
         """Ids of the 256 ``<0xNN>`` pieces when ``byte_fallback == "byte_pieces"``, else empty."""
+        ...
+
+    @property
+    def partial_ids(self) -> frozenset[int]:
+        """Ids of tokens that are not whole UTF-8 characters when ``byte_fallback == "byte_level"`` (the
+        byte-level analog of byte fallback), else empty."""
         ...
 
     @property
@@ -132,6 +159,41 @@ def flat_ids(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
     return lengths, ids
+
+
+def partial_char_ids(token_bytes: Iterable[tuple[int, bytes]]) -> frozenset[int]:
+    """Ids whose bytes are not a whole number of UTF-8 characters (a piece of a character at either end).
+
+    In valid UTF-8 text, a token that decodes on its own starts on a character boundary (a lead byte) and ends
+    on one, so whether a byte-level token splits a character is a property of its id alone."""
+    out = []
+    for token_id, raw in token_bytes:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            out.append(token_id)
+    return frozenset(out)
+
+
+def _byte_level_table() -> dict[str, int]:
+    """GPT-2's byte-level alphabet: printable bytes stand for themselves, the rest for U+0100 onward."""
+    keep = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    shifted = [b for b in range(256) if b not in keep]
+    table = {chr(b): b for b in keep}
+    table.update({chr(0x100 + k): b for k, b in enumerate(shifted)})
+    return table
+
+
+_BYTE_LEVEL = _byte_level_table()
+
+
+def byte_level_bytes(piece: str) -> bytes | None:
+    """The bytes a byte-level piece (``"Ġthe"``) spells; ``None`` when it holds a character outside the alphabet
+    (an added or special token written as plain text)."""
+    try:
+        return bytes(_BYTE_LEVEL[ch] for ch in piece)
+    except KeyError:
+        return None
 
 
 def panic_safe(what: str, func: Any, *args: Any, **kwargs: Any) -> Any:

@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tokenloom.errors import TokenizerError
-from tokenloom.text.backends.base import ByteFallback, OffsetsFn, flat_ids, panic_safe
+from tokenloom.text.backends.base import (
+    ByteFallback,
+    Capabilities,
+    OffsetsFn,
+    byte_level_bytes,
+    flat_ids,
+    panic_safe,
+    partial_char_ids,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,6 +49,7 @@ class HFBackend:
     """A ``tokenizers.Tokenizer`` (see module docstring)."""
 
     kind = "hf"
+    capabilities = Capabilities()
 
     def __init__(self, hf: Any) -> None:
         self._hf = hf
@@ -62,10 +71,22 @@ class HFBackend:
         else:
             self.unk_id = hf.token_to_id(unk_token) if unk_token else None
         self._widths: PieceWidths | bool | None = False  # False: not built yet
+        self._partial: frozenset[int] | None = None
 
     @property
     def handle(self) -> Any:
         return self._hf
+
+    @property
+    def partial_ids(self) -> frozenset[int]:
+        if self._partial is None:
+            if self.byte_fallback != "byte_level":
+                self._partial = frozenset()
+            else:
+                vocab = self._hf.get_vocab(with_added_tokens=False)
+                spelled = ((i, byte_level_bytes(p)) for p, i in vocab.items())
+                self._partial = partial_char_ids((i, b) for i, b in spelled if b is not None)
+        return self._partial
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         return [list(e.ids) for e in self._hf.encode_batch_fast(list(texts), add_special_tokens=False)]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tokenloom.errors import TokenizerError
-from tokenloom.text.backends.base import ByteFallback, OffsetsFn, panic_safe
+from tokenloom.text.backends.base import ByteFallback, Capabilities, OffsetsFn, panic_safe
 
 if TYPE_CHECKING:
     import numpy as np
@@ -61,6 +61,8 @@ class SentencePieceBackend:
     """A sentencepiece model (see module docstring); ``hf``: its verified export when already at hand."""
 
     kind = "sentencepiece"
+    capabilities = Capabilities()
+    partial_ids: frozenset[int] = frozenset()  # byte pieces, never byte-level tokens
 
     def __init__(self, sp: Any, model: bytes, *, hf: Any = None) -> None:
         self._sp = sp

@@ -1,0 +1,110 @@
+"""Any tokenizer as a tokenloom :class:`~tokenloom.text.tokenizer.Tokenizer`: objects and command-line specs.
+
+:func:`as_tokenizer` wraps, by what the object is: a tokenloom ``Tokenizer`` (as is); a ``tokenizers.Tokenizer``;
+a ``sentencepiece.SentencePieceProcessor``; a ``transformers`` tokenizer (fast or slow); a ``tiktoken.Encoding``
+or any object shaped like one (``encode`` and ``decode``); any callable ``str -> Sequence[int]``; a path
+(:func:`~tokenloom.text.tokenizer.load_tokenizer`). Engines are recognised by their classes only when their
+package is already imported (an object of a package that is not imported cannot exist), so nothing heavy is
+imported to ask. :func:`load_tokenizer_spec` reads the command line's forms: ``PATH``, ``tiktoken:FILE``
+with a pattern, ``transformers:FOLDER``. What it does not do: encode (the backends do).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from tokenloom.errors import ConfigError
+from tokenloom.text.backends.base import EngineBackend
+from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
+
+__all__ = ["as_tokenizer", "load_tokenizer_spec"]
+
+SPEC_KINDS = ("tiktoken", "transformers")
+
+
+def _instance(obj: Any, module: str, *path: str) -> bool:
+    """``isinstance(obj, module.path)`` when ``module`` is already imported (False otherwise)."""
+    target: Any = sys.modules.get(module)
+    for name in path:
+        target = getattr(target, name, None)
+    return isinstance(target, type) and isinstance(obj, target)
+
+
+def _backend(obj: Any) -> EngineBackend:
+    if _instance(obj, "tokenizers", "Tokenizer"):
+        from tokenloom.text.backends.hf import HFBackend
+
+        return HFBackend(obj)
+    if _instance(obj, "sentencepiece", "SentencePieceProcessor"):
+        from tokenloom.text.backends.sentencepiece import SentencePieceBackend
+
+        return SentencePieceBackend(obj, obj.serialized_model_proto())
+    if _instance(obj, "transformers", "PreTrainedTokenizerBase"):
+        from tokenloom.text.backends.transformers import TransformersBackend
+
+        return TransformersBackend(obj)
+    if callable(getattr(obj, "encode", None)) and callable(getattr(obj, "decode", None)):
+        from tokenloom.text.backends.tiktoken import TiktokenBackend
+
+        return TiktokenBackend(obj)
+    if callable(obj):
+        from tokenloom.text.backends.plain import CallableBackend
+
+        return CallableBackend(obj)
+    raise ConfigError(
+        f"{type(obj).__name__} is not a tokenizer: pass a tokenloom Tokenizer, a tokenizers.Tokenizer, a "
+        "SentencePieceProcessor, a transformers tokenizer, a tiktoken Encoding (or an object with encode and "
+        "decode), a function text -> ids, or a path"
+    )
+
+
+def _default_name(obj: Any) -> str:
+    for attr in ("name", "name_or_path", "__name__"):  # tiktoken, transformers, functions
+        value = getattr(obj, attr, None)
+        if isinstance(value, str) and value:
+            return os.path.basename(value.rstrip("/\\")) or value
+    return type(obj).__name__
+
+
+def as_tokenizer(obj: Any, *, name: str | None = None) -> Tokenizer:
+    """``obj`` as a :class:`Tokenizer` (see module docstring); ``name`` overrides the one it has."""
+    if isinstance(obj, Tokenizer):
+        if name is None or name == obj.name:
+            return obj
+        return Tokenizer(name=name, backend=obj.backend, record=obj.record)
+    if isinstance(obj, str | os.PathLike):
+        tok = load_tokenizer_spec(os.fspath(obj))
+        return as_tokenizer(tok, name=name)
+    return Tokenizer(name=name or _default_name(obj), backend=_backend(obj))
+
+
+def load_tokenizer_spec(spec: str, *, pattern: str | None = None, name: str | None = None) -> Tokenizer:
+    """A tokenizer from a command-line spec: ``PATH`` (a tokenloom folder, ``tokenizer.json`` or ``.model``),
+    ``tiktoken:FILE.tiktoken`` (with ``pattern``: a name such as ``cl100k`` or a regex) or
+    ``transformers:FOLDER`` (``AutoTokenizer.from_pretrained(FOLDER, local_files_only=True)``)."""
+    kind, sep, rest = spec.partition(":")
+    if not sep or kind not in SPEC_KINDS:
+        if pattern is not None:
+            raise ConfigError(f"--pattern applies to tiktoken:FILE tokenizers only, not to {spec!r}")
+        tok = load_tokenizer(spec)
+        return as_tokenizer(tok, name=name)
+    if kind == "tiktoken":
+        from tokenloom.text.backends.tiktoken import load_tiktoken_file
+
+        if pattern is None:
+            raise ConfigError(
+                f"{spec!r}: a tiktoken ranks file needs its pre-tokenizer pattern; add --pattern "
+                "cl100k|o200k|gpt2|llama3|REGEX after it"
+            )
+        backend: EngineBackend = load_tiktoken_file(rest, pattern)
+        default = os.path.splitext(os.path.basename(rest))[0]
+    else:
+        from tokenloom.text.backends.transformers import load_transformers_folder
+
+        if pattern is not None:
+            raise ConfigError(f"--pattern applies to tiktoken:FILE tokenizers only, not to {spec!r}")
+        backend = load_transformers_folder(rest)
+        default = os.path.basename(rest.rstrip("/\\")) or rest
+    return Tokenizer(name=name or default, backend=backend)
