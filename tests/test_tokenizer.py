@@ -439,3 +439,10 @@ def test_piece_widths_known_answer() -> None:
         cps = np.array([ord(ch) for ch in text])
         _, ok = widths.offsets(np.array([3, 4]), np.array([2]), np.array([1]), cps=cps, bases=np.array([0]))
         assert ok.tolist() == [good], text
+
+
+def test_first_difference_names_the_position() -> None:
+    from tokenloom.text.backends.base import first_difference
+
+    assert first_difference([5, 6, 7, 8], [5, 6, 9, 8]).startswith("first difference at token 2 of 4 vs 4")
+    assert "at token 2 of 2 vs 3" in first_difference([1, 2], [1, 2, 3])  # one is a prefix of the other

@@ -37,6 +37,7 @@ __all__ = [
     "OffsetsFn",
     "byte_level_bytes",
     "clear_input_errors",
+    "first_difference",
     "flat_ids",
     "panic_safe",
     "partial_char_ids",
@@ -194,6 +195,16 @@ def byte_level_bytes(piece: str) -> bytes | None:
         return bytes(_BYTE_LEVEL[ch] for ch in piece)
     except KeyError:
         return None
+
+
+def first_difference(want: Sequence[int], got: Sequence[int]) -> str:
+    """Where two id sequences part: the first differing position and a few ids either side."""
+    k = next((i for i, (a, b) in enumerate(zip(want, got, strict=False)) if a != b), min(len(want), len(got)))
+    lo = max(0, k - 3)
+    return (
+        f"first difference at token {k} of {len(want)} vs {len(got)}: "
+        f"{list(want[lo : k + 4])} vs {list(got[lo : k + 4])} (from token {lo})"
+    )
 
 
 def panic_safe(what: str, func: Any, *args: Any, **kwargs: Any) -> Any:

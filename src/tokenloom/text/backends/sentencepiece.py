@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tokenloom.errors import TokenizerError
-from tokenloom.text.backends.base import ByteFallback, Capabilities, OffsetsFn, panic_safe
+from tokenloom.text.backends.base import ByteFallback, Capabilities, OffsetsFn, first_difference, panic_safe
 
 if TYPE_CHECKING:
     import numpy as np
@@ -157,8 +157,8 @@ class SentencePieceBackend:
             if list(want) != list(enc.ids):
                 raise TokenizerError(
                     f"exported tokenizer.json differs from sentencepiece on text #{number} {text[:80]!r}: "
-                    f"sentencepiece {list(want)[:20]} vs tokenizer.json {list(enc.ids)[:20]}; the export "
-                    "cannot be trusted, so nothing was saved (report this model and text as a bug)"
+                    f"{first_difference(list(want), list(enc.ids))} (sentencepiece vs tokenizer.json); the "
+                    "export cannot be trusted, so nothing was saved (report this model and text as a bug)"
                 )
         return len(texts)
 
