@@ -83,7 +83,12 @@ class HFBackend:
         return [(list(e.ids), [tuple(o) for o in e.offsets]) for e in encs]
 
     def decode_batch(self, batch: Sequence[Sequence[int]]) -> list[str]:
-        return [str(t) for t in self._hf.decode_batch([list(ids) for ids in batch])] if batch else []
+        if not batch:
+            return []
+        # special tokens decode as their text: an id the text's own "<s>" became gives "<s>" back
+        return [
+            str(t) for t in self._hf.decode_batch([list(ids) for ids in batch], skip_special_tokens=False)
+        ]
 
     def id_to_piece(self, token_id: int) -> str | None:
         piece = self._hf.id_to_token(token_id)
