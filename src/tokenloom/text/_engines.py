@@ -282,12 +282,13 @@ def train_bytelevel(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> T
         hf.normalizer = normalizer
     hf.pre_tokenizer = build_pre_tokenizer(cfg.resolved_pretokenizer)
     hf.decoder = decoders.ByteLevel()
+    limit = cfg.resolved_max_piece_length  # bytes; None: no limit
     trainer = trainers.BpeTrainer(
         vocab_size=cfg.vocab_size,
         special_tokens=list(cfg.resolved_special_tokens),
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=show_progress(quiet),
-        max_token_length=cfg.resolved_max_piece_length,  # None: no limit
+        max_token_length=None if limit is None else limit + 1,  # the trainer keeps pieces shorter than this
     )
     _train_raw(hf, trainer, stream, cfg)
     size = hf.get_vocab_size(with_added_tokens=True)

@@ -188,7 +188,8 @@ class TrainerConfig:
     @property
     def resolved_pretokenizer(self) -> Pretokenizer:
         """The byte-level pre-tokenizer: name, pattern used (``bytelevel.resolve_pattern``), split_digits."""
-        return resolve_pattern(self.pretokenizer or DEFAULT_PRETOKENIZER, split_digits=self.split_digits)
+        name = DEFAULT_PRETOKENIZER if self.pretokenizer is None else self.pretokenizer
+        return resolve_pattern(name, split_digits=self.split_digits)
 
     @property
     def resolved_max_piece_length(self) -> int | None:
