@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from test_tokenizer import EDGE_CASES
 from tokenloom import cli
 from tokenloom.errors import ConfigError, TokenizerError
+from tokenloom.text import tiktoken_encoding_kwargs
 from tokenloom.text.bytelevel import CATCH_ALL, PATTERNS, _possessive_at, resolve_pattern
 from tokenloom.text.tiktoken_export import (
     TIKTOKEN_FILE,
-    tiktoken_encoding_kwargs,
     tiktoken_export,
     verify_tiktoken,
 )
@@ -137,6 +137,8 @@ def test_record_says_what_was_trained(small: Tokenizer, tmp_path: Path) -> None:
     )
     again.save(tmp_path / "plain")  # a save without the format drops the entry: no claim about a missing file
     assert "tiktoken" not in json.loads((tmp_path / "plain" / "tokenloom.json").read_text("utf-8"))
+    with pytest.raises(TokenizerError, match="no 'tiktoken' entry"):
+        tiktoken_encoding_kwargs(tmp_path / "plain")
 
 
 def test_same_corpus_and_config_give_identical_files(default_corpus: Path, tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 Names are imported lazily (like the top-level package), so ``import tokenloom.text`` pulls in neither
 ``tokenizers``, ``sentencepiece`` nor pandas. Submodules: ``sources`` (files/folders/globs → lines),
-``train`` (TrainerConfig, train_tokenizer), ``tokenizer`` (Tokenizer, load_tokenizer), ``unicode``.
+``train`` (TrainerConfig, train_tokenizer), ``tokenizer`` (Tokenizer, load_tokenizer), ``bytelevel``
+(byte-level BPE split patterns), ``tiktoken_export`` (tiktoken's format), ``unicode``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ _LAZY: dict[str, str] = {
     "load_tokenizer": "tokenloom.text.tokenizer",
     "TrainerConfig": "tokenloom.text.train",
     "train_tokenizer": "tokenloom.text.train",
+    "tiktoken_encoding_kwargs": "tokenloom.text.tiktoken_export",
     # corpus reading and Unicode analysis
     "load_corpus": "tokenloom.text.corpus",
     "Corpus": "tokenloom.text.corpus",
@@ -36,6 +38,7 @@ _LAZY: dict[str, str] = {
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
     from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
     from tokenloom.text.sources import SourceStats, iter_lines, resolve_inputs
+    from tokenloom.text.tiktoken_export import tiktoken_encoding_kwargs
     from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
     from tokenloom.text.train import TrainerConfig, train_tokenizer
     from tokenloom.text.unicode import (
@@ -61,6 +64,7 @@ __all__ = [
     "load_corpus",
     "load_tokenizer",
     "resolve_inputs",
+    "tiktoken_encoding_kwargs",
     "train_tokenizer",
     "transliterate",
     "word_spans",
