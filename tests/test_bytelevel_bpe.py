@@ -272,12 +272,16 @@ def test_custom_pattern_loses_nothing_and_exports(default_corpus: Path, tmp_path
 # ------------------------------------------------------------------ the tiktoken export
 
 
-def test_tiktoken_export_matches_on_flores(flores_train: Path, shared_dir: Path, tmp_path: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    tok = train_tokenizer(flores_train, algorithm="bytelevel-bpe", vocab_size=4000, quiet=True)
+@pytest.mark.parametrize("pretokenizer", ["o200k", "cl100k", "gpt2"])
+def test_tiktoken_export_matches_on_flores(
+    flores_train: Path, shared_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pretokenizer: str
+) -> None:
+    tok = train_tokenizer(flores_train, algorithm="bytelevel-bpe", vocab_size=4000, pretokenizer=pretokenizer)
     folder = tok.save(tmp_path / "tok", formats=("tokenizer.json", "tiktoken"))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # tiktoken's loader caches by path otherwise
-    ranks = tiktoken.load.load_tiktoken_bpe(str(folder / TIKTOKEN_FILE))
+    from tiktoken.load import load_tiktoken_bpe
+
+    ranks = load_tiktoken_bpe(str(folder / TIKTOKEN_FILE))
     entry = json.loads((folder / "tokenloom.json").read_text("utf-8"))["tiktoken"]
     encoding = tiktoken.Encoding(
         "flores", pat_str=entry["pattern"], mergeable_ranks=ranks, special_tokens=entry["special_tokens"]
