@@ -20,8 +20,9 @@ possessive, so the two engines would split ``"2016"`` differently; without posse
 pattern the same (tests compare the pieces on FLORES-200 text).
 
 A user's pattern (any string that is not a name) is checked by :func:`resolve_pattern`: it must compile in
-the ``regex`` module and in ``tokenizers.Regex``, contain no possessive quantifier, and never match the
-empty string. The ``tokenizers`` Split keeps text the pattern does not match while tiktoken drops it, so
+the ``regex`` module and in ``tokenizers.Regex``, contain no possessive quantifier, and match no empty
+string in a probe text (letters, marks, digits, spaces, line breaks, punctuation, emoji); a bare word is
+taken for a misspelt name. The ``tokenizers`` Split keeps text the pattern does not match while tiktoken drops it, so
 the pattern actually used is ``REGEX + "|[\\s\\S]"``: unmatched characters become one-character pieces in
 both engines and nothing is lost.
 
@@ -145,6 +146,11 @@ def resolve_pattern(pretokenizer: str, *, split_digits: bool = False) -> Pretoke
         raise ConfigError(f"pretokenizer must be a str (a name or a regex), got {pretokenizer!r}")
     if pretokenizer in PATTERNS:
         return Pretokenizer(pretokenizer, PATTERNS[pretokenizer], split_digits)
+    if re.fullmatch(r"[\w-]+", pretokenizer, flags=re.ASCII):  # as a regex, a literal word: a misspelt name
+        raise ConfigError(
+            f"unknown pretokenizer {pretokenizer!r}; choose one of {', '.join(PATTERNS)} or pass a regular "
+            "expression (a bare word is refused: as a pattern it would match only itself)"
+        )
     _check_custom(pretokenizer)
     return Pretokenizer("custom", pretokenizer + CATCH_ALL, split_digits)
 
