@@ -93,6 +93,31 @@ def test_layout_specials_then_256_bytes_then_merges(small: Tokenizer) -> None:
     assert data["model"]["ignore_merges"] is True and data["normalizer"] is None
 
 
+def test_trainer_equals_the_raw_engine(small: Tokenizer, default_corpus: Path) -> None:
+    from tokenizers import Regex, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Tokenizer as HFTokenizer
+
+    from tokenloom.text.sources import resolve_inputs
+
+    raw = HFTokenizer(models.BPE(ignore_merges=True))
+    raw.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(PATTERNS["o200k"]), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    raw.decoder = decoders.ByteLevel()
+    lines = [ln for p in resolve_inputs(default_corpus) for ln in p.read_text("utf-8").split("\n") if ln]
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB,
+        special_tokens=list(SPECIALS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    raw.train_from_iterator(lines, trainer)
+    assert json.loads(raw.to_str()) == json.loads(small.hf_export().to_str())
+
+
 def test_no_unk_is_added_and_specials_keep_their_order(default_corpus: Path) -> None:
     tok = train_tokenizer(
         default_corpus,
