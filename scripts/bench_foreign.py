@@ -46,7 +46,7 @@ def _build(flores: Path, langs: list[str], tmp: Path) -> dict[str, tuple[Any, Ca
 
     from tokenloom.text.adapt import load_tokenizer_spec
     from tokenloom.text.backends.base import byte_level_bytes
-    from tokenloom.text.pretokenize import PATTERNS
+    from tokenloom.text.bytelevel import PATTERNS
 
     train = [t for lang in langs for t in (flores / "dev" / f"{lang}.txt").read_text("utf-8").splitlines()]
     hf = Tokenizer(models.BPE(ignore_merges=True))

@@ -19,7 +19,7 @@ from tokenloom.errors import ConfigError, TokenizerError
 from tokenloom.fertility.report import ReportConfig
 from tokenloom.text.adapt import as_tokenizer, load_tokenizer_spec
 from tokenloom.text.backends.base import byte_level_bytes
-from tokenloom.text.pretokenize import PATTERNS
+from tokenloom.text.bytelevel import PATTERNS
 
 LANGS = ("eng_Latn", "hin_Deva", "zho_Hans", "arb_Arab", "rus_Cyrl", "tam_Taml", "amh_Ethi", "kor_Hang")
 EOT = "<|endoftext|>"

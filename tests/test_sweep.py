@@ -43,15 +43,16 @@ def flores_sample(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 @pytest.mark.slow
-def test_cut_equals_separate_training(flores_sample: Path, tmp_path: Path) -> None:
-    big = train_tokenizer(flores_sample, algorithm="bpe", vocab_size=5000, engine="hf", quiet=True)
+@pytest.mark.parametrize("algorithm", ["bpe", "bytelevel-bpe"])
+def test_cut_equals_separate_training(flores_sample: Path, tmp_path: Path, algorithm: str) -> None:
+    big = train_tokenizer(flores_sample, algorithm=algorithm, vocab_size=5000, engine="hf", quiet=True)  # type: ignore[arg-type]
     source = _model_json(big, tmp_path / "big")
     base = bpe_base_size(source)
     texts = [
         line for f in sorted(flores_sample.glob("*.txt")) for line in f.read_text("utf-8").splitlines()[:40]
     ]
     for size in (base + 200, 4000):
-        alone = train_tokenizer(flores_sample, algorithm="bpe", vocab_size=size, engine="hf", quiet=True)
+        alone = train_tokenizer(flores_sample, algorithm=algorithm, vocab_size=size, engine="hf", quiet=True)  # type: ignore[arg-type]
         expected = _model_json(alone, tmp_path / f"alone-{size}")
         cut = cut_bpe(source, size)
         assert cut["model"]["vocab"] == expected["model"]["vocab"]
@@ -118,6 +119,26 @@ def test_sweep_tables(default_corpus: Path) -> None:
     assert len(langs) == 4 * 12 and set(langs["tokenizer"]) == set(table["tokenizer"])
 
 
+def test_sweep_cuts_bytelevel_bpe_and_its_cuts_export_to_tiktoken(
+    default_corpus: Path, tmp_path: Path
+) -> None:
+    config = SweepConfig(algorithms=("bytelevel-bpe",), vocab_sizes=(600, 700), context=1024)
+    result = vocab_sweep(default_corpus, default_corpus, config)
+    table = result.table
+    assert list(table["tokenizer"]) == ["bytelevel-bpe-600", "bytelevel-bpe-700"]
+    assert list(table["made"]) == ["cut from bytelevel-bpe-700", "trained"]
+    assert list(table["engine"]) == ["hf", "hf"] and list(table["algorithm"]) == ["bytelevel-bpe"] * 2
+    cut, big = result.tokenizers["bytelevel-bpe-600"], result.tokenizers["bytelevel-bpe-700"]
+    assert cut.vocab_size == 600 and cut.record["config"]["algorithm"] == "bytelevel-bpe"
+    alone = train_tokenizer(default_corpus, algorithm="bytelevel-bpe", vocab_size=600, quiet=True)
+    text = "The weaver sat by the window and watched the rain, 2016."
+    assert cut.encode(text) == alone.encode(text) != big.encode(text)
+    cut.save(tmp_path / "cut", formats=("tokenizer.json", "tiktoken"))  # verified against tiktoken
+    assert (tmp_path / "cut" / "tokenizer.tiktoken").read_text("ascii").count("\n") == 600 - 4
+    with pytest.raises(ConfigError, match="unknown algorithm 'bytelevel'"):
+        SweepConfig(algorithms=("bytelevel",))
+
+
 def test_sweep_cli(default_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "sweep"
     argv = ["sweep", str(default_corpus), "--algorithms", "bpe", "--vocab-sizes", "1k,1100,1200"]
@@ -134,6 +155,26 @@ def test_sweep_cli(default_corpus: Path, tmp_path: Path, capsys: pytest.CaptureF
     reloaded = load_tokenizer(out / "tokenizers" / "bpe-1100")
     assert reloaded.vocab_size == 1100
     assert cli.main(argv) == 2 and "already exists" in capsys.readouterr().err
+
+
+def test_sweep_cli_three_algorithms(
+    default_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sweep"
+    argv = [
+        "sweep",
+        str(default_corpus),
+        "--algorithms",
+        "bpe,unigram,bytelevel-bpe",
+        "--vocab-sizes",
+        "1k,1200",
+    ]
+    assert cli.main([*argv, "--eval", str(default_corpus), "--out", str(out), "--quiet"]) == 0
+    assert "cut from bytelevel-bpe-1200" in capsys.readouterr().out
+    table = pd.read_csv(out / "sweep.csv")
+    assert list(table["algorithm"]) == ["bpe", "bpe", "unigram", "unigram", "bytelevel-bpe", "bytelevel-bpe"]
+    assert list(table["made"])[4:] == ["cut from bytelevel-bpe-1200", "trained"]
+    assert load_tokenizer(out / "tokenizers" / "bytelevel-bpe-1k").vocab_size == 1000
 
 
 def test_vocab_size_flag() -> None:

@@ -31,7 +31,10 @@ def _names(text: str) -> tuple[str, ...]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("corpus", nargs="+", metavar="CORPUS", help="training text: files, folders, globs")
     parser.add_argument(
-        "--algorithms", type=_names, default=("bpe", "unigram"), help="comma-separated (default: bpe,unigram)"
+        "--algorithms",
+        type=_names,
+        default=("bpe", "unigram"),
+        help="comma-separated from bpe, unigram, bytelevel-bpe (default: bpe,unigram)",
     )
     parser.add_argument(
         "--vocab-sizes",
@@ -48,11 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--engine",
         choices=("auto", "hf", "sentencepiece"),
         default="auto",
-        help="auto: bpe on the tokenizers engine (trained once, smaller sizes cut from it), "
-        "unigram on sentencepiece (default: auto)",
+        help="auto: bpe and bytelevel-bpe on the tokenizers engine (trained once, smaller sizes cut from "
+        "it), unigram on sentencepiece (default: auto)",
     )
     parser.add_argument(
-        "--no-shortcut", action="store_true", help="train every BPE size separately instead of cutting"
+        "--no-shortcut",
+        action="store_true",
+        help="train every (byte-level) BPE size separately instead of cutting",
     )
     parser.add_argument("--pivot", default="eng_Latn", help="language premiums are measured against")
     parser.add_argument("--preset", default="vit-b16", help="encoder preset whose costs are reported")

@@ -1,7 +1,10 @@
-"""``tokenloom train``: train a BPE or unigram tokenizer on text files and save it, with a one-screen summary.
+"""``tokenloom train``: train a BPE, unigram or byte-level BPE tokenizer on text files and save it, with a
+one-screen summary.
 
 The saved folder is the tokenizer's (``Tokenizer.save``) plus ``fertility.csv``: the fertility of the
 held-out lines, measured here (``tokenloom.fertility``), since the tokenizer itself knows nothing of reports.
+A byte-level BPE tokenizer is saved in tiktoken's format too (``tokenizer.tiktoken``) when it has one
+(no ``--split-digits``, normalization none).
 """
 
 from __future__ import annotations
@@ -11,23 +14,39 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tokenloom.text.tokenizer import Tokenizer
+    from tokenloom.text.tokenizer import SaveFormat, Tokenizer
     from tokenloom.text.train import TrainResult
 
 NAME = "train"
-HELP = "train a BPE or unigram tokenizer (HF tokenizers or sentencepiece) with byte fallback"
+HELP = (
+    "train a BPE or unigram tokenizer (HF tokenizers or sentencepiece) with byte fallback, or byte-level BPE"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "inputs", nargs="+", metavar="INPUT", help="text files, folders (searched for .txt) or globs"
     )
-    parser.add_argument("--algorithm", choices=("bpe", "unigram"), default="bpe", help="default: bpe")
+    parser.add_argument(
+        "--algorithm",
+        choices=("bpe", "unigram", "bytelevel-bpe"),
+        default="bpe",
+        help="bytelevel-bpe: GPT-2 / tiktoken-style byte-level BPE (tokenizers engine); default: bpe",
+    )
     parser.add_argument(
         "--engine",
         choices=("auto", "hf", "sentencepiece"),
         default="auto",
-        help="auto = sentencepiece for both algorithms (fastest, see the README); default: auto",
+        help="auto = sentencepiece for bpe and unigram (fastest), hf for bytelevel-bpe; default: auto",
+    )
+    parser.add_argument(
+        "--pretokenizer",
+        default=None,
+        metavar="NAME|REGEX",
+        help="bytelevel-bpe: split pattern gpt2, cl100k, llama3 (= cl100k) or o200k, or a regex; default: o200k",
+    )
+    parser.add_argument(
+        "--split-digits", action="store_true", help="bytelevel-bpe: every digit a token of its own"
     )
     parser.add_argument(
         "--vocab-size", type=int, default=8000, metavar="N", help="total vocabulary; default 8000"
@@ -73,9 +92,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
 
 
-def save_with_fertility(result: TrainResult, out: Path, *, overwrite: bool = False) -> Any:
-    """Save the trained tokenizer to ``out`` and, when lines were held out, their per-script and per-language
-    fertility as ``out/fertility.csv`` (written atomically); returns that table (a DataFrame) or ``None``."""
+def save_with_fertility(
+    result: TrainResult,
+    out: Path,
+    *,
+    overwrite: bool = False,
+    formats: tuple[SaveFormat, ...] = ("tokenizer.json",),
+) -> Any:
+    """Save the trained tokenizer to ``out`` (in ``formats``) and, when lines were held out, their per-script and
+    per-language fertility as ``out/fertility.csv`` (written atomically); returns that table (a DataFrame) or
+    ``None``."""
     from tokenloom._atomic import atomic_write
 
     tok = result.tokenizer
@@ -84,7 +110,7 @@ def save_with_fertility(result: TrainResult, out: Path, *, overwrite: bool = Fal
         from tokenloom.fertility.report import fertility_by_source
 
         table = fertility_by_source(tok, result.heldout)
-    tok.save(out, overwrite=overwrite)
+    tok.save(out, overwrite=overwrite, formats=formats)
     if table is not None:
         atomic_write(out / "fertility.csv", table.to_csv(index=False))
     return table
@@ -108,10 +134,16 @@ def run(args: argparse.Namespace) -> int:
         max_bytes=args.max_bytes,
         heldout=args.heldout,
         errors=args.errors,
+        pretokenizer=args.pretokenizer,
+        split_digits=args.split_digits,
     )
     inputs = [str(p) for p in args.inputs]
     result = train_with_heldout(inputs, config, quiet=args.quiet)
-    table = save_with_fertility(result, args.out, overwrite=args.overwrite)
+    tiktoken = (
+        config.algorithm == "bytelevel-bpe" and not config.split_digits and config.normalization == "none"
+    )
+    formats: tuple[SaveFormat, ...] = ("tokenizer.json", "tiktoken") if tiktoken else ("tokenizer.json",)
+    table = save_with_fertility(result, args.out, overwrite=args.overwrite, formats=formats)
     _summary(result.tokenizer, args.out, inputs, table)
     return 0
 
@@ -143,6 +175,12 @@ def _fertility_lines(table: Any, out: Path, top: int = 5) -> list[str]:
     return lines + ["    " + line for line in format_table(header, cells).splitlines()]
 
 
+def _fallback(tok: Tokenizer) -> str:
+    if tok.backend.byte_fallback == "byte_level":
+        return "byte-level alphabet"
+    return "yes" if tok.byte_fallback_ids else "no"
+
+
 def _summary(tok: Tokenizer, out: Path, inputs: list[str], fertility: Any) -> None:
     from tokenloom._tables import plural
 
@@ -150,9 +188,12 @@ def _summary(tok: Tokenizer, out: Path, inputs: list[str], fertility: Any) -> No
     corpus, training = record["corpus"], record["training"]
     sample = _sample_line(inputs)
     pieces = tok.tokens(sample)
+    if tok.backend.byte_fallback == "byte_level":  # byte characters are unreadable: show each token's text
+        pieces = [tok.decode([i]) for i in tok.encode(sample)]  # a partial character shows as U+FFFD
+    algorithm = record.get("config", {}).get("algorithm", tok.algorithm)
     lines = [
-        f"trained {tok.algorithm} on {tok.engine} -> {out}",
-        f"  vocab size     {tok.vocab_size}  (byte fallback: {'yes' if tok.byte_fallback_ids else 'no'})",
+        f"trained {algorithm} on {tok.engine} -> {out}",
+        f"  vocab size     {tok.vocab_size}  (byte fallback: {_fallback(tok)})",
         f"  corpus         {plural(corpus['files'], 'file')}, {plural(corpus['lines'], 'line')}, "
         f"{plural(corpus['chars'], 'character')}",
         f"  bytes read     {corpus['bytes']:,}  (trained on {corpus['train_bytes']:,}; held out "
@@ -170,6 +211,11 @@ def _summary(tok: Tokenizer, out: Path, inputs: list[str], fertility: Any) -> No
     if "export" in record:
         lines.append(
             f"  export         tokenizer.json identical to tokenizer.model on {record['export']['verified_texts']} texts"
+        )
+    if "tiktoken" in record:
+        lines.append(
+            f"  tiktoken       {record['tiktoken']['file']} identical to tokenizer.json on "
+            f"{record['tiktoken']['verified_texts']} texts"
         )
     lines += _fertility_lines(fertility, out)
     shown = " ".join(pieces[:24]) + (" ..." if len(pieces) > 24 else "")

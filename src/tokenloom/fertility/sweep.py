@@ -17,8 +17,8 @@ derives two tables:
   anything (FLORES-style ``<lang>_<Script>.txt`` files).
 
 The BPE shortcut: with the ``tokenizers`` engine the merges of a smaller BPE vocabulary are a prefix of a
-larger one's, so the largest BPE is trained once and the smaller ones are cut from it
-(:mod:`tokenloom.text.bpe_cut`; tests compare the cut with separate trainings). :func:`write_sweep` writes
+larger one's, so the largest BPE (and the largest byte-level BPE) is trained once and the smaller ones are
+cut from it (:mod:`tokenloom.text.bpe_cut`; tests compare the cut with separate trainings). :func:`write_sweep` writes
 the tokenizers, the tables, the full report and charts. What it does not do: define metrics (``metrics``),
 count tokens (``report``) or draw (``plots``).
 """
@@ -48,16 +48,19 @@ SweepEngine = Literal["auto", "hf", "sentencepiece"]
 # engine="auto" in a sweep: BPE on the tokenizers engine (the cut shortcut applies), the rest as training does
 logger = logging.getLogger(__name__)
 _AUTO_ENGINE = {"bpe": "hf", "unigram": "sentencepiece", "bytelevel-bpe": "hf"}
+_CUTTABLE = ("bpe", "bytelevel-bpe")  # trained in merge order by the tokenizers engine (bpe_cut)
 
 
 @dataclass(frozen=True)
 class SweepConfig:
     """What a vocabulary sweep trains, how it evaluates, and the model it prices the results for."""
 
-    algorithms: tuple[str, ...] = ("bpe", "unigram")  # any algorithm train_tokenizer accepts
+    algorithms: tuple[str, ...] = ("bpe", "unigram")  # "bpe" | "unigram" | "bytelevel-bpe"
     vocab_sizes: tuple[int, ...] = (8000, 16000, 32000, 64000)  # trained for every algorithm
-    engine: SweepEngine = "auto"  # "auto": bpe -> hf (cut shortcut), unigram -> sentencepiece
-    shortcut: bool = True  # cut smaller BPE vocabularies from the largest (tokenizers engine only)
+    engine: SweepEngine = "auto"  # "auto": bpe, bytelevel-bpe -> hf (cut shortcut), unigram -> sentencepiece
+    shortcut: bool = (
+        True  # cut smaller (byte-level) BPE vocabularies from the largest (tokenizers engine only)
+    )
     pivot: str = "eng_Latn"  # premiums and the reference context are the pivot language's
     translit: bool = False  # also report generated transliterated slices (slower)
     preset: str = "vit-b16"  # EncoderConfig preset whose width, depth and heads price the results
@@ -70,6 +73,9 @@ class SweepConfig:
     def __post_init__(self) -> None:
         if not self.algorithms:
             raise ConfigError("a sweep needs at least one algorithm, e.g. algorithms=('bpe', 'unigram')")
+        unknown = [a for a in self.algorithms if a not in _AUTO_ENGINE]
+        if unknown:
+            raise ConfigError(f"unknown algorithm {unknown[0]!r}; choose from {tuple(_AUTO_ENGINE)}")
         sizes = self.vocab_sizes
         if not sizes or any(isinstance(v, bool) or not isinstance(v, int) or v <= 0 for v in sizes):
             raise ConfigError(f"vocab_sizes must be positive ints, got {sizes!r}")
@@ -101,7 +107,9 @@ def _name(algorithm: str, vocab_size: int) -> str:
     return f"{algorithm}-{vocab_size // 1000}k" if vocab_size % 1000 == 0 else f"{algorithm}-{vocab_size}"
 
 
-def _cut_all(big: Tokenizer, sizes: list[int], big_name: str) -> dict[str, tuple[Tokenizer, float]]:
+def _cut_all(
+    big: Tokenizer, sizes: list[int], big_name: str, algorithm: str
+) -> dict[str, tuple[Tokenizer, float]]:
     """Smaller BPE tokenizers cut from ``big`` (saved to a temp folder to read its tokenizer.json)."""
     from tokenloom.text.bpe_cut import cut_bpe
     from tokenloom.text.tokenizer import load_tokenizer
@@ -122,7 +130,7 @@ def _cut_all(big: Tokenizer, sizes: list[int], big_name: str) -> dict[str, tuple
             record["config"] = {**meta.get("config", {}), "vocab_size": size}
             (folder / "tokenloom.json").write_text(json.dumps(record, ensure_ascii=False), "utf-8")
             tok = load_tokenizer(folder)
-            out[_name("bpe", size)] = (tok, time.perf_counter() - start)
+            out[_name(algorithm, size)] = (tok, time.perf_counter() - start)
     return out
 
 
@@ -134,7 +142,7 @@ def _train_all(corpus: Any, config: SweepConfig, quiet: bool) -> tuple[dict[str,
     sizes = sorted(config.vocab_sizes)
     for algorithm in config.algorithms:
         engine = config.engine_for(algorithm)
-        cut = config.shortcut and algorithm == "bpe" and engine == "hf" and len(sizes) > 1
+        cut = config.shortcut and algorithm in _CUTTABLE and engine == "hf" and len(sizes) > 1
         for size in reversed(sizes) if cut else sizes:
             name = _name(algorithm, size)
             if cut and size != sizes[-1]:
@@ -147,7 +155,7 @@ def _train_all(corpus: Any, config: SweepConfig, quiet: bool) -> tuple[dict[str,
             training[name] = {"how": "trained", "engine": engine, "seconds": time.perf_counter() - start}
         if cut:
             big = _name(algorithm, sizes[-1])
-            for name, (tok, seconds) in _cut_all(tokenizers[big], sizes[:-1], big).items():
+            for name, (tok, seconds) in _cut_all(tokenizers[big], sizes[:-1], big, algorithm).items():
                 tokenizers[name] = tok
                 training[name] = {"how": f"cut from {big}", "engine": engine, "seconds": seconds}
     order = [_name(a, v) for a in config.algorithms for v in sizes]

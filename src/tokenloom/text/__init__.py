@@ -2,7 +2,8 @@
 
 Names are imported lazily (like the top-level package), so ``import tokenloom.text`` pulls in neither
 ``tokenizers``, ``sentencepiece`` nor pandas. Submodules: ``sources`` (files/folders/globs → lines),
-``train`` (TrainerConfig, train_tokenizer), ``tokenizer`` (Tokenizer, load_tokenizer), ``unicode``.
+``train`` (TrainerConfig, train_tokenizer), ``tokenizer`` (Tokenizer, load_tokenizer), ``bytelevel``
+(byte-level BPE split patterns), ``tiktoken_export`` (tiktoken's format), ``unicode``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ _LAZY: dict[str, str] = {
     "as_tokenizer": "tokenloom.text.adapt",
     "TrainerConfig": "tokenloom.text.train",
     "train_tokenizer": "tokenloom.text.train",
+    "tiktoken_encoding_kwargs": "tokenloom.text.tiktoken_export",
     # corpus reading and Unicode analysis
     "load_corpus": "tokenloom.text.corpus",
     "Corpus": "tokenloom.text.corpus",
@@ -38,6 +40,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports 
     from tokenloom.text.adapt import as_tokenizer
     from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
     from tokenloom.text.sources import SourceStats, iter_lines, resolve_inputs
+    from tokenloom.text.tiktoken_export import tiktoken_encoding_kwargs
     from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
     from tokenloom.text.train import TrainerConfig, train_tokenizer
     from tokenloom.text.unicode import (
@@ -64,6 +67,7 @@ __all__ = [
     "load_corpus",
     "load_tokenizer",
     "resolve_inputs",
+    "tiktoken_encoding_kwargs",
     "train_tokenizer",
     "transliterate",
     "word_spans",

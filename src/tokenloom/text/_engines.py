@@ -1,5 +1,6 @@
-"""The two engine back ends of ``train_tokenizer``: sentencepiece and HF ``tokenizers`` training with the
-equivalent settings described in ``train.py``, plus the engine-specific error translation.
+"""The engine back ends of ``train_tokenizer``: sentencepiece and HF ``tokenizers`` training with the
+equivalent settings described in ``train.py``, byte-level BPE on HF ``tokenizers`` (pre-tokenizer from
+``bytelevel.py``), plus the engine-specific error translation.
 
 What it does: turns a :class:`~tokenloom.text._stream.LineStream` and a ``TrainerConfig`` into a
 :class:`~tokenloom.text.tokenizer.Tokenizer`; an exception raised while streaming the corpus (e.g. invalid
@@ -30,7 +31,7 @@ from tokenloom.text.tokenizer import Tokenizer
 if TYPE_CHECKING:
     from tokenloom.text.train import TrainerConfig
 
-__all__ = ["check_not_empty", "train_hf", "train_spm"]
+__all__ = ["check_not_empty", "train_bytelevel", "train_hf", "train_spm"]
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ def train_spm(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokeniz
         "allow_whitespace_only_pieces": True,
         "split_by_whitespace": cfg.split_words,
         "max_sentence_length": cfg.max_line_bytes,
-        "max_sentencepiece_length": cfg.max_piece_length,
+        "max_sentencepiece_length": cfg.resolved_max_piece_length,
         "input_sentence_size": 0,  # use every streamed line (sampling is ours: max_bytes)
         "shuffle_input_sentence": False,
         "num_threads": cfg.resolved_threads,
@@ -213,7 +214,7 @@ def train_hf(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenize
             vocab_size=budget,
             special_tokens=names,
             initial_alphabet=alphabet,
-            max_token_length=cfg.max_piece_length,
+            max_token_length=cfg.resolved_max_piece_length,
             show_progress=show_progress(quiet),
         )
     else:
@@ -223,7 +224,7 @@ def train_hf(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenize
             special_tokens=names,
             unk_token="<unk>",
             initial_alphabet=alphabet,
-            max_piece_length=cfg.max_piece_length,
+            max_piece_length=cfg.resolved_max_piece_length,
             show_progress=show_progress(quiet),
         )
     normalizer = {"none": None, "nfc": normalizers.NFC(), "nfkc": normalizers.NFKC()}[cfg.normalization]
@@ -231,20 +232,7 @@ def train_hf(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenize
     if normalizer is not None:
         raw.normalizer = normalizer
     raw.pre_tokenizer = pre
-    guard = _Guard(stream)
-    try:
-        raw.train_from_iterator(_batches(guard), trainer=trainer)
-    except BaseException as exc:
-        if guard.error is not None:
-            raise guard.error from None
-        if isinstance(exc, KeyboardInterrupt | SystemExit):
-            raise
-        if "not large enough to contain all chars" in str(exc):
-            raise _alphabet_too_large(stream, cfg) from None
-        raise CorpusError(f"tokenizers training failed: {str(exc).strip()[:300]}") from None
-    if guard.error is not None:
-        raise guard.error
-    check_not_empty(stream)
+    _train_raw(raw, trainer, stream, cfg)
     model = byte_fallback_model(raw, special_tokens=names, byte_fallback=cfg.byte_fallback, unk_token="<unk>")
     hf = HFTokenizer(model)
     if normalizer is not None:
@@ -259,3 +247,55 @@ def train_hf(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenize
             "engine, whose character_coverage leaves rare characters to byte fallback)"
         )
     return Tokenizer(name=f"{cfg.algorithm}-hf-{cfg.vocab_size}", backend=HFBackend(hf))
+
+
+def _train_raw(raw: Any, trainer: Any, stream: LineStream, cfg: TrainerConfig) -> None:
+    """``raw.train_from_iterator`` over the guarded stream, engine errors translated (see module doc)."""
+    guard = _Guard(stream)
+    try:
+        raw.train_from_iterator(_batches(guard), trainer=trainer)
+    except BaseException as exc:
+        if guard.error is not None:
+            raise guard.error from None
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            raise
+        if "not large enough to contain all chars" in str(exc):
+            raise _alphabet_too_large(stream, cfg) from None
+        raise CorpusError(f"tokenizers training failed: {str(exc).strip()[:300]}") from None
+    if guard.error is not None:
+        raise guard.error
+    check_not_empty(stream)
+
+
+def train_bytelevel(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenizer:
+    """Byte-level BPE (``bytelevel.py``): special tokens get ids 0..k-1, the 256 byte characters k..k+255,
+    merge ``i`` id ``k + 256 + i``; ``ignore_merges`` makes a pre-token that is in the vocabulary one token,
+    as tiktoken does."""
+    from tokenizers import Tokenizer as HFTokenizer
+    from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
+
+    from tokenloom.text.bytelevel import build_pre_tokenizer
+
+    hf = HFTokenizer(models.BPE(ignore_merges=True))
+    normalizer = {"none": None, "nfc": normalizers.NFC(), "nfkc": normalizers.NFKC()}[cfg.normalization]
+    if normalizer is not None:
+        hf.normalizer = normalizer
+    hf.pre_tokenizer = build_pre_tokenizer(cfg.resolved_pretokenizer)
+    hf.decoder = decoders.ByteLevel()
+    limit = cfg.resolved_max_piece_length  # bytes; None: no limit
+    trainer = trainers.BpeTrainer(
+        vocab_size=cfg.vocab_size,
+        special_tokens=list(cfg.resolved_special_tokens),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=show_progress(quiet),
+        max_token_length=None if limit is None else limit + 1,  # the trainer keeps pieces shorter than this
+    )
+    _train_raw(hf, trainer, stream, cfg)
+    size = hf.get_vocab_size(with_added_tokens=True)
+    if size < cfg.vocab_size:
+        log.warning(
+            "the corpus gave only %d of vocab_size=%d tokens (no pair left to merge)", size, cfg.vocab_size
+        )
+    return Tokenizer(
+        name=f"{cfg.algorithm}-hf-{cfg.vocab_size}", backend=HFBackend(hf), verify_texts=stream.sample
+    )

@@ -9,11 +9,13 @@ reads our folder, any ``tokenizer.json`` or any sentencepiece ``.model``, turnin
 
 A sentencepiece tokenizer is saved with an exported ``tokenizer.json`` too (see ``_hf_build.export_spm``);
 before writing, the export is checked id-for-id against sentencepiece on the training sample kept by the
-trainer plus built-in probe strings, and the save fails with ``TokenizerError`` on any difference.
+trainer plus built-in probe strings, and the save fails with ``TokenizerError`` on any difference. A
+byte-level BPE tokenizer can also be saved in tiktoken's format (``formats=("tokenizer.json", "tiktoken")``,
+:mod:`tokenloom.text.tiktoken_export`), checked the same way against the ``tokenizer.json``.
 
 Losslessness: with normalization "none" and byte fallback, ``decode(encode(s)) == s`` for any string,
 except that the meta-symbol U+2581 ``▁`` in the input stands for a space in both engines and decodes as
-``" "``. :meth:`Tokenizer.is_lossless` tells, per text, whether the round trip is exact.
+``" "``; byte-level BPE has no such exception. Special tokens decode as their text. :meth:`Tokenizer.is_lossless` tells, per text, whether the round trip is exact.
 Offsets are ``[start, end)`` in code points of the input; the byte pieces of one character all carry
 that character's span (:mod:`tokenloom.text.offsets`: a reference path and a fast path).
 
@@ -30,18 +32,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from tokenloom.errors import TokenizerError
+from tokenloom.errors import ConfigError, TokenizerError
 from tokenloom.text.backends.base import Capabilities, EngineBackend, Offsets, clear_input_errors
 from tokenloom.text.backends.sentencepiece import PROBES
 
 if TYPE_CHECKING:
     from tokenloom.text.offsets import PieceWidths
 
-__all__ = ["PROBES", "OffsetPath", "Tokenizer", "load_tokenizer"]
+__all__ = ["PROBES", "SAVE_FORMATS", "OffsetPath", "SaveFormat", "Tokenizer", "load_tokenizer"]
 
 log = logging.getLogger(__name__)
 
 OffsetPath = Literal["fast", "reference"]
+SaveFormat = Literal["tokenizer.json", "tiktoken"]
+SAVE_FORMATS: tuple[str, ...] = ("tokenizer.json", "tiktoken")
 
 
 class Tokenizer:
@@ -171,13 +175,17 @@ class Tokenizer:
     def normalize(self, text: str) -> str:
         """``text`` after the tokenizer's normalization (NFC/NFKC/the model's rule), spaces kept as spaces.
 
-        For a lossless tokenizer this is what ``decode(encode(text))`` returns (U+2581 becomes a space).
+        For a lossless tokenizer this is what ``decode(encode(text))`` returns (U+2581 becomes a space, except
+        in byte-level tokenizers, which spell it with its bytes).
         """
         return self.normalize_batch([text])[0]
 
     def normalize_batch(self, texts: Sequence[str]) -> list[str]:
         """:meth:`normalize` of each text (one engine call for the batch where the engine has one)."""
-        return [t.replace("\u2581", " ") for t in self.backend.normalize_batch(list(texts))]
+        normalized = self.backend.normalize_batch(list(texts))
+        if self.backend.byte_fallback == "byte_level":  # bytes decode as themselves: U+2581 stays U+2581
+            return normalized
+        return [t.replace("\u2581", " ") for t in normalized]
 
     def is_lossless(self, text: str) -> bool:
         """True when ``decode(encode(text)) == text`` (false e.g. for U+2581 in the input, NFKC changes)."""
@@ -200,16 +208,37 @@ class Tokenizer:
         is a ``tokenizer.json`` already), TokenizerError otherwise."""
         return self.backend.verify_export(self._verify_texts if texts is None else list(texts))
 
-    def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
-        """Write the tokenizer folder atomically; refuses an existing ``path`` unless ``overwrite``."""
+    def save(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        overwrite: bool = False,
+        formats: Sequence[SaveFormat] = ("tokenizer.json",),
+    ) -> Path:
+        """Write the tokenizer folder atomically; refuses an existing ``path`` unless ``overwrite``.
+
+        ``formats``: ``"tokenizer.json"`` — always written, with the engine's own files, so the folder loads
+        again — and ``"tiktoken"``: ``tokenizer.tiktoken`` plus the pattern, special tokens and ``n_vocab``
+        under ``"tiktoken"`` in ``tokenloom.json`` (byte-level BPE only; verified id-for-id against the
+        ``tokenizer.json`` first, see :mod:`tokenloom.text.tiktoken_export`).
+        """
         from tokenloom._atomic import atomic_dir
 
+        wanted = (formats,) if isinstance(formats, str) else tuple(formats)
+        unknown = [f for f in wanted if f not in SAVE_FORMATS]
+        if unknown:
+            raise ConfigError(f"unknown save format {unknown[0]!r}; choose from {SAVE_FORMATS}")
         path = Path(path)
         record = dict(self.record)
+        record.pop("tiktoken", None)  # a loaded folder's entry describes files this save may not write
         with atomic_dir(path, overwrite=overwrite) as tmp:
             checked = self.verify_export()
             if checked:
                 record["export"] = {"verified_texts": checked, "identical": True}
+            if "tiktoken" in wanted:
+                from tokenloom.text.tiktoken_export import export_tiktoken
+
+                record.update(export_tiktoken(self.hf_export(), tmp, self._verify_texts))
             record.update(self.backend.save(tmp))
             record.setdefault("format", "tokenloom-tokenizer/1")
             record["engine"] = self.engine

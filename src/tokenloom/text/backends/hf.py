@@ -65,6 +65,8 @@ class HFBackend:
         self.byte_fallback: ByteFallback | None = "byte_pieces" if self.byte_ids else None
         if self.byte_fallback is None and _has_byte_level(self._config.get("pre_tokenizer")):
             self.byte_fallback = "byte_level"
+            if self.algorithm == "bpe":
+                self.algorithm = "bytelevel-bpe"  # the name train_tokenizer uses for this family
         unk_token = model.get("unk_token")
         if model.get("type") == "Unigram":
             self.unk_id: int | None = model.get("unk_id")
@@ -104,7 +106,12 @@ class HFBackend:
         return [(list(e.ids), [tuple(o) for o in e.offsets]) for e in encs]
 
     def decode_batch(self, batch: Sequence[Sequence[int]]) -> list[str]:
-        return [str(t) for t in self._hf.decode_batch([list(ids) for ids in batch])] if batch else []
+        if not batch:
+            return []
+        # special tokens decode as their text: an id the text's own "<s>" became gives "<s>" back
+        return [
+            str(t) for t in self._hf.decode_batch([list(ids) for ids in batch], skip_special_tokens=False)
+        ]
 
     def id_to_piece(self, token_id: int) -> str | None:
         piece = self._hf.id_to_token(token_id)

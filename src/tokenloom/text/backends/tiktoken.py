@@ -43,7 +43,7 @@ class TiktokenBackend:
     """A tiktoken ``Encoding`` or an object shaped like one (see module docstring)."""
 
     kind = "tiktoken"
-    algorithm = "bpe"
+    algorithm = "bytelevel-bpe"
     byte_fallback: ByteFallback | None = "byte_level"
     byte_ids: frozenset[int] = frozenset()
     unk_id: int | None = None
@@ -178,19 +178,21 @@ def read_ranks(path: Path) -> dict[bytes, int]:
 def load_tiktoken_file(
     path: str | os.PathLike[str], pattern: str, *, special_tokens: dict[str, int] | None = None
 ) -> TiktokenBackend:
-    """A local ``.tiktoken`` ranks file with its pre-tokenizer ``pattern`` (a regex or a name, see
-    :data:`tokenloom.text.pretokenize.PATTERNS`) as a backend."""
+    """A local ``.tiktoken`` ranks file with its split ``pattern`` as a backend: a name of
+    :data:`tokenloom.text.bytelevel.PATTERNS` or a regex, used as given (tiktoken drops text it does not
+    match, so give the pattern the file was made with)."""
     import tiktoken
 
-    from tokenloom.text.pretokenize import resolve_pattern
+    from tokenloom.text.bytelevel import PATTERNS
 
     path = Path(path)
     if not path.is_file():
         raise TokenizerError(f"tiktoken ranks file {str(path)!r} does not exist")
     ranks = read_ranks(path)
-    regex = resolve_pattern(pattern)
+    regex = PATTERNS.get(pattern, pattern)
     encoding = panic_safe(
-        f"{path}: tiktoken refused the ranks file or the pattern",
+        f"{path}: tiktoken refused the ranks file or the pattern {pattern!r} (a name: "
+        f"{', '.join(PATTERNS)}, or a regex)",
         tiktoken.Encoding,
         path.stem,
         pat_str=regex,
