@@ -294,8 +294,17 @@ def test_foreign_byte_level_bpe_json(tmp_path: Path) -> None:
     )
     hf.save(str(tmp_path / "gpt2ish.json"))
     tok = load_tokenizer(tmp_path / "gpt2ish.json")
-    assert (tok.engine, tok.algorithm, tok.byte_fallback_ids, tok.unk_id) == ("hf", "bpe", frozenset(), None)
+    assert (tok.engine, tok.algorithm, tok.byte_fallback_ids, tok.unk_id) == (
+        "hf",
+        "bytelevel-bpe",
+        frozenset(),
+        None,
+    )
     assert tok.backend.byte_fallback == "byte_level"  # every piece spells bytes: nothing falls back
+    assert (
+        len(tok.encode("ö")) == 2 and set(tok.encode("ö")) <= tok.fallback_ids
+    )  # two partial-character tokens
+    assert not set(tok.encode("hello")) & tok.fallback_ids
     assert tok.decode(tok.encode("hello wörld")) == "hello wörld"
 
 
