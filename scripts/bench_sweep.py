@@ -1,8 +1,9 @@
 """Benchmark the BPE shortcut of a vocabulary sweep: train once and cut, against training every size.
 
-    python scripts/bench_sweep.py [--corpus DIR] [--vocab-sizes 8k,16k,32k,64k] [--markdown]
+    python scripts/bench_sweep.py [--corpus DIR] [--vocab-sizes 8k,16k,32k,64k] [--algorithm bpe] [--markdown]
 
-Three ways to get the BPE tokenizers of every size, on the ``tokenizers`` engine, in one process:
+Three ways to get the BPE (or byte-level BPE: ``--algorithm bytelevel-bpe``) tokenizers of every size, on
+the ``tokenizers`` engine, in one process:
 (a) the largest size alone (the floor: any sweep trains it), (b) tokenloom's sweep training (largest once,
 smaller sizes cut from it), (c) every size trained separately. Prints the seconds and the ratios b/a
 (target ≤ 1.3) and c/a, and checks that every cut tokenizer encodes a sample exactly as its separately
@@ -37,6 +38,7 @@ def main() -> int:
     shared = Path(os.environ.get("TOKENLOOM_SHARED", ROOT.parent / "shared"))
     parser.add_argument("--corpus", type=Path, default=shared / "corpora" / "flores200" / "dev")
     parser.add_argument("--vocab-sizes", type=parse_vocab_sizes, default=(8000, 16000, 32000, 64000))
+    parser.add_argument("--algorithm", choices=("bpe", "bytelevel-bpe"), default="bpe")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     args = parser.parse_args()
     sizes = sorted(args.vocab_sizes)
@@ -44,10 +46,10 @@ def main() -> int:
     mb = sum(p.stat().st_size for p in Path(corpus).glob("*.txt")) / 1e6
 
     def train(v: int) -> object:
-        return train_tokenizer(corpus, algorithm="bpe", vocab_size=v, engine="hf", quiet=True)
+        return train_tokenizer(corpus, algorithm=args.algorithm, vocab_size=v, engine="hf", quiet=True)
 
     largest, _ = _seconds(lambda: train(sizes[-1]))
-    config = SweepConfig(algorithms=("bpe",), vocab_sizes=tuple(sizes))
+    config = SweepConfig(algorithms=(args.algorithm,), vocab_sizes=tuple(sizes))
     shortcut, (cut, _) = _seconds(lambda: _train_all(corpus, config, quiet=True))  # type: ignore[misc]
     separate_times, separate = {}, {}
     for v in sizes:
@@ -68,7 +70,9 @@ def main() -> int:
         ("(c) every size separately", f"{total:.2f}", f"{total / largest:.2f}"),
     ]
     machine = f"{platform.machine()} {os.cpu_count()} CPUs, Python {platform.python_version()}"
-    print(f"{datetime.date.today()} · {machine} · corpus {corpus} ({mb:.1f} MB) · BPE sizes {sizes}")
+    print(
+        f"{datetime.date.today()} · {machine} · corpus {corpus} ({mb:.1f} MB) · {args.algorithm} sizes {sizes}"
+    )
     print(f"cut tokenizers encode {len(sample)} sample lines exactly as separately trained ones: {same}")
     if args.markdown:
         print("\n| training | seconds | × largest alone |\n|---|---:|---:|")
