@@ -15,7 +15,8 @@ byte-level BPE tokenizer can also be saved in tiktoken's format (``formats=("tok
 
 Losslessness: with normalization "none" and byte fallback, ``decode(encode(s)) == s`` for any string,
 except that the meta-symbol U+2581 ``▁`` in the input stands for a space in both engines and decodes as
-``" "``; byte-level BPE has no such exception. Special tokens decode as their text. :meth:`Tokenizer.is_lossless` tells, per text, whether the round trip is exact.
+``" "``; byte-level BPE has no such exception. Special tokens decode as their text.
+:meth:`Tokenizer.is_lossless` tells, per text, whether the round trip is exact.
 Offsets are ``[start, end)`` in code points of the input; the byte pieces of one character all carry
 that character's span (:mod:`tokenloom.text.offsets`: a reference path and a fast path).
 
@@ -53,7 +54,7 @@ class Tokenizer:
 
     Attributes: ``name``, ``backend`` (the :class:`~tokenloom.text.backends.EngineBackend`), ``engine``
     (its kind: "hf" | "sentencepiece" | "tiktoken" | "transformers" | "callable"), ``algorithm`` ("bpe" |
-    "unigram" | "wordpiece" | "unknown"), ``vocab_size`` (0 when the engine does not say), ``byte_fallback_ids``
+    "bytelevel-bpe" | "unigram" | "wordpiece" | "unknown"), ``vocab_size`` (0 when the engine does not say), ``byte_fallback_ids``
     (ids of the 256 ``<0xNN>`` pieces; empty when none), ``unk_id``, ``capabilities`` (what the engine can
     answer: :class:`~tokenloom.text.backends.base.Capabilities`),
     ``record`` (the ``tokenloom.json`` content: config, corpus statistics; empty for foreign files).
@@ -79,7 +80,7 @@ class Tokenizer:
 
     @property
     def algorithm(self) -> str:
-        """``"bpe"`` | ``"unigram"`` | ``"wordpiece"`` | ``"unknown"`` (read from the model when first asked)."""
+        """``"bpe"`` | ``"bytelevel-bpe"`` | ``"unigram"`` | ``"wordpiece"`` | ``"unknown"`` (read from the model)."""
         return self.backend.algorithm
 
     @property

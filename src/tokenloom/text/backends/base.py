@@ -70,7 +70,7 @@ class EngineBackend(Protocol):
 
     @property
     def algorithm(self) -> str:
-        """ "bpe" | "unigram" | "wordpiece" | "unknown"."""
+        """ "bpe" | "bytelevel-bpe" | "unigram" | "wordpiece" | "unknown"."""
         ...
 
     @property
