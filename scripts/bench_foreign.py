@@ -4,8 +4,8 @@ Run alone (ratios only mean something when nothing else runs)::
 
     python scripts/bench_foreign.py --languages 20 --markdown
 
-It first trains (not timed), on the FLORES-200 ``dev`` split of the chosen languages: a byte-level BPE
-(``tokenizers``, cl100k pre-tokenizer, 8k) written as a tiktoken ranks file too, and a sentencepiece unigram
+It first trains (not timed), on the FLORES-200 ``dev`` split of the chosen languages: tokenloom's byte-level BPE
+(``tokenizers`` engine, cl100k pattern, 8k) saved with its tiktoken ranks file, and a sentencepiece unigram
 (8k); the transformers tokenizers wrap them (fast: the ``tokenizers`` pipeline; slow:
 ``BertGenerationTokenizer`` over the sentencepiece model). Then, per kind, in this process: the engine's own
 batch encoding of every ``devtest`` text (one call per language file: ``encode_ordinary_batch``,
@@ -17,7 +17,6 @@ batch encoding of every ``devtest`` text (one call per language file: ``encode_o
 from __future__ import annotations
 
 import argparse
-import base64
 import datetime
 import platform
 import tempfile
@@ -40,33 +39,21 @@ def _build(flores: Path, langs: list[str], tmp: Path) -> dict[str, tuple[Any, Ca
     """Kind -> (what the report is given, the engine's own batch encoding: texts -> token total)."""
     import sentencepiece as spm
     import tiktoken
-    from tiktoken.load import load_tiktoken_bpe
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import AutoTokenizer, BertGenerationTokenizer, PreTrainedTokenizerFast
 
+    from tokenloom import train_tokenizer
+    from tokenloom.text import tiktoken_encoding_kwargs
     from tokenloom.text.adapt import load_tokenizer_spec
-    from tokenloom.text.backends.base import byte_level_bytes
-    from tokenloom.text.bytelevel import PATTERNS
 
     train = [t for lang in langs for t in (flores / "dev" / f"{lang}.txt").read_text("utf-8").splitlines()]
-    hf = Tokenizer(models.BPE(ignore_merges=True))
-    split = pre_tokenizers.Split(Regex(PATTERNS["cl100k"]), behavior="isolated")
-    hf.pre_tokenizer = pre_tokenizers.Sequence(
-        [split, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
-    )
-    hf.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=8000, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
-    )
-    hf.train_from_iterator(train, trainer)
-    ranks = tmp / "bl.tiktoken"
-    vocab = sorted(hf.get_vocab().items(), key=lambda kv: kv[1])
-    ranks.write_text(
-        "".join(f"{base64.b64encode(byte_level_bytes(p) or b'').decode()} {i}\n" for p, i in vocab)
-    )
-    enc = tiktoken.Encoding(
-        "bl", pat_str=PATTERNS["cl100k"], mergeable_ranks=load_tiktoken_bpe(str(ranks)), special_tokens={}
-    )
+    trained = train_tokenizer(
+        iter(train), algorithm="bytelevel-bpe", pretokenizer="cl100k", vocab_size=8000, special_tokens=(),
+        heldout=0, quiet=True,
+    )  # fmt: skip
+    trained.save(tmp / "bl", formats=("tokenizer.json", "tiktoken"))
+    hf = trained.hf_export()
+    enc = tiktoken.Encoding(**tiktoken_encoding_kwargs(tmp / "bl"))
+    ranks = tmp / "bl" / "tokenizer.tiktoken"
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(train), model_prefix=str(tmp / "sp"), vocab_size=8000, model_type="unigram",
         byte_fallback=True, character_coverage=0.995, minloglevel=2,

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from test_bytelevel_bpe import _utf8
 from tokenloom import fertility_report
 from tokenloom.errors import ConfigError, TokenizerError
 from tokenloom.fertility.report import ReportConfig
@@ -126,7 +127,7 @@ def test_byte_level_metrics_follow_the_family(kinds: dict[str, Any], report: pd.
     enc = kinds["enc"]
     for lang, texts in kinds["texts"].items():
         ids = [i for t in texts for i in enc.encode_ordinary(t)]
-        partial = [i for i in ids if not _is_text(enc.decode_single_token_bytes(i))]
+        partial = [i for i in ids if not _utf8(enc.decode_single_token_bytes(i))]
         for name in ("tiktoken", "tiktoken-file", "tokenizers", "transformers-fast"):
             row = report.loc[(name, lang)]
             assert row["byte_fallback_rate"] == pytest.approx(len(partial) / len(ids), abs=1e-12)
@@ -141,14 +142,6 @@ def test_byte_level_metrics_follow_the_family(kinds: dict[str, Any], report: pd.
     sp_row = report.loc[("sentencepiece", "zho_Hans")]
     assert sp_row["byte_fallback_def"] == "byte pieces <0xNN>" and sp_row["unk_def"] == "unknown-token id 0"
     assert sp_row["byte_fallback_rate"] > 0
-
-
-def _is_text(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 @pytest.mark.slow

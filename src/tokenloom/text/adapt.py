@@ -95,8 +95,8 @@ def load_tokenizer_spec(spec: str, *, pattern: str | None = None, name: str | No
 
         if pattern is None:
             raise ConfigError(
-                f"{spec!r}: a tiktoken ranks file needs its pre-tokenizer pattern; add --pattern "
-                "cl100k|o200k|gpt2|llama3|REGEX after it"
+                f"{spec!r}: a tiktoken ranks file needs its pre-tokenizer pattern: cl100k, o200k, gpt2, llama3 or "
+                "a regex (--pattern after the --tokenizer on the command line, pattern= in load_tokenizer_spec)"
             )
         backend: EngineBackend = load_tiktoken_file(rest, pattern)
         default = os.path.splitext(os.path.basename(rest))[0]
