@@ -168,13 +168,20 @@ def test_sweep_cli_three_algorithms(
         "bpe,unigram,bytelevel-bpe",
         "--vocab-sizes",
         "1k,1200",
+        "--pretokenizer",
+        "cl100k",
     ]
     assert cli.main([*argv, "--eval", str(default_corpus), "--out", str(out), "--quiet"]) == 0
     assert "cut from bytelevel-bpe-1200" in capsys.readouterr().out
     table = pd.read_csv(out / "sweep.csv")
     assert list(table["algorithm"]) == ["bpe", "bpe", "unigram", "unigram", "bytelevel-bpe", "bytelevel-bpe"]
     assert list(table["made"])[4:] == ["cut from bytelevel-bpe-1200", "trained"]
-    assert load_tokenizer(out / "tokenizers" / "bytelevel-bpe-1k").vocab_size == 1000
+    cut = load_tokenizer(out / "tokenizers" / "bytelevel-bpe-1k")
+    assert cut.vocab_size == 1000 and cut.record["resolved"]["pretokenizer"]["name"] == "cl100k"
+    assert (out / "tokenizers" / "bytelevel-bpe-1k" / "tokenizer.tiktoken").is_file()  # saved, verified
+    assert not (out / "tokenizers" / "bpe-1k" / "tokenizer.tiktoken").exists()
+    with pytest.raises(ConfigError, match="bytelevel-bpe only"):
+        SweepConfig(algorithms=("bpe",), pretokenizer="o200k")
 
 
 def test_vocab_size_flag() -> None:

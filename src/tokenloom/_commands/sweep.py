@@ -59,6 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="train every (byte-level) BPE size separately instead of cutting",
     )
+    parser.add_argument(
+        "--pretokenizer",
+        default=None,
+        metavar="NAME|REGEX",
+        help="bytelevel-bpe: split pattern gpt2, cl100k, llama3 (= cl100k) or o200k, or a regex; default: o200k",
+    )
     parser.add_argument("--pivot", default="eng_Latn", help="language premiums are measured against")
     parser.add_argument("--preset", default="vit-b16", help="encoder preset whose costs are reported")
     parser.add_argument(
@@ -86,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
         preset=args.preset,
         context=args.context,
         max_bytes=args.max_bytes,
+        pretokenizer=args.pretokenizer,
     )
     result = vocab_sweep(args.corpus, args.eval, config, quiet=args.quiet)
     write_sweep(result, args.out, overwrite=args.overwrite)

@@ -40,7 +40,7 @@ from tokenloom.errors import ConfigError, TokenizerError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tokenloom.text.tokenizer import Tokenizer
+    from tokenloom.text.tokenizer import SaveFormat, Tokenizer
 
 __all__ = ["SweepConfig", "SweepResult", "vocab_sweep", "write_sweep"]
 
@@ -69,6 +69,7 @@ class SweepConfig:
     tied: bool = True  # output layer shares the embedding matrix
     max_bytes: int | None = None  # deterministic sample of the training corpus (None: all of it)
     seed: int = 0  # training seed
+    pretokenizer: str | None = None  # bytelevel-bpe's split pattern: a name or a regex (None: "o200k")
 
     def __post_init__(self) -> None:
         if not self.algorithms:
@@ -85,6 +86,8 @@ class SweepConfig:
             raise ConfigError(f"engine must be 'auto', 'hf' or 'sentencepiece', got {self.engine!r}")
         if not isinstance(self.context, int) or self.context <= 0:
             raise ConfigError(f"context must be a positive int, got {self.context!r}")
+        if self.pretokenizer is not None and "bytelevel-bpe" not in self.algorithms:
+            raise ConfigError("pretokenizer applies to bytelevel-bpe only; add it to algorithms or drop it")
 
     def engine_for(self, algorithm: str) -> str:
         """The engine that trains ``algorithm`` in this sweep."""
@@ -151,6 +154,7 @@ def _train_all(corpus: Any, config: SweepConfig, quiet: bool) -> tuple[dict[str,
             tokenizers[name] = train_tokenizer(
                 corpus, algorithm=algorithm, vocab_size=size, engine=engine,  # type: ignore[arg-type]
                 max_bytes=config.max_bytes, seed=config.seed, quiet=quiet,
+                pretokenizer=config.pretokenizer if algorithm == "bytelevel-bpe" else None,
             )  # fmt: skip
             training[name] = {"how": "trained", "engine": engine, "seconds": time.perf_counter() - start}
         if cut:
@@ -259,7 +263,10 @@ def write_sweep(
         saved = []
         for name, tok in result.tokenizers.items():
             try:
-                tok.save(Path(tmp) / "tokenizers" / name)
+                formats: tuple[SaveFormat, ...] = ("tokenizer.json",)
+                if tok.algorithm == "bytelevel-bpe":  # its tiktoken file too (verified before writing)
+                    formats += ("tiktoken",)
+                tok.save(Path(tmp) / "tokenizers" / name, formats=formats)
                 saved.append("yes")
             except TokenizerError as exc:  # one tokenizer that cannot be saved does not lose the sweep
                 logger.warning("tokenizer %s not saved: %s", name, exc)
