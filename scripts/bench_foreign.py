@@ -67,9 +67,10 @@ def _build(flores: Path, langs: list[str], tmp: Path) -> dict[str, tuple[Any, Ca
     def total(lists: Any) -> int:
         return sum(map(len, lists))
 
+    from_file = load_tokenizer_spec(f"tiktoken:{ranks}", pattern="cl100k")
     return {
         "tiktoken Encoding": (enc, lambda ts: total(enc.encode_ordinary_batch(ts))),
-        "tiktoken:FILE": (load_tokenizer_spec(f"tiktoken:{ranks}", pattern="cl100k"), lambda ts: total(enc.encode_ordinary_batch(ts))),
+        "tiktoken:FILE": (from_file, lambda ts: total(enc.encode_ordinary_batch(ts))),
         "tokenizers.Tokenizer": (hf, lambda ts: total(e.ids for e in hf.encode_batch_fast(ts, add_special_tokens=False))),
         "SentencePieceProcessor": (sp, lambda ts: total(sp.encode(ts))),
         "transformers (fast)": (fast, lambda ts: total(fast(ts, add_special_tokens=False)["input_ids"])),

@@ -52,7 +52,10 @@ def kinds(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[st
     )
     hf.decoder = decoders.ByteLevel()
     alphabet = pre_tokenizers.ByteLevel.alphabet()
-    hf.train_from_iterator(train, trainers.BpeTrainer(vocab_size=3000, special_tokens=[EOT], initial_alphabet=alphabet, show_progress=False))  # fmt: skip
+    trainer = trainers.BpeTrainer(
+        vocab_size=3000, special_tokens=[EOT], initial_alphabet=alphabet, show_progress=False
+    )
+    hf.train_from_iterator(train, trainer)
 
     ranks = root / "flores.tiktoken"  # tiktoken's ranks format: base64(bytes) rank
     vocab = sorted(hf.get_vocab(with_added_tokens=False).items(), key=lambda kv: kv[1])

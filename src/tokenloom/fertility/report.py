@@ -286,9 +286,10 @@ def fertility_report(
     ``tokenizers.Tokenizer``, a ``SentencePieceProcessor``, a ``transformers`` tokenizer, a ``tiktoken.Encoding``
     (or an object with ``encode``/``decode``), a function ``text -> ids`` or a path; special tokens are never
     added. Metrics adapt to the family (columns ``byte_fallback_def``, ``unk_def``); what an engine cannot give
-    (a function has no decoder, vocabulary or offsets) is NaN, not guessed. ``corpus``: a path, a list of paths (see :func:`~tokenloom.text.corpus.load_corpus`) or a
-    :class:`~tokenloom.text.corpus.Corpus`. ``pivot``: the language slice premiums are measured against
-    (``None`` for none; a pivot absent from a corpus that has parallel parts is an error).
+    (a function has no decoder, vocabulary or offsets) is NaN, not guessed. ``corpus``: a path, a list of
+    paths (see :func:`~tokenloom.text.corpus.load_corpus`) or a :class:`~tokenloom.text.corpus.Corpus`.
+    ``pivot``: the language slice premiums are measured against (``None`` for none; a pivot absent from a
+    corpus that has parallel parts is an error).
     ``translit``: add generated ``<lang>_<Script>_Latn-translit`` slices. ``segmenter``: ``"icu"``,
     ``"whitespace"`` or a :class:`~tokenloom.text.unicode.Segmenter`. ``errors``: undecodable bytes in
     corpus files, ``"strict"`` (error) or ``"replace"`` (count in ``df.attrs["replaced"]``).

@@ -54,10 +54,9 @@ class Tokenizer:
 
     Attributes: ``name``, ``backend`` (the :class:`~tokenloom.text.backends.EngineBackend`), ``engine``
     (its kind: "hf" | "sentencepiece" | "tiktoken" | "transformers" | "callable"), ``algorithm`` ("bpe" |
-    "bytelevel-bpe" | "unigram" | "wordpiece" | "unknown"), ``vocab_size`` (0 when the engine does not say), ``byte_fallback_ids``
-    (ids of the 256 ``<0xNN>`` pieces; empty when none), ``unk_id``, ``capabilities`` (what the engine can
-    answer: :class:`~tokenloom.text.backends.base.Capabilities`),
-    ``record`` (the ``tokenloom.json`` content: config, corpus statistics; empty for foreign files).
+    "bytelevel-bpe" | "unigram" | "wordpiece" | "unknown"), ``vocab_size`` (0 when the engine does not say),
+    ``byte_fallback_ids`` (ids of the 256 ``<0xNN>`` pieces; empty when none), ``unk_id``, ``capabilities``
+    (what the engine can answer: :class:`~tokenloom.text.backends.base.Capabilities`), ``record`` (the ``tokenloom.json`` content: config, corpus statistics; empty for foreign files).
     """
 
     def __init__(

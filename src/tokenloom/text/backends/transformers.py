@@ -87,7 +87,10 @@ class TransformersBackend:
         if self._hf is None:  # slow tokenizers give no offsets: ask the decoder
             from tokenloom.text.offsets import decoder_offsets
 
-            return [(ids, decoder_offsets(self._decode_one, ids, t)) for ids, t in zip(self.encode_batch(texts), texts, strict=True)]  # fmt: skip
+            lists = self.encode_batch(texts)
+            return [
+                (ids, decoder_offsets(self._decode_one, ids, t)) for ids, t in zip(lists, texts, strict=True)
+            ]
         enc = self._call(texts, offsets=True)
         return [
             (list(ids), [(int(s), int(e)) for s, e in spans])
