@@ -56,7 +56,8 @@ class Tokenizer:
     (its kind: "hf" | "sentencepiece" | "tiktoken" | "transformers" | "callable"), ``algorithm`` ("bpe" |
     "bytelevel-bpe" | "unigram" | "wordpiece" | "unknown"), ``vocab_size`` (0 when the engine does not say),
     ``byte_fallback_ids`` (ids of the 256 ``<0xNN>`` pieces; empty when none), ``unk_id``, ``capabilities``
-    (what the engine can answer: :class:`~tokenloom.text.backends.base.Capabilities`), ``record`` (the ``tokenloom.json`` content: config, corpus statistics; empty for foreign files).
+    (what the engine can answer: :class:`~tokenloom.text.backends.base.Capabilities`), ``record`` (the
+    ``tokenloom.json`` content: config, corpus statistics; empty for foreign files).
     """
 
     def __init__(
