@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from test_bytelevel_bpe import _utf8
 from tokenloom import fertility_report
@@ -227,3 +229,40 @@ def test_cli_takes_tiktoken_and_transformers_specs(kinds: dict[str, Any], tmp_pa
         == sum(len(enc.encode_ordinary(t)) for t in kinds["texts"]["hin_Deva"])
     )
     assert np.isclose(lang.loc["tk", "byte_fallback_rate"], lang.loc["tf", "byte_fallback_rate"])
+
+
+def _spans_by_walking(token_bytes: list[bytes], text: str) -> list[tuple[int, int]]:
+    """Reference: each token covers the characters holding its first through last byte (a plain loop)."""
+    owner = [k for k, ch in enumerate(text) for _ in ch.encode("utf-8")]  # character of every UTF-8 byte
+    spans, at = [], 0
+    for raw in token_bytes:
+        spans.append((owner[at], owner[at + len(raw) - 1] + 1) if raw else (owner[at], owner[at]))
+        at += len(raw)
+    return spans
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    texts=st.lists(st.text(st.characters(exclude_categories=("Cs",)), max_size=40), min_size=1, max_size=4)
+)
+def test_byte_offsets_equal_a_byte_walk(kinds: dict[str, Any], texts: list[str]) -> None:
+    from tiktoken.load import load_tiktoken_bpe
+
+    from tokenloom.text.offsets import byte_offsets
+
+    enc = kinds["enc"]
+    lists = [enc.encode_ordinary(t) for t in texts]
+    lengths = np.array([len(ids) for ids in lists], dtype=np.int64)
+    ids = np.array([i for ids in lists for i in ids], dtype=np.int64)
+    nbytes = np.zeros(
+        enc.n_vocab, dtype=np.int64
+    )  # [V]; id 0 (a special token elsewhere) is not in the ranks
+    for raw, rank in load_tiktoken_bpe(str(kinds["ranks"])).items():
+        nbytes[rank] = len(raw)
+    offsets, ok = byte_offsets(texts, lengths, ids, nbytes)
+    assert ok.all()
+    k = 0
+    for text, one in zip(texts, lists, strict=True):
+        want = _spans_by_walking([enc.decode_single_token_bytes(i) for i in one], text)
+        assert [tuple(map(int, o)) for o in offsets[k : k + len(one)]] == want
+        k += len(one)
