@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -125,7 +124,7 @@ def _resolve_tokenizers(tokenizers: Any) -> dict[str, Any]:
         raise ConfigError("no tokenizers given: pass at least one tokenizer object or path")
     out: dict[str, Any] = {}
     for name, tok in items:
-        if not hasattr(tok, "encode_batch_with_offsets") or isinstance(tok, str | os.PathLike):
+        if not hasattr(tok, "encode_batch_with_offsets"):  # a path or a foreign object
             tok = as_tokenizer(tok)
         label = str(name) if name is not None else str(tok.name)
         base, k = label, 2
@@ -232,8 +231,8 @@ def _missing(tok: Any) -> dict[str, Any]:
         "roundtrip_exact_rate": not caps.decode,
         "continued_words": not caps.offsets,
         "renyi_efficiency": not caps.vocabulary,
-        "byte_fallback_rate": defs["byte_fallback"].startswith("missing"),
-        "unk_rate": defs["unk"].startswith("missing"),
+        "byte_fallback_rate": not caps.vocabulary,  # the definitions then say "missing: no vocabulary"
+        "unk_rate": not caps.vocabulary,
         "normalization_changed_rate": not caps.normalizer,
     }
     out.update({column: math.nan for column, missing in gone.items() if missing})

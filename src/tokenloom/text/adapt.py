@@ -86,10 +86,11 @@ def load_tokenizer_spec(spec: str, *, pattern: str | None = None, name: str | No
     ``transformers:FOLDER`` (``AutoTokenizer.from_pretrained(FOLDER, local_files_only=True)``)."""
     kind, sep, rest = spec.partition(":")
     if not sep or kind not in SPEC_KINDS:
-        if pattern is not None:
-            raise ConfigError(f"--pattern applies to tiktoken:FILE tokenizers only, not to {spec!r}")
-        tok = load_tokenizer(spec)
-        return as_tokenizer(tok, name=name)
+        kind, rest = "path", spec
+    if pattern is not None and kind != "tiktoken":
+        raise ConfigError(f"--pattern applies to tiktoken:FILE tokenizers only, not to {spec!r}")
+    if kind == "path":
+        return as_tokenizer(load_tokenizer(rest), name=name)
     if kind == "tiktoken":
         from tokenloom.text.backends.tiktoken import load_tiktoken_file
 
@@ -103,8 +104,6 @@ def load_tokenizer_spec(spec: str, *, pattern: str | None = None, name: str | No
     else:
         from tokenloom.text.backends.transformers import load_transformers_folder
 
-        if pattern is not None:
-            raise ConfigError(f"--pattern applies to tiktoken:FILE tokenizers only, not to {spec!r}")
         backend = load_transformers_folder(rest)
         default = os.path.basename(rest.rstrip("/\\")) or rest
     return Tokenizer(name=name or default, backend=backend)

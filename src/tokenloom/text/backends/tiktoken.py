@@ -61,6 +61,7 @@ class TiktokenBackend:
         self._bytes_of = getattr(encoding, "decode_single_token_bytes", None)
         self._nbytes: np.ndarray | None = None
         self._partial: frozenset[int] | None = None
+        self._spelled: list[bytes | None] | None = None  # every id's bytes, read once for both tables
 
     @property
     def handle(self) -> Any:
@@ -107,21 +108,25 @@ class TiktokenBackend:
         except (KeyError, ValueError, IndexError):
             return None
 
+    def _vocabulary_bytes(self) -> list[bytes | None]:
+        """:meth:`token_bytes` of every id (one pass over the vocabulary, kept)."""
+        if self._spelled is None:
+            self._spelled = [self.token_bytes(i) for i in range(self.vocab_size)]
+        return self._spelled
+
     def token_lengths(self) -> np.ndarray | None:
         """[V] bytes per id (0 for ids the encoding does not have); ``None`` without per-token bytes or size."""
         import numpy as np
 
         if self._nbytes is None and self._bytes_of is not None and self.vocab_size:
-            spelled = (self.token_bytes(i) for i in range(self.vocab_size))
-            self._nbytes = np.fromiter(
-                (len(b or b"") for b in spelled), dtype=np.int64, count=self.vocab_size
-            )
+            spelled = self._vocabulary_bytes()
+            self._nbytes = np.fromiter((len(b or b"") for b in spelled), dtype=np.int64, count=len(spelled))
         return self._nbytes
 
     @property
     def partial_ids(self) -> frozenset[int]:
         if self._partial is None:
-            spelled = ((i, self.token_bytes(i)) for i in range(self.vocab_size))
+            spelled = enumerate(self._vocabulary_bytes())
             self._partial = partial_char_ids((i, b) for i, b in spelled if b is not None)
         return self._partial
 
