@@ -420,3 +420,23 @@ def test_cli_trains_bytelevel_with_tiktoken_file(
     assert load_tokenizer(digits).tokens("42") == ["4", "2"]
     assert cli.main([*argv[:-1], r"\s*", "--out", str(tmp_path / "bad"), "--quiet"]) == 2
     assert "matches the empty string" in capsys.readouterr().err and not (tmp_path / "bad").exists()
+
+
+def test_commands_add_the_tiktoken_format_only_when_it_can_be_verified(
+    small: Tokenizer, default_corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    from tokenloom.text.tiktoken_export import can_export
+
+    assert can_export(small)
+    digits = train_tokenizer(
+        default_corpus, algorithm="bytelevel-bpe", vocab_size=600, split_digits=True, quiet=True
+    )
+    unigram = train_tokenizer(default_corpus, algorithm="unigram", vocab_size=1000, quiet=True)
+    assert not can_export(digits) and not can_export(unigram)
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "tiktoken" else find_spec(name, *a)
+    )
+    assert not can_export(small)  # tiktoken not installed: the folder is saved without the tiktoken file

@@ -4,7 +4,7 @@ one-screen summary.
 The saved folder is the tokenizer's (``Tokenizer.save``) plus ``fertility.csv``: the fertility of the
 held-out lines, measured here (``tokenloom.fertility``), since the tokenizer itself knows nothing of reports.
 A byte-level BPE tokenizer is saved in tiktoken's format too (``tokenizer.tiktoken``) when it has one
-(no ``--split-digits``, normalization none).
+(no ``--split-digits``, normalization none) and tiktoken is installed to verify it.
 """
 
 from __future__ import annotations
@@ -139,9 +139,9 @@ def run(args: argparse.Namespace) -> int:
     )
     inputs = [str(p) for p in args.inputs]
     result = train_with_heldout(inputs, config, quiet=args.quiet)
-    tiktoken = (
-        config.algorithm == "bytelevel-bpe" and not config.split_digits and config.normalization == "none"
-    )
+    from tokenloom.text.tiktoken_export import can_export
+
+    tiktoken = can_export(result.tokenizer)
     formats: tuple[SaveFormat, ...] = ("tokenizer.json", "tiktoken") if tiktoken else ("tokenizer.json",)
     table = save_with_fertility(result, args.out, overwrite=args.overwrite, formats=formats)
     _summary(result.tokenizer, args.out, inputs, table)

@@ -258,13 +258,14 @@ def write_sweep(
     """
     from tokenloom._atomic import atomic_dir
     from tokenloom.fertility.sweep_writers import write_sweep_files
+    from tokenloom.text.tiktoken_export import can_export
 
     with atomic_dir(out, overwrite=overwrite) as tmp:
         saved = []
         for name, tok in result.tokenizers.items():
             try:
                 formats: tuple[SaveFormat, ...] = ("tokenizer.json",)
-                if tok.algorithm == "bytelevel-bpe":  # its tiktoken file too (verified before writing)
+                if can_export(tok):  # byte-level BPE: its tiktoken file too (verified before writing)
                     formats += ("tiktoken",)
                 tok.save(Path(tmp) / "tokenizers" / name, formats=formats)
                 saved.append("yes")

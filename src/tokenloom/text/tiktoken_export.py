@@ -40,6 +40,7 @@ from tokenloom.text.backends.tiktoken import read_ranks
 __all__ = [
     "TIKTOKEN_FILE",
     "TiktokenExport",
+    "can_export",
     "export_tiktoken",
     "tiktoken_encoding_kwargs",
     "tiktoken_export",
@@ -139,6 +140,17 @@ def tiktoken_export(hf: Any) -> TiktokenExport:
     if missing:
         raise _refuse(f"{missing} of the 256 single bytes are not in the vocabulary")
     return TiktokenExport(pattern, ranks, special, int(hf.get_vocab_size(with_added_tokens=True)))
+
+
+def can_export(tok: Any) -> bool:
+    """Whether the commands should add the tiktoken format when saving ``tok``: byte-level BPE trained without
+    ``split_digits`` or normalization (what :func:`tiktoken_export` accepts), and tiktoken installed to verify
+    the export (it is an optional dependency: ``tokenloom[tiktoken]``)."""
+    import importlib.util
+
+    resolved = tok.record.get("config", {})
+    plain = not resolved.get("split_digits") and resolved.get("normalization", "none") == "none"
+    return tok.algorithm == "bytelevel-bpe" and plain and importlib.util.find_spec("tiktoken") is not None
 
 
 def _encoding(export: TiktokenExport, name: str) -> Any:
