@@ -13,7 +13,8 @@ Kernels: ``attn_fwd`` for every row of ``tuning.FORWARD`` (dense-mask variant wi
 ``tuning.for_dense_mask``), ``attn_bwd_dq`` for ``tuning.BACKWARD_DQ``, ``attn_bwd_dkdv`` for
 ``tuning.BACKWARD_DKDV``. Each is compiled in the variants of ``VARIANTS``: ``plain`` (no mask,
 causal as the table row says), and, causal, ``lengths+window`` (key_lengths and a sliding window),
-``segments`` (packed segment ids) and ``dense`` (a dense bool mask read tile by tile). fp32
+``segments`` (packed segment ids), ``dense`` (a dense bool mask read tile by tile) and ``bias`` (a dense
+fp32 additive mask: natural-unit scores). fp32
 kernels use exact fp32 products (``input_precision="ieee"``), which have no tensor-core form: their
 ``tensor_cores`` is false by design and the check expects that.
 
@@ -79,14 +80,14 @@ def jobs(archs: list[str], head_dims: list[int] | None, dtypes: list[str] | None
             for _, cfg in rows:
                 for arch in archs:
                     for variant in VARIANTS:
-                        if variant == "dense" and d > tuning.MAX_DENSE_MASK_D:
+                        if variant in ("dense", "bias") and d > tuning.MAX_DENSE_MASK_D:
                             continue  # never launched: wider heads with a dense mask are refused
                         c = causal or variant != "plain"  # masked variants are compiled causal
-                        run = (
-                            tuning.for_dense_mask(cfg, d)
-                            if variant == "dense" and kernel == "attn_fwd"
-                            else cfg
-                        )
+                        run = cfg
+                        if variant in ("dense", "bias") and kernel == "attn_fwd":
+                            run = tuning.for_dense_mask(cfg, d)
+                        elif variant == "bias":
+                            run = tuning.for_bias_backward(cfg, dtype)
                         job = Job(kernel, arch, d, dtype, c, variant, run.block_m, run.block_n,
                                   run.num_warps, run.num_stages)  # fmt: skip
                         found.setdefault((kernel, arch, d, dtype, c, variant, cfg), job)
@@ -99,6 +100,7 @@ VARIANTS = {
     "lengths+window": {"HAS_KLEN": True, "WINDOW": True},
     "segments": {"SEGMENTS": True},
     "dense": {"HAS_MASK": True},
+    "bias": {"HAS_MASK": True, "BIAS": True},
 }
 
 
@@ -107,7 +109,8 @@ def _signature(fn: object, job: Job) -> tuple[dict[str, str], dict[str, object]]
     constexprs: dict[str, object] = dict(
         VARLEN=False, HAS_KLEN=flags.get("HAS_KLEN", False), CAUSAL=job.causal,
         WINDOW=flags.get("WINDOW", False), SEGMENTS=flags.get("SEGMENTS", False),
-        HAS_MASK=flags.get("HAS_MASK", False), MASK_IS_BOOL=True, PRECISION="ieee" if job.dtype == "fp32" else "tf32", D=job.d, DV=job.d,
+        HAS_MASK=flags.get("HAS_MASK", False), MASK_IS_BOOL=not flags.get("BIAS", False),
+        BIAS=flags.get("BIAS", False), PRECISION="ieee" if job.dtype == "fp32" else "tf32", D=job.d, DV=job.d,
         BLOCK_M=job.block_m, BLOCK_N=job.block_n, BLOCK_D=job.d, BLOCK_DV=job.d,
     )  # fmt: skip
     signature: dict[str, str] = {}
@@ -116,12 +119,12 @@ def _signature(fn: object, job: Job) -> tuple[dict[str, str], dict[str, object]]
             signature[name] = "constexpr"
         elif name in PTR_F:
             signature[name] = f"*{job.dtype}"
-        elif name in ("Lse", "Delta"):
+        elif name in ("RowMax", "LogSum", "Delta"):
             signature[name] = "*fp32"
         elif name in PTR_I:
             signature[name] = "*i32"
         elif name == "Mask":
-            signature[name] = "*u8"
+            signature[name] = "*fp32" if flags.get("BIAS") else "*u8"
         elif name in ("qk_scale", "scale"):
             signature[name] = "fp32"
         else:

@@ -27,6 +27,8 @@ from tokenloom.encoder.attention.tiled import tiled_attention
 
 CPU_IMPLS = ("reference", "sdpa", "tiled")
 HYPO = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# large finite additive biases: Hugging Face's padding value, the -1e9 convention, and positive ones
+LARGE_BIASES = (torch.finfo(torch.float32).min, -1e9, 1e9, torch.finfo(torch.float32).max / 2)
 
 
 def assert_close(actual: torch.Tensor, expected: torch.Tensor, *, atol: float, what: str) -> None:
@@ -114,6 +116,27 @@ def test_fully_masked_rows_are_zero_with_finite_grads(impl: str, kind: str) -> N
         assert torch.isfinite(grad).all(), f"d{name} has NaN/inf"
     dq = grads[0]
     assert (dq.masked_select(dead.expand(2, 2, n, 1).expand_as(dq)) == 0).all(), "dead rows get zero dq"
+
+
+@pytest.mark.parametrize("impl", [*CPU_IMPLS, "auto"])
+@pytest.mark.parametrize("big", LARGE_BIASES[:3])
+def test_a_row_at_one_large_bias_has_uniform_weights_and_gradients(impl: str, big: float) -> None:
+    """A whole row at one large finite bias (−1e9, ``finfo.min``: Hugging Face padding) attends uniformly,
+    forward and backward: its dv is 1/M per key, not 1 (the log-sum-exp must not lose log M)."""
+    gen = torch.Generator().manual_seed(0)
+    q, k = torch.randn(1, 1, 4, 32, generator=gen), torch.randn(1, 1, 6, 32, generator=gen)
+    v = torch.randn(1, 1, 6, 32, generator=gen, requires_grad=True)
+    bias = torch.zeros(1, 1, 4, 6)
+    bias[..., 2, :] = big
+    out = attention(q, k, v, bias, impl=impl)
+    assert_close(out[0, 0, 2], v[0, 0].mean(0), atol=1e-6, what=f"{impl} output of the constant row")
+    (dv,) = torch.autograd.grad(out[0, 0, 2].sum(), v)
+    assert_close(dv, torch.full_like(dv, 1 / 6), atol=1e-6, what=f"{impl} dv of the constant row")
+    if impl == "sdpa":
+        assert last_sdpa_kernel() == "math", "the fused SDPA backward loses such rows: math must run"
+        with torch.no_grad():
+            attention(q, k, v, bias, impl=impl)
+        assert last_sdpa_kernel() != "math", "without gradients the fused kernels are exact and keep the call"
 
 
 def test_causal_alignment_with_kv_cache() -> None:
@@ -286,13 +309,28 @@ class Case:
             return masks.segment(q_ids, k_ids)
         if kind == "additive":
             return masks.to_additive(torch.rand(N, M, generator=gen) > 0.4)
-        assert kind == "additive_bias"  # finite biases plus some -inf
         bias = torch.randn(B, 1, N, M, generator=gen)
+        if kind == "large_rows":
+            return _large_rows(bias, gen)
+        assert kind == "additive_bias"  # finite biases plus some -inf
         return bias.masked_fill(torch.rand(B, 1, N, M, generator=gen) < 0.2, float("-inf"))
 
 
+def _large_rows(bias: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Some rows wholly at one large finite constant (Hugging Face's padding rows), some rows partly at
+    it, the rest small biases: a constant row's weights are uniform, never lost to the log-sum-exp."""
+    B, _, N, M = bias.shape
+    big = LARGE_BIASES[int(torch.randint(0, len(LARGE_BIASES), (1,), generator=gen))]
+    whole = torch.rand(B, 1, N, 1, generator=gen) < 0.4  # [B, 1, N, 1]
+    partly = (torch.rand(B, 1, N, 1, generator=gen) < 0.5) & (torch.rand(B, 1, N, M, generator=gen) < 0.5)
+    return bias.masked_fill(whole | partly, big)
+
+
+MASK_KINDS = ("none", "bool", "bool_heads", "padding", "segment", "additive", "additive_bias", "large_rows")
+
+
 @st.composite
-def cases(draw: st.DrawFn, max_len: int = 24) -> Case:
+def cases(draw: st.DrawFn, max_len: int = 24, kinds: tuple[str, ...] = MASK_KINDS) -> Case:
     hkv = draw(st.integers(1, 3))
     d = draw(st.integers(1, 16))
     return Case(
@@ -303,9 +341,7 @@ def cases(draw: st.DrawFn, max_len: int = 24) -> Case:
         M=draw(st.integers(1, max_len)),
         D=d,
         Dv=draw(st.sampled_from([d, 5])),
-        mask_kind=draw(
-            st.sampled_from(["none", "bool", "bool_heads", "padding", "segment", "additive", "additive_bias"])
-        ),
+        mask_kind=draw(st.sampled_from(kinds)),
         causal=draw(st.booleans()),
         seed=draw(st.integers(0, 2**31 - 1)),
     )
@@ -348,6 +384,25 @@ def test_sdpa_equals_reference(case: Case) -> None:
         return attention(q, k, v, mask, causal=causal, impl="sdpa")
 
     _check_against_reference(case, run, mask_grad=False, what="sdpa")
+
+
+@HYPO
+@given(case=cases(kinds=("large_rows",)), block_q=st.integers(1, 9), block_k=st.integers(1, 9))
+def test_large_bias_rows_on_tiled_and_sdpa_equal_reference(case: Case, block_q: int, block_k: int) -> None:
+    """Rows wholly or partly at one large finite bias, multi-tile shapes and GQA included."""
+
+    def tiled(
+        q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, *, causal: bool
+    ) -> torch.Tensor:
+        return tiled_attention(q, k, v, mask, causal=causal, block_q=block_q, block_k=block_k)
+
+    def sdpa(
+        q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, *, causal: bool
+    ) -> torch.Tensor:
+        return attention(q, k, v, mask, causal=causal, impl="sdpa")
+
+    _check_against_reference(case, tiled, mask_grad=True, what=f"tiled[{block_q}x{block_k}]")
+    _check_against_reference(case, sdpa, mask_grad=False, what="sdpa")
 
 
 @settings(max_examples=15, deadline=None)

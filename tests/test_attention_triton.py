@@ -24,7 +24,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 
-from test_attention import Case, _check_against_reference, assert_close, cases
+from test_attention import LARGE_BIASES, Case, _check_against_reference, assert_close, cases
 from test_attention_structured import Structured, structured, window_mask
 from tokenloom.encoder import masks
 from tokenloom.encoder.attention import attention, attention_varlen, last_impl, reference_attention
@@ -112,6 +112,28 @@ if CHILD:  # ------------------------------------------------------------- inter
     def test_child_dense_masks_forward_backward(case: Case) -> None:
         """No mask, causal N ≠ M, bool / additive / per-head masks, GQA, odd sizes; dmask via the tiled backward."""
         _check_against_reference(case, _run_triton(16), mask_grad=True, what="triton[interpreter]")
+
+    @settings(max_examples=10, deadline=None)
+    @given(case=cases(max_len=40, kinds=("large_rows",)))
+    def test_child_large_bias_rows_forward_backward(case: Case) -> None:
+        """Rows wholly or partly at one large finite bias, through the kernels' own backward (the mask
+        needs no grad) and through the tiled backward from the kernel's row stats (it does)."""
+        _check_against_reference(case, _run_triton(16), mask_grad=False, what="triton[interpreter] kernels")
+        _check_against_reference(case, _run_triton(16), mask_grad=True, what="triton[interpreter] dmask")
+
+    @pytest.mark.parametrize("big", LARGE_BIASES[:3])
+    def test_child_constant_bias_row_is_the_mean_of_v(big: float) -> None:
+        """A row filled with one finite bias (``finfo.min`` too) is never "all masked": its output is the
+        mean of v and its dv 1/M per key, as the reference gives."""
+        gen = torch.Generator().manual_seed(0)
+        q, k = torch.randn(1, 1, 4, 32, generator=gen), torch.randn(1, 1, 6, 32, generator=gen)
+        v = torch.randn(1, 1, 6, 32, generator=gen, requires_grad=True)
+        bias = torch.zeros(1, 1, 4, 6)
+        bias[..., 2, :] = big
+        out = triton_attention(q, k, v, bias, configs=_configs(16))
+        assert_close(out[0, 0, 2], v[0, 0].mean(0), atol=1e-6, what="output of the constant row")
+        (dv,) = torch.autograd.grad(out[0, 0, 2].sum(), v)
+        assert_close(dv, torch.full_like(dv, 1 / 6), atol=1e-6, what="dv of the constant row")
 
     @settings(max_examples=12, deadline=None)
     @given(case=structured(max_len=40))
@@ -292,6 +314,29 @@ def test_triton_cuda_equals_reference(dtype: torch.dtype) -> None:
             ref_kwargs["mask"] = dense
         expected = reference_attention(q.float(), k.float(), v.float(), **ref_kwargs)  # type: ignore[arg-type]
         _compare(out, expected, (q, k, v), atol, f"triton cuda {dtype} {sorted(kwargs)}")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_TRITON, reason="triton is not installed")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_triton_cuda_large_bias_rows(dtype: torch.dtype) -> None:
+    """Hugging Face-style padding rows (``finfo(float32).min``) and −1e9 rows on the real kernels, which
+    ``auto`` picks for dense masks on CUDA: outputs and gradients equal the reference."""
+    if CHILD:
+        pytest.skip("the interpreter child hides the GPU")
+    gen = torch.Generator().manual_seed(3)
+    q = torch.randn(2, 4, 200, 64, generator=gen).to("cuda", dtype).requires_grad_()
+    k = torch.randn(2, 2, 230, 64, generator=gen).to("cuda", dtype).requires_grad_()
+    v = torch.randn(2, 2, 230, 64, generator=gen).to("cuda", dtype).requires_grad_()
+    atol = 1e-4 if dtype == torch.float32 else 3e-2
+    for big in LARGE_BIASES[:3]:
+        bias = torch.randn(2, 1, 200, 230, generator=gen)
+        bias[:, :, 150:] = big  # whole rows
+        bias[:, :, :50, 100:] = big  # rows partly at it
+        bias = bias.cuda()
+        expected = reference_attention(q.float(), k.float(), v.float(), bias)
+        _compare(attention(q, k, v, bias), expected, (q, k, v), atol, f"auto cuda {dtype} bias {big:g}")
+        assert last_impl() == "triton"
 
 
 @pytest.mark.gpu

@@ -3,8 +3,8 @@
 Imported only by ``triton_kernel`` (on first backward) and ``scripts/triton_static_check.py``. They
 share the masking and tile-bound helpers of the forward kernel (``_triton_jit``): the same key tiles are
 visited and the same scores masked, so gradients match the forward. Both recompute the probabilities
-from the saved natural log-sum-exp (``Lse``) and ``Delta = rowsum(dO · O)``; scores are in log2 units
-as in the forward. ``attn_bwd_dq`` runs one program per (``BLOCK_M`` query rows, batch row, head) and
+from the saved row statistics (``RowMax``, ``LogSum``: ``_row_stats``) and ``Delta = rowsum(dO · O)``;
+scores are in the forward's units (log2, or natural under an additive mask: ``BIAS``). ``attn_bwd_dq`` runs one program per (``BLOCK_M`` query rows, batch row, head) and
 walks key tiles; ``attn_bwd_dkdv`` one per (``BLOCK_N`` keys, batch row, key/value head) and walks the
 query tiles of all ``G`` query heads that share it.
 
@@ -17,25 +17,28 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from tokenloom.encoder.attention._triton_jit import LOG2E, _key_bounds, _mask_scores, _seq_bounds
+from tokenloom.encoder.attention._triton_jit import _key_bounds, _mask_scores, _scores, _seq_bounds, _weights
 
 __all__ = ["attn_bwd_dkdv", "attn_bwd_dq"]
 
 
 @triton.jit
 def attn_bwd_dq(
-    Q, K, V, DO, DQ, Lse, Delta, KeyLen, CuQ, CuK, QSeg, KSeg, Mask,
+    Q, K, V, DO, DQ, RowMax, LogSum, Delta, KeyLen, CuQ, CuK, QSeg, KSeg, Mask,
     sqb, sqh, sqn, skb, skh, skm, svb, svh, svm, sob, soh, son, slb, slh, sln,
     s_qsb, s_qsn, s_ksb, s_ksm, s_mb, s_mh, s_mn, s_mm,
     H, G, N, M, left, right, qk_scale, scale,
     VARLEN: tl.constexpr, HAS_KLEN: tl.constexpr, CAUSAL: tl.constexpr, WINDOW: tl.constexpr,
-    SEGMENTS: tl.constexpr, HAS_MASK: tl.constexpr, MASK_IS_BOOL: tl.constexpr, PRECISION: tl.constexpr,
+    SEGMENTS: tl.constexpr, HAS_MASK: tl.constexpr, MASK_IS_BOOL: tl.constexpr, BIAS: tl.constexpr,
+    PRECISION: tl.constexpr,
     D: tl.constexpr, DV: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
 ):  # fmt: skip
-    """dQ of ``BLOCK_M`` query rows: ``p = exp(s − lse)``, ``ds = p ∘ (dO vᵀ − delta)``, ``dq = ds k · scale``.
+    """dQ of ``BLOCK_M`` query rows: ``p = exp(s − max − log_sum)``, ``ds = p ∘ (dO vᵀ − delta)``,
+    ``dq = ds k · scale``.
 
-    ``DQ`` and ``DO`` share q's and the output's strides (``sq*``, ``so*``); ``Delta`` shares lse's.
+    ``DQ`` and ``DO`` share q's and the output's strides (``sq*``, ``so*``); ``Delta`` shares the row
+    stats' strides (``sl*``).
     """
     pid_m = tl.program_id(0)
     pid_bh = tl.program_id(1)
@@ -65,7 +68,8 @@ def attn_bwd_dq(
         other=0.0,
     )  # [BLOCK_M, BLOCK_DV]
     lrow = b * slb + h * slh + (q0 + offs_m) * sln
-    lse2 = tl.load(Lse + lrow, mask=row_ok, other=float("inf")) * LOG2E  # [BLOCK_M] log2 units
+    row_max = tl.load(RowMax + lrow, mask=row_ok, other=float("inf"))  # [BLOCK_M]
+    log_sum = tl.load(LogSum + lrow, mask=row_ok, other=0.0)  # [BLOCK_M]
     delta = tl.load(Delta + lrow, mask=row_ok, other=0.0)  # [BLOCK_M]
     Kb = K + b * skb + hk * skh + k0 * skm
     Vb = V + b * svb + hk * svh + k0 * svm
@@ -85,7 +89,7 @@ def attn_bwd_dq(
             mask=col_ok[None, :] & (offs_dv[:, None] < DV),
             other=0.0,
         )  # [BLOCK_DV, BLOCK_N]
-        s = tl.dot(q, kt, input_precision=PRECISION) * qk_scale  # [BLOCK_M, BLOCK_N]
+        s = _scores(q, kt, qk_scale, scale, PRECISION, BIAS)  # [BLOCK_M, BLOCK_N]
         s = _mask_scores(
             s,
             offs_m[:, None],
@@ -114,7 +118,7 @@ def attn_bwd_dq(
             HAS_MASK,
             MASK_IS_BOOL,
         )
-        p = tl.math.exp2(s - lse2[:, None])  # normalized weights; 0 where masked or the row is dead
+        p = _weights(s, row_max[:, None], log_sum[:, None], BIAS)  # 0 where masked or the row is dead
         dp = tl.dot(do, vt, input_precision=PRECISION)  # [BLOCK_M, BLOCK_N]
         ds = p * (dp - delta[:, None])
         dq += tl.dot(ds.to(kt.dtype), tl.trans(kt), input_precision=PRECISION)  # [BLOCK_M, BLOCK_D]
@@ -127,12 +131,13 @@ def attn_bwd_dq(
 
 @triton.jit
 def attn_bwd_dkdv(
-    Q, K, V, DO, DK, DV_, Lse, Delta, KeyLen, CuQ, CuK, QSeg, KSeg, Mask,
+    Q, K, V, DO, DK, DV_, RowMax, LogSum, Delta, KeyLen, CuQ, CuK, QSeg, KSeg, Mask,
     sqb, sqh, sqn, skb, skh, skm, svb, svh, svm, sob, soh, son, slb, slh, sln,
     s_qsb, s_qsn, s_ksb, s_ksm, s_mb, s_mh, s_mn, s_mm,
     Hkv, G, N, M, left, right, qk_scale, scale,
     VARLEN: tl.constexpr, HAS_KLEN: tl.constexpr, CAUSAL: tl.constexpr, WINDOW: tl.constexpr,
-    SEGMENTS: tl.constexpr, HAS_MASK: tl.constexpr, MASK_IS_BOOL: tl.constexpr, PRECISION: tl.constexpr,
+    SEGMENTS: tl.constexpr, HAS_MASK: tl.constexpr, MASK_IS_BOOL: tl.constexpr, BIAS: tl.constexpr,
+    PRECISION: tl.constexpr,
     D: tl.constexpr, DV: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
 ):  # fmt: skip
@@ -198,9 +203,10 @@ def attn_bwd_dkdv(
                 mask=row_ok[:, None] & (offs_dv[None, :] < DV),
                 other=0.0,
             )  # [BLOCK_M, BLOCK_DV]
-            lse2 = tl.load(Lse + Lh + offs_m * sln, mask=row_ok, other=float("inf")) * LOG2E
+            row_max = tl.load(RowMax + Lh + offs_m * sln, mask=row_ok, other=float("inf"))  # [BLOCK_M]
+            log_sum = tl.load(LogSum + Lh + offs_m * sln, mask=row_ok, other=0.0)  # [BLOCK_M]
             delta = tl.load(Delta + Lh + offs_m * sln, mask=row_ok, other=0.0)
-            st = tl.dot(k, qt, input_precision=PRECISION) * qk_scale  # [BLOCK_N, BLOCK_M] (scores transposed)
+            st = _scores(k, qt, qk_scale, scale, PRECISION, BIAS)  # [BLOCK_N, BLOCK_M] (scores transposed)
             st = _mask_scores(
                 st,
                 offs_m[None, :],
@@ -229,7 +235,7 @@ def attn_bwd_dkdv(
                 HAS_MASK,
                 MASK_IS_BOOL,
             )
-            pt = tl.math.exp2(st - lse2[None, :])  # [BLOCK_N, BLOCK_M]
+            pt = _weights(st, row_max[None, :], log_sum[None, :], BIAS)  # [BLOCK_N, BLOCK_M]
             dv += tl.dot(pt.to(do.dtype), do, input_precision=PRECISION)  # [BLOCK_N, BLOCK_DV]
             dpt = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # [BLOCK_N, BLOCK_M]
             dst = pt * (dpt - delta[None, :])

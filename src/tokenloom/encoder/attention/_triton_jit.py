@@ -7,7 +7,10 @@ Triton decides interpret-or-compile when a kernel is defined, i.e. when this mod
 
 Naming follows FlashAttention / Triton's fused-attention tutorial: ``BLOCK_M`` query rows per
 program, ``BLOCK_N`` keys per inner step. Scores are kept in log2 units (``qk_scale = scale·log2 e``,
-``exp2``); the saved log-sum-exp is natural (``+inf`` on rows that see no key).
+``exp2``), except under an additive mask (``BIAS``): there they are natural, ``s = (q·k)·scale + bias``
+as ``reference`` forms them, and only the difference to the row max is scaled (``exp2((s − m)·log2 e)``),
+so a bias of ``finfo(float32).min`` never overflows to −inf and rounds as in the reference. The saved
+row statistics are natural (``_row_stats``: ``max``, +inf on rows that see no key, and ``log_sum``).
 
 Which key tiles a query tile visits (``_key_bounds``, the mirror of ``_common.key_range``): keys
 ``[lo, hi)`` that any of its rows may see under causal / window / key_lengths; inside, the tiles every
@@ -36,7 +39,8 @@ def _mask_scores(
     CAUSAL: tl.constexpr, WINDOW: tl.constexpr, SEGMENTS: tl.constexpr,
     HAS_MASK: tl.constexpr, MASK_IS_BOOL: tl.constexpr,
 ):  # fmt: skip
-    """Scores (log2 units) with −inf where query ``qi`` may not see key ``kj`` (any broadcast layout)."""
+    """Scores with −inf where query ``qi`` may not see key ``kj`` (any broadcast layout); an additive
+    mask is added as it is (the caller's scores are natural then: ``BIAS``)."""
     valid = (qi < n_b) & (kj < klen)
     if CAUSAL:
         valid = valid & (kj <= qi + offset)
@@ -51,8 +55,26 @@ def _mask_scores(
         if MASK_IS_BOOL:
             valid = valid & (tl.load(mp, mask=valid, other=0) != 0)
         else:
-            s = s + tl.load(mp, mask=valid, other=0.0).to(tl.float32) * LOG2E
+            s = s + tl.load(mp, mask=valid, other=0.0).to(tl.float32)
     return tl.where(valid, s, float("-inf"))
+
+
+@triton.jit
+def _scores(q, kt, qk_scale, scale, PRECISION: tl.constexpr, BIAS: tl.constexpr):
+    """``q kᵀ`` scaled: natural units under an additive mask (``BIAS``), log2 units otherwise."""
+    s = tl.dot(q, kt, input_precision=PRECISION)
+    return s * scale if BIAS else s * qk_scale
+
+
+@triton.jit
+def _weights(s, row_max, log_sum, BIAS: tl.constexpr):
+    """``p = exp(s − max − log_sum)`` for scores in the kernel's units (``max``, ``log_sum`` natural,
+    broadcast to ``s``); ``max = +inf`` (a row that sees no key) gives 0."""
+    if BIAS:
+        p = tl.math.exp2((s - row_max) * LOG2E - log_sum * LOG2E)
+    else:
+        p = tl.math.exp2(s - (row_max + log_sum) * LOG2E)
+    return p
 
 
 @triton.jit
@@ -87,11 +109,12 @@ def _key_bounds(
 
 @triton.jit
 def _fwd_tiles(
-    acc, l_i, m_i, q, K, V, skm, svm, lo, hi, offs_m, qk_scale,
+    acc, l_i, m_i, q, K, V, skm, svm, lo, hi, offs_m, qk_scale, scale,
     b, h, n_b, klen, offset, left, right,
     QSeg, KSeg, s_qsb, s_qsn, s_ksb, s_ksm, Mask, s_mb, s_mh, s_mn, s_mm,
     CAUSAL: tl.constexpr, WINDOW: tl.constexpr, SEGMENTS: tl.constexpr,
-    HAS_MASK: tl.constexpr, MASK_IS_BOOL: tl.constexpr, MASKED: tl.constexpr, PRECISION: tl.constexpr,
+    HAS_MASK: tl.constexpr, MASK_IS_BOOL: tl.constexpr, BIAS: tl.constexpr, MASKED: tl.constexpr,
+    PRECISION: tl.constexpr,
     D: tl.constexpr, DV: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
 ):  # fmt: skip
     offs_d = tl.arange(0, BLOCK_D)
@@ -106,7 +129,7 @@ def _fwd_tiles(
             mask=col_ok[None, :] & (offs_d[:, None] < D),
             other=0.0,
         )  # [BLOCK_D, BLOCK_N] (k transposed)
-        s = tl.dot(q, kt, input_precision=PRECISION) * qk_scale  # [BLOCK_M, BLOCK_N] fp32, log2 units
+        s = _scores(q, kt, qk_scale, scale, PRECISION, BIAS)  # [BLOCK_M, BLOCK_N] fp32
         if MASKED:
             s = _mask_scores(
                 s,
@@ -141,8 +164,12 @@ def _fwd_tiles(
         else:
             m_new = tl.maximum(m_i, tl.max(s, 1))
             m_safe = m_new
-        alpha = tl.math.exp2(m_i - m_safe)
-        p = tl.math.exp2(s - m_safe[:, None])  # [BLOCK_M, BLOCK_N]
+        if BIAS:  # natural units: scale only the differences to the max (never overflows)
+            alpha = tl.math.exp2((m_i - m_safe) * LOG2E)
+            p = tl.math.exp2((s - m_safe[:, None]) * LOG2E)  # [BLOCK_M, BLOCK_N]
+        else:
+            alpha = tl.math.exp2(m_i - m_safe)
+            p = tl.math.exp2(s - m_safe[:, None])  # [BLOCK_M, BLOCK_N]
         l_i = l_i * alpha + tl.sum(p, 1)
         vt = tl.load(
             V + offs_n[:, None] * svm + offs_dv[None, :],
@@ -172,16 +199,17 @@ def _seq_bounds(b, CuQ, CuK, N, M, VARLEN: tl.constexpr):
 
 @triton.jit
 def attn_fwd(
-    Q, K, V, Out, Lse, KeyLen, CuQ, CuK, QSeg, KSeg, Mask,
+    Q, K, V, Out, RowMax, LogSum, KeyLen, CuQ, CuK, QSeg, KSeg, Mask,
     sqb, sqh, sqn, skb, skh, skm, svb, svh, svm, sob, soh, son, slb, slh, sln,
     s_qsb, s_qsn, s_ksb, s_ksm, s_mb, s_mh, s_mn, s_mm,
-    H, G, N, M, left, right, qk_scale,
+    H, G, N, M, left, right, qk_scale, scale,
     VARLEN: tl.constexpr, HAS_KLEN: tl.constexpr, CAUSAL: tl.constexpr, WINDOW: tl.constexpr,
-    SEGMENTS: tl.constexpr, HAS_MASK: tl.constexpr, MASK_IS_BOOL: tl.constexpr, PRECISION: tl.constexpr,
+    SEGMENTS: tl.constexpr, HAS_MASK: tl.constexpr, MASK_IS_BOOL: tl.constexpr, BIAS: tl.constexpr,
+    PRECISION: tl.constexpr,
     D: tl.constexpr, DV: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
 ):  # fmt: skip
-    """One program: ``BLOCK_M`` query rows of one (batch row, head); writes their output and lse."""
+    """One program: ``BLOCK_M`` query rows of one (batch row, head); writes their output and row stats."""
     pid_m = tl.program_id(0)
     pid_bh = tl.program_id(1)
     b = pid_bh // H
@@ -214,19 +242,22 @@ def attn_fwd(
         i0, i_last, offset, klen, left, right, CAUSAL, WINDOW, SEGMENTS or HAS_MASK, BLOCK_N
     )
     acc, l_i, m_i = _fwd_tiles(  # masked lower edge (window start)
-        acc, l_i, m_i, q, Kb, Vb, skm, svm, lo, mid_lo, offs_m, qk_scale, b, h, n_b, klen, offset, left, right,
+        acc, l_i, m_i, q, Kb, Vb, skm, svm, lo, mid_lo, offs_m, qk_scale, scale, b, h, n_b, klen, offset, left, right,
         QSeg, KSeg, s_qsb, s_qsn, s_ksb, s_ksm, Mask, s_mb, s_mh, s_mn, s_mm,
-        CAUSAL, WINDOW, SEGMENTS, HAS_MASK, MASK_IS_BOOL, True, PRECISION, D, DV, BLOCK_N, BLOCK_D, BLOCK_DV,
+        CAUSAL, WINDOW, SEGMENTS, HAS_MASK, MASK_IS_BOOL, BIAS, True, PRECISION, D, DV, BLOCK_N, BLOCK_D,
+        BLOCK_DV,
     )  # fmt: skip
     acc, l_i, m_i = _fwd_tiles(  # tiles every row sees wholly: no per-element mask
-        acc, l_i, m_i, q, Kb, Vb, skm, svm, mid_lo, mid_hi, offs_m, qk_scale, b, h, n_b, klen, offset, left, right,
+        acc, l_i, m_i, q, Kb, Vb, skm, svm, mid_lo, mid_hi, offs_m, qk_scale, scale, b, h, n_b, klen, offset, left, right,
         QSeg, KSeg, s_qsb, s_qsn, s_ksb, s_ksm, Mask, s_mb, s_mh, s_mn, s_mm,
-        CAUSAL, WINDOW, SEGMENTS, HAS_MASK, MASK_IS_BOOL, False, PRECISION, D, DV, BLOCK_N, BLOCK_D, BLOCK_DV,
+        CAUSAL, WINDOW, SEGMENTS, HAS_MASK, MASK_IS_BOOL, BIAS, False, PRECISION, D, DV, BLOCK_N, BLOCK_D,
+        BLOCK_DV,
     )  # fmt: skip
     acc, l_i, m_i = _fwd_tiles(  # masked upper edge (diagonal, window end, key_lengths, M)
-        acc, l_i, m_i, q, Kb, Vb, skm, svm, mid_hi, hi, offs_m, qk_scale, b, h, n_b, klen, offset, left, right,
+        acc, l_i, m_i, q, Kb, Vb, skm, svm, mid_hi, hi, offs_m, qk_scale, scale, b, h, n_b, klen, offset, left, right,
         QSeg, KSeg, s_qsb, s_qsn, s_ksb, s_ksm, Mask, s_mb, s_mh, s_mn, s_mm,
-        CAUSAL, WINDOW, SEGMENTS, HAS_MASK, MASK_IS_BOOL, True, PRECISION, D, DV, BLOCK_N, BLOCK_D, BLOCK_DV,
+        CAUSAL, WINDOW, SEGMENTS, HAS_MASK, MASK_IS_BOOL, BIAS, True, PRECISION, D, DV, BLOCK_N, BLOCK_D,
+        BLOCK_DV,
     )  # fmt: skip
     alive = l_i > 0
     out = acc / tl.where(alive, l_i, 1.0)[:, None]  # rows that saw no key: 0
@@ -235,5 +266,8 @@ def attn_fwd(
         out.to(Out.dtype.element_ty),
         mask=row_ok[:, None] & (offs_dv[None, :] < DV),
     )
-    lse = (tl.where(alive, m_i, 0.0) + tl.math.log2(tl.where(alive, l_i, 1.0))) / LOG2E
-    tl.store(Lse + b * slb + h * slh + (q0 + offs_m) * sln, tl.where(alive, lse, float("inf")), mask=row_ok)
+    row_max = m_i if BIAS else m_i / LOG2E  # natural units
+    log_sum = tl.math.log2(tl.where(alive, l_i, 1.0)) / LOG2E  # natural log of the row sum
+    stat = b * slb + h * slh + (q0 + offs_m) * sln
+    tl.store(RowMax + stat, tl.where(alive, row_max, float("inf")), mask=row_ok)  # +inf: saw no key
+    tl.store(LogSum + stat, tl.where(alive, log_sum, 0.0), mask=row_ok)

@@ -11,7 +11,14 @@ What it adds on top of the torch call:
 - grouped-query / multi-query k/v are passed with ``enable_gqa=True`` (no copies; torch < 2.5: repeated);
 - rows with every key masked: they are opened to all keys before the call (so no kernel ever sees an
   all −inf row, which yields NaN in some backends) and their output is set to zero afterwards, which
-  also makes their gradients zero — the reference's result.
+  also makes their gradients zero — the reference's result;
+- an additive mask with a row whose largest bias is large in magnitude (``|max| ≥ LARGE_ROW_BIAS``, e.g.
+  a row filled with ``finfo(float32).min`` or −1e9, Hugging Face's padding convention): the fused kernels'
+  backward recomputes the weights from the row's log-sum-exp held in one fp32 number, which loses the
+  ``log M`` term to rounding there (every weight becomes 1 instead of 1/M). When gradients are wanted,
+  such calls run on the math backend, whose autograd gives the reference's gradients (``last_kernel()``
+  says ``"math"``); with ``allow_math=False`` they raise ``NoFusedKernel``. Forward-only calls keep the
+  fused kernels: their outputs are exact.
 
 Which kernel ran (best effort, exact when it answers): the call is tried under
 ``torch.nn.attention.sdpa_kernel`` with one backend at a time, in torch's own priority order
@@ -39,11 +46,15 @@ from torch import Tensor
 
 from tokenloom.encoder.attention._common import causal_tile, check_inputs, dead_rows, repeat_kv
 
-__all__ = ["NoFusedKernel", "last_kernel", "sdpa_attention"]
+__all__ = ["LARGE_ROW_BIAS", "NoFusedKernel", "last_kernel", "sdpa_attention"]
 
 logger = logging.getLogger(__name__)
 
 _state = threading.local()
+
+# A float-mask row whose largest bias is at least this large in magnitude: the fp32 spacing there (3e-5)
+# is what a fused backward's single log-sum-exp loses, so gradients with such rows run on the math backend.
+LARGE_ROW_BIAS = 2.0**8
 
 # scaled_dot_product_attention(..., enable_gqa=True) exists from torch 2.5 on
 _HAS_ENABLE_GQA = tuple(int(part) for part in torch.__version__.split(".")[:2]) >= (2, 5)
@@ -83,6 +94,14 @@ def _needs_wide_compute(mask4: Tensor | None, dtype: torch.dtype) -> bool:
         return False
     limit = torch.finfo(dtype).max
     return bool((torch.isfinite(mask4) & (mask4.detach().abs() > limit)).any())
+
+
+def _large_row_bias(attn_mask: Tensor | None) -> bool:
+    """Whether an additive ``attn_mask`` has a row whose (finite) maximum is ``≥ LARGE_ROW_BIAS`` in magnitude."""
+    if attn_mask is None or attn_mask.dtype == torch.bool:
+        return False
+    row_max = attn_mask.detach().amax(dim=-1)  # [B|1, H|1, N|1]
+    return bool((torch.isfinite(row_max) & (row_max.abs() >= LARGE_ROW_BIAS)).any())
 
 
 def _prepare_mask(
@@ -131,6 +150,14 @@ def sdpa_attention(
         # open dead rows to every key (no kernel sees an all -inf row); their output is zeroed below
         opened = attn_mask | dead if attn_mask.dtype == torch.bool else attn_mask.masked_fill(dead, 0.0)
         attn_mask = opened
+    wants_grad = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (q, k, v, mask4))
+    if wants_grad and _large_row_bias(attn_mask):  # only the math backward keeps these rows exact
+        if not allow_math or (kernels is not None and "math" not in kernels):
+            raise NoFusedKernel(
+                f"a mask row's bias reaches {LARGE_ROW_BIAS:g} in magnitude: the fused SDPA backward loses "
+                "its log-sum-exp to rounding there, and only the math backend gives exact gradients"
+            )
+        kernels = ("math",)
     call = _Call(attn_mask, float(dropout_p), is_causal, dims.scale, dims.G > 1 and _HAS_ENABLE_GQA)
     if (
         dims.G > 1 and not _HAS_ENABLE_GQA

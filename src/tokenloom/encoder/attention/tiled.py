@@ -21,7 +21,8 @@ backward), and only the partial ones get a per-element mask. The work follows th
 the tiles' edges.
 
 Backward is a custom ``torch.autograd.Function`` that **recomputes** each score tile from q, k and the
-saved row log-sum-exp (FlashAttention-2's backward): ``p = exp(s − lse)``, ``dv += pᵀ dO``,
+saved row statistics (FlashAttention-2's backward, with the log-sum-exp kept in two parts so that any
+finite bias is exact: ``_row_stats``): ``p = exp(s − max − log_sum)``, ``dv += pᵀ dO``,
 ``dp = dO vᵀ``, ``ds = p ∘ (dp − rowsum(dO ∘ O))``, ``dq += ds k · scale``, ``dk += dsᵀ q · scale``;
 so training memory stays O(tile²) too (autograd through the tiles would keep every tile alive).
 A float (additive) mask that requires grad receives ``ds`` summed over its broadcast dimensions.
@@ -46,6 +47,7 @@ Shapes: ``B`` batch, ``H`` query heads, ``Hkv`` key/value heads, ``G = H // Hkv`
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -58,6 +60,7 @@ from tokenloom.encoder.attention._common import (
     check_window,
     mask_tile,
 )
+from tokenloom.encoder.attention._row_stats import RowStats
 from tokenloom.encoder.attention._tile_plan import TilePlan
 from tokenloom.encoder.patterns import Pattern
 
@@ -140,23 +143,30 @@ def _fold(x5: Tensor, i0: int, i1: int) -> Tensor:
     return x5[..., i0:i1, :].reshape(B * Hkv, G * (i1 - i0), X)  # [B, Hkv, G, bq, X] -> [B*Hkv, G*bq, X]
 
 
+@dataclass(frozen=True)
+class _Call:
+    """What one tiled call needs besides its tensors; kept on ``ctx`` for the backward."""
+
+    plan: TilePlan
+    dropout_p: float
+    seed: int  # dropout: tile (i, j) draws its keep-mask from seed + tile index
+
+
 class _TiledAttention(torch.autograd.Function):
     @staticmethod
-    def forward(
-        ctx, q, k, v, mask4, dims, causal, dropout_p, seed, block_q, block_k, window, key_limit, pattern
-    ):
+    def forward(ctx, q, k, v, mask4, call: _Call):
+        plan, dims = call.plan, call.plan.dims
         ct = torch.promote_types(q.dtype, torch.float32)
-        plan = TilePlan(dims, causal, block_q, block_k, window, key_limit, pattern)
         BK = dims.B * dims.Hkv
         q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
         k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]
         v3 = v.to(ct).reshape(BK, dims.M, dims.Dv)  # [B, Hkv, M, Dv] -> [B*Hkv, M, Dv]
         out = torch.empty(dims.B, dims.Hkv, dims.G, dims.N, dims.Dv, dtype=ct, device=q.device)
-        lse = torch.empty(dims.B, dims.Hkv, dims.G, dims.N, 1, dtype=ct, device=q.device)
-        buffer = torch.empty(BK * dims.G * min(block_q, dims.N) * plan.max_cols, dtype=ct, device=q.device)
+        stats = RowStats.empty((dims.B, dims.Hkv, dims.G, dims.N, 1), ct, q.device)
+        buffer = torch.empty(BK * dims.G * min(plan.bq, dims.N) * plan.max_cols, dtype=ct, device=q.device)
         flops = 0
         for i0 in plan.q_tiles():
-            i1 = min(i0 + block_q, dims.N)
+            i1 = min(i0 + plan.bq, dims.N)
             q3 = _fold(q5, i0, i1) * dims.scale  # pre-scaled query tile [B*Hkv, G*bq, D]
             row_max = torch.full((BK, q3.shape[1], 1), float("-inf"), dtype=ct, device=q.device)
             row_sum = torch.zeros_like(row_max)  # [B*Hkv, G*bq, 1]
@@ -171,51 +181,34 @@ class _TiledAttention(torch.autograd.Function):
                 alpha = torch.exp(row_max - safe_max)  # [B*Hkv, G*bq, 1]
                 p = s.sub_(safe_max).exp_()  # [B*Hkv, G*bq, bk]
                 row_sum.mul_(alpha).add_(p.sum(dim=-1, keepdim=True))
-                if dropout_p > 0.0:
-                    keep = _keep_tile(seed, plan.tile_index(i0, j0), tuple(p.shape), dropout_p, q.device)
-                    p = p.mul_(keep).div_(1.0 - dropout_p)
+                if call.dropout_p > 0.0:
+                    keep = _keep_tile(
+                        call.seed, plan.tile_index(i0, j0), tuple(p.shape), call.dropout_p, q.device
+                    )
+                    p = p.mul_(keep).div_(1.0 - call.dropout_p)
                 acc.mul_(alpha).baddbmm_(p, v3[:, j0:j1, :])  # += p v_t  [B*Hkv, G*bq, Dv]
                 row_max = new_max
             alive = row_sum > 0
             tile_out = acc.div_(torch.where(alive, row_sum, 1.0))  # [B*Hkv, G*bq, Dv]
             out[..., i0:i1, :] = tile_out.view(dims.B, dims.Hkv, dims.G, i1 - i0, dims.Dv)
-            safe_max = torch.where(torch.isneginf(row_max), 0.0, row_max)
-            # lse = +inf marks rows with no visible key: backward's exp(s - lse) is then exactly 0
-            tile_lse = torch.where(alive, safe_max + torch.log(row_sum), float("inf"))  # [B*Hkv, G*bq, 1]
-            lse[..., i0:i1, :] = tile_lse.view(dims.B, dims.Hkv, dims.G, i1 - i0, 1)
+            stats.store(i0, i1, row_max, row_sum)
         _work.flops = flops
-        ctx.dims, ctx.causal, ctx.dropout_p, ctx.seed = dims, causal, dropout_p, seed
-        ctx.block_q, ctx.block_k, ctx.window, ctx.key_limit = block_q, block_k, window, key_limit
-        ctx.pattern = pattern
+        ctx.call = call
         ctx.mask_is_tensor = mask4 is not None
-        ctx.save_for_backward(q, k, v, out, lse, *(() if mask4 is None else (mask4,)))
+        ctx.save_for_backward(q, k, v, out, stats.max, stats.log_sum, *(() if mask4 is None else (mask4,)))
         return out.flatten(1, 2).to(q.dtype)  # [B, Hkv, G, N, Dv] -> [B, H, N, Dv]
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_out):
-        q, k, v, out, lse, *rest = ctx.saved_tensors
+        q, k, v, out, row_max, log_sum, *rest = ctx.saved_tensors
+        call: _Call = ctx.call
         mask4 = rest[0] if ctx.mask_is_tensor else None
         grads = tiled_backward(
-            grad_out,
-            q,
-            k,
-            v,
-            out,
-            lse,
-            mask4,
-            ctx.dims,
-            causal=ctx.causal,
-            dropout_p=ctx.dropout_p,
-            seed=ctx.seed,
-            block_q=ctx.block_q,
-            block_k=ctx.block_k,
-            mask_grad=ctx.needs_input_grad[3],
-            window=ctx.window,
-            key_limit=ctx.key_limit,
-            pattern=ctx.pattern,
-        )
-        return (*grads, *([None] * 9))
+            grad_out, q, k, v, out, RowStats(row_max, log_sum), mask4, call.plan,
+            dropout_p=call.dropout_p, seed=call.seed, mask_grad=ctx.needs_input_grad[3],
+        )  # fmt: skip
+        return (*grads, None)  # no gradient for the call description
 
 
 def tiled_backward(
@@ -224,30 +217,24 @@ def tiled_backward(
     k: Tensor,
     v: Tensor,
     out: Tensor,
-    lse: Tensor,
+    stats: RowStats,
     mask4: Tensor | None,
-    dims: Dims,
+    plan: TilePlan,
     *,
-    causal: bool,
-    dropout_p: float,
-    seed: int,
-    block_q: int,
-    block_k: int,
-    mask_grad: bool,
-    window: tuple[int, int] | None = None,
-    key_limit: int | None = None,
-    pattern: Pattern | None = None,
+    dropout_p: float = 0.0,
+    seed: int = 0,
+    mask_grad: bool = False,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
-    """Gradients ``(dq, dk, dv, dmask)`` by per-tile recomputation from the saved output and row lse.
+    """Gradients ``(dq, dk, dv, dmask)`` by per-tile recomputation from the saved output and row stats.
 
-    ``out`` is ``[B, Hkv, G, N, Dv]`` and ``lse`` ``[B, Hkv, G, N, 1]`` in the compute dtype (fp32/fp64),
-    with ``lse = +inf`` on rows that saw no key. Shared with the Triton path, whose forward kernel
-    writes the same two tensors. Scores use the pre-scaled q (``s = (q·scale) kᵀ``), hence
-    ``dq = ds k · scale`` and ``dk = dsᵀ (q·scale)``; grouped heads are folded into rows, so the
-    products over rows already sum dk and dv over the G query heads sharing a key/value head.
+    ``out`` is ``[B, Hkv, G, N, Dv]`` and ``stats`` holds ``[B, Hkv, G, N, 1]`` tensors in the compute
+    dtype (fp32/fp64). Shared with the Triton path, whose forward kernel writes the same row stats.
+    Scores use the pre-scaled q (``s = (q·scale) kᵀ``), hence ``dq = ds k · scale`` and
+    ``dk = dsᵀ (q·scale)``; grouped heads are folded into rows, so the products over rows already sum
+    dk and dv over the G query heads sharing a key/value head.
     """
     ct = out.dtype
-    plan = TilePlan(dims, causal, block_q, block_k, window, key_limit, pattern)
+    dims = plan.dims
     BK = dims.B * dims.Hkv
     q5 = q.to(ct).unflatten(1, (dims.Hkv, dims.G))  # [B, H, N, D] -> [B, Hkv, G, N, D]
     k3 = k.to(ct).reshape(BK, dims.M, dims.D)  # [B, Hkv, M, D] -> [B*Hkv, M, D]
@@ -260,17 +247,18 @@ def tiled_backward(
     dmask = None
     if mask4 is not None and mask4.is_floating_point() and mask_grad:
         dmask = torch.zeros(mask4.shape, dtype=ct, device=q.device)
-    buffer = torch.empty(BK * dims.G * min(block_q, dims.N) * plan.max_cols, dtype=ct, device=q.device)
+    buffer = torch.empty(BK * dims.G * min(plan.bq, dims.N) * plan.max_cols, dtype=ct, device=q.device)
     for i0 in plan.q_tiles():
         i1 = min(i0 + plan.bq, dims.N)
         q3 = _fold(q5, i0, i1) * dims.scale  # pre-scaled query tile [B*Hkv, G*bq, D]
         do3 = _fold(do5, i0, i1)  # [B*Hkv, G*bq, Dv]
-        lse3, delta3 = _fold(lse, i0, i1), _fold(delta, i0, i1)  # [B*Hkv, G*bq, 1]
+        max3, log3 = _fold(stats.max, i0, i1), _fold(stats.log_sum, i0, i1)  # [B*Hkv, G*bq, 1]
+        delta3 = _fold(delta, i0, i1)  # [B*Hkv, G*bq, 1]
         dq3 = torch.zeros_like(q3)
         for j0 in plan.k_tiles(i0, i1):
             j1 = plan.k_end(i0, j0)
             s = _scores(plan, q3, k3, mask4, i0, i1, j0, j1, buffer)  # [B*Hkv, G*bq, bk]
-            p = s.sub_(lse3).exp_()  # normalized weights [B*Hkv, G*bq, bk]
+            p = s.sub_(max3).sub_(log3).exp_()  # normalized weights [B*Hkv, G*bq, bk]
             dp = torch.bmm(do3, v3[:, j0:j1, :].transpose(1, 2))  # [B*Hkv, G*bq, bk]
             if dropout_p > 0.0:
                 keep = _keep_tile(seed, plan.tile_index(i0, j0), tuple(p.shape), dropout_p, q.device)
@@ -330,19 +318,6 @@ def tiled_attention(
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
-    seed = _draw_seed() if dropout_p > 0.0 else 0
-    return _TiledAttention.apply(
-        q,
-        k,
-        v,
-        mask4,
-        dims,
-        causal,
-        float(dropout_p),
-        seed,
-        block_q,
-        block_k,
-        check_window(window),
-        key_limit,
-        pattern,
-    )
+    plan = TilePlan(dims, causal, block_q, block_k, check_window(window), key_limit, pattern)
+    call = _Call(plan, float(dropout_p), _draw_seed() if dropout_p > 0.0 else 0)
+    return _TiledAttention.apply(q, k, v, mask4, call)

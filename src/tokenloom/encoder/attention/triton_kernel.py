@@ -7,15 +7,16 @@ FlashAttention's varlen layout).
 
 - Forward: one program per (``BLOCK_M`` query rows, batch row, head) walks the key tiles with the online
   softmax (running max, running sum, rescaled fp32 accumulator) and writes the output and the row
-  log-sum-exp. Causal tiles above the diagonal and tiles outside a window or past ``key_lengths`` are
+  statistics (``_row_stats``: the max and the log of the sum, two numbers, so that a row whose additive
+  bias is one large constant such as ``finfo(float32).min`` keeps the reference's weights). Causal tiles above the diagonal and tiles outside a window or past ``key_lengths`` are
   never loaded; tiles wholly inside every row's visible range run without per-element masks.
 - Masks are read natively: ``key_lengths [B]`` bounds the key loop, ``segment_ids`` are compared per
   tile, ``window`` bounds the loop, a dense bool / additive mask is read tile by tile through its strides
   (broadcast dims have stride 0: never expanded in memory).
 - Backward (FlashAttention-2): ``delta = rowsum(dO ∘ O)`` (one torch reduction), a dK/dV kernel over key
   tiles (summing the G query heads of a key/value head in-program: no atomics, no k/v copies) and a dQ
-  kernel over query tiles, both recomputing ``P = exp(S − lse)``. Rows that see no key have
-  ``lse = +inf``, so P = 0 there: zero output, zero and finite gradients. Two cases are handed to
+  kernel over query tiles, both recomputing ``P = exp(S − max − log_sum)``. Rows that see no key have
+  ``max = +inf``, so P = 0 there: zero output, zero and finite gradients. Two cases are handed to
   ``tiled.tiled_backward`` instead: an additive mask that requires grad (it also returns the mask's
   gradient), and head widths above ``tuning.MAX_BACKWARD_D`` = 128 (the backward kernels' tiles do not
   fit registers without spills there; the forward kernel takes up to 256).
@@ -53,6 +54,7 @@ from tokenloom.encoder.attention._common import (
     merge_masks,
     structure_mask,
 )
+from tokenloom.encoder.attention._row_stats import RowStats
 
 __all__ = ["interpreting", "triton_attention", "triton_attention_varlen"]
 
@@ -112,8 +114,8 @@ class _Problem:
         s = x.stride()
         return (s[0], s[1], s[2])
 
-    def lse_strides(self) -> tuple[int, int, int]:
-        """lse is ``[B, H, N]`` (padded) or ``[H, T]`` (packed), contiguous."""
+    def stat_strides(self) -> tuple[int, int, int]:
+        """Row stats are ``[B, H, N]`` (padded) or ``[H, T]`` (packed), contiguous."""
         return (0, self.total_q, 1) if self.varlen else (self.H * self.N, self.N, 1)
 
     def common(self, q: Tensor) -> tuple[list[Any], dict[str, Any]]:
@@ -137,6 +139,7 @@ class _Problem:
         flags = dict(
             VARLEN=self.varlen, HAS_KLEN=ql is not None, CAUSAL=self.causal, WINDOW=self.window is not None,
             SEGMENTS=qs is not None, HAS_MASK=mask is not None, MASK_IS_BOOL=self.mask_is_bool,
+            BIAS=mask is not None and not self.mask_is_bool,  # additive mask: natural-unit scores
             PRECISION=self.precision if q.dtype == torch.float32 else "tf32",
             D=self.D, DV=self.Dv, BLOCK_D=tuning.block_d(self.D), BLOCK_DV=tuning.block_d(self.Dv),
         )  # fmt: skip
@@ -151,12 +154,11 @@ def _dtype_name(dtype: torch.dtype) -> str:
     return {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}[dtype]
 
 
-def _forward(q: Tensor, k: Tensor, v: Tensor, pb: _Problem) -> tuple[Tensor, Tensor]:
-    """Output (q's dtype, padded ``[B, H, N, Dv]`` / packed ``[T, H, Dv]``) and lse (fp32)."""
+def _forward(q: Tensor, k: Tensor, v: Tensor, pb: _Problem) -> tuple[Tensor, RowStats]:
+    """Output (q's dtype, padded ``[B, H, N, Dv]`` / packed ``[T, H, Dv]``) and row stats (fp32)."""
     out = torch.empty((*q.shape[:-1], pb.Dv), dtype=q.dtype, device=q.device)
-    lse = torch.empty(
-        (pb.B, pb.H, pb.N) if not pb.varlen else (pb.H, q.shape[0]), dtype=torch.float32, device=q.device
-    )
+    shape = (pb.B, pb.H, pb.N) if not pb.varlen else (pb.H, q.shape[0])
+    stats = RowStats.empty(shape, torch.float32, q.device)
     cfg = pb.forward_config or tuning.pick(
         tuning.FORWARD, max(pb.D, pb.Dv), _dtype_name(q.dtype), pb.causal, pb.N
     )
@@ -164,14 +166,14 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, pb: _Problem) -> tuple[Tensor, Ten
     left, right = pb.left_right
     grid = (triton_cdiv(pb.N, cfg.block_m), pb.B * pb.H)
     _jit().attn_fwd[grid](
-        q, k, v, out, lse, *mask_args[:6],
-        *pb.strides(q), *pb.strides(k), *pb.strides(v), *pb.strides(out), *pb.lse_strides(),
+        q, k, v, out, stats.max, stats.log_sum, *mask_args[:6],
+        *pb.strides(q), *pb.strides(k), *pb.strides(v), *pb.strides(out), *pb.stat_strides(),
         *mask_args[6:],
-        pb.H, pb.H // pb.Hkv, pb.N, pb.M, left, right, pb.scale * 1.4426950408889634,
+        pb.H, pb.H // pb.Hkv, pb.N, pb.M, left, right, pb.scale * 1.4426950408889634, pb.scale,
         **flags, BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n,
         num_warps=cfg.num_warps, num_stages=cfg.num_stages,
     )  # fmt: skip
-    return out, lse
+    return out, stats
 
 
 def triton_cdiv(a: int, b: int) -> int:
@@ -184,28 +186,30 @@ def _grad_like(x: Tensor) -> Tensor:
 
 
 def _backward(
-    q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, do: Tensor, pb: _Problem
+    q: Tensor, k: Tensor, v: Tensor, out: Tensor, stats: RowStats, do: Tensor, pb: _Problem
 ) -> tuple[Tensor, Tensor, Tensor]:
     do = do if do.stride() == out.stride() else do.contiguous()  # dO shares the output's strides
     out = out if out.stride(-1) == 1 else out.contiguous()
     delta = (do.float() * out.float()).sum(-1)  # [B, H, N] or [T, H]
-    delta = delta if not pb.varlen else delta.t().contiguous()  # [T, H] -> [H, T], lse's layout
+    delta = delta if not pb.varlen else delta.t().contiguous()  # [T, H] -> [H, T], the row stats' layout
     dq, dk, dv = _grad_like(q), _grad_like(k), _grad_like(v)
     key = (max(pb.D, pb.Dv), _dtype_name(q.dtype), pb.causal, pb.N)
     cfg_q = pb.backward_config or tuning.pick(tuning.BACKWARD_DQ, *key)
     cfg_k = pb.backward_config or tuning.pick(tuning.BACKWARD_DKDV, *key)
+    if pb.mask is not None and not pb.mask_is_bool and pb.backward_config is None:
+        cfg_q, cfg_k = (tuning.for_bias_backward(cfg, key[1]) for cfg in (cfg_q, cfg_k))
     mask_args, flags = pb.common(q)
     left, right = pb.left_right
-    strides = (*pb.strides(q), *pb.strides(k), *pb.strides(v), *pb.strides(out), *pb.lse_strides())
+    strides = (*pb.strides(q), *pb.strides(k), *pb.strides(v), *pb.strides(out), *pb.stat_strides())
     G = pb.H // pb.Hkv
     scales = (pb.scale * 1.4426950408889634, pb.scale)
     _jit_bwd().attn_bwd_dq[(triton_cdiv(pb.N, cfg_q.block_m), pb.B * pb.H)](
-        q, k, v, do, dq, lse, delta, *mask_args[:6], *strides, *mask_args[6:],
+        q, k, v, do, dq, stats.max, stats.log_sum, delta, *mask_args[:6], *strides, *mask_args[6:],
         pb.H, G, pb.N, pb.M, left, right, *scales, **flags, BLOCK_M=cfg_q.block_m, BLOCK_N=cfg_q.block_n,
         num_warps=cfg_q.num_warps, num_stages=cfg_q.num_stages,
     )  # fmt: skip
     _jit_bwd().attn_bwd_dkdv[(triton_cdiv(pb.M, cfg_k.block_n), pb.B * pb.Hkv)](
-        q, k, v, do, dk, dv, lse, delta, *mask_args[:6], *strides, *mask_args[6:],
+        q, k, v, do, dk, dv, stats.max, stats.log_sum, delta, *mask_args[:6], *strides, *mask_args[6:],
         pb.Hkv, G, pb.N, pb.M, left, right, *scales, **flags, BLOCK_M=cfg_k.block_m, BLOCK_N=cfg_k.block_n,
         num_warps=cfg_k.num_warps, num_stages=cfg_k.num_stages,
     )  # fmt: skip
@@ -215,19 +219,20 @@ def _backward(
 class _TritonAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, mask4, pb, torch_backward):
-        out, lse = _forward(q, k, v, pb)
+        out, stats = _forward(q, k, v, pb)
         ctx.pb, ctx.torch_backward = pb, torch_backward
-        ctx.save_for_backward(q, k, v, out, lse, *(() if mask4 is None else (mask4,)))
+        ctx.save_for_backward(q, k, v, out, stats.max, stats.log_sum, *(() if mask4 is None else (mask4,)))
         return out
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_out):
-        q, k, v, out, lse, *rest = ctx.saved_tensors
+        q, k, v, out, row_max, log_sum, *rest = ctx.saved_tensors
         pb: _Problem = ctx.pb
         if not ctx.torch_backward:
-            dq, dk, dv = _backward(q, k, v, out, lse, grad_out, pb)
+            dq, dk, dv = _backward(q, k, v, out, RowStats(row_max, log_sum), grad_out, pb)
             return dq, dk, dv, None, None, None
+        from tokenloom.encoder.attention._tile_plan import TilePlan
         from tokenloom.encoder.attention.tiled import DEFAULT_BLOCK_K, DEFAULT_BLOCK_Q, tiled_backward
 
         G = pb.H // pb.Hkv
@@ -242,10 +247,11 @@ class _TritonAttention(torch.autograd.Function):
             )
             mask4 = merge_masks(mask4, structure_mask(st, dims, q.device))  # [B|1, H|1, N|1, M]
         out5 = out.float().unflatten(1, (pb.Hkv, G))  # [B, H, N, Dv] -> [B, Hkv, G, N, Dv]
-        lse5 = lse.unflatten(1, (pb.Hkv, G)).unsqueeze(-1)  # [B, H, N] -> [B, Hkv, G, N, 1]
+        stats5 = RowStats(*(x.unflatten(1, (pb.Hkv, G)).unsqueeze(-1) for x in (row_max, log_sum)))
+        # [B, H, N] -> [B, Hkv, G, N, 1]
+        plan = TilePlan(dims, pb.causal, DEFAULT_BLOCK_Q, DEFAULT_BLOCK_K)
         grads = tiled_backward(
-            grad_out, q, k, v, out5, lse5, mask4, dims, causal=pb.causal, dropout_p=0.0,
-            seed=0, block_q=DEFAULT_BLOCK_Q, block_k=DEFAULT_BLOCK_K, mask_grad=ctx.needs_input_grad[3],
+            grad_out, q, k, v, out5, stats5, mask4, plan, mask_grad=ctx.needs_input_grad[3]
         )  # fmt: skip
         return (*grads, None, None)
 

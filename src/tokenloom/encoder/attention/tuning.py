@@ -27,6 +27,7 @@ __all__ = [
     "MAX_DENSE_MASK_D",
     "KernelConfig",
     "block_d",
+    "for_bias_backward",
     "for_dense_mask",
     "pick",
 ]
@@ -135,6 +136,13 @@ def for_dense_mask(config: KernelConfig, d: int) -> KernelConfig:
     64 query rows from head width 128 on (the mask tile's pointers and values would spill otherwise)."""
     block_m = min(config.block_m, 64) if block_d(d) >= 128 else config.block_m
     return replace(config, block_m=block_m, block_n=max(16, config.block_n // 2))
+
+
+def for_bias_backward(config: KernelConfig, dtype: str) -> KernelConfig:
+    """The backward config used with an additive (float) mask: fp16 / bf16 tiles get at least 8 warps,
+    so that the mask tile and the natural-unit scores spread over more threads (4 warps spill on sm_80
+    at head widths 32–64); exact-fp32 tiles keep theirs (8 warps put a stack frame on their small tiles)."""
+    return config if dtype == "fp32" else replace(config, num_warps=max(config.num_warps, 8))
 
 
 def block_d(d: int) -> int:
