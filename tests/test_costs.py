@@ -105,8 +105,8 @@ def test_bad_counts_name_the_argument() -> None:
         costs.kv_cache_bytes(32, 1, 4096, 0, 128, 2)
     with pytest.raises(ConfigError, match=r"q_len must be a positive int, got 1\.5"):
         costs.score_bytes(1, 1, 1.5, 4, 2)  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match=r"q_len <= kv_len.*drop causal \(CLI: --causal\)"):
-        costs.attention_flops(1, 1, 8, 4, 2, causal=True)
+    with pytest.raises(ConfigError, match=r"head_dim must be a positive int, got 0"):
+        costs.attention_flops(1, 1, 8, 4, 0, causal=True)
     with pytest.raises(ConfigError, match="MLP kind must be one of"):
         costs.mlp_flops(1, 1, 8, 32, "relu")  # type: ignore[arg-type]
 
@@ -127,9 +127,19 @@ def test_human_units() -> None:
 def test_attention_flops_known_answers() -> None:
     assert costs.attention_flops(1, 32, 4096, 4096, 128) == 4 * 32 * 4096 * 4096 * 128
     full = costs.attention_flops(2, 8, 1024, 1024, 64)
-    assert costs.attention_flops(2, 8, 1024, 1024, 64, causal=True) == full // 2
-    # decode: one query against M cached keys sees M - 1/2 pairs in the N·M − N²/2 count
-    assert costs.attention_flops(1, 1, 1, 100, 1, causal=True) == 4 * 100 - 2
+    # causal counts the allowed pairs exactly: N(N+1)/2, half of N² plus half the diagonal
+    causal = costs.attention_flops(2, 8, 1024, 1024, 64, causal=True)
+    assert causal == 4 * 2 * 8 * 64 * (1024 * 1025 // 2) == full // 2 + 2 * 2 * 8 * 64 * 1024
+    # decode: one query against M cached keys sees all M of them
+    assert costs.attention_flops(1, 1, 1, 100, 1, causal=True) == 4 * 100
+    # queries are the last N of M keys: 3 queries, 5 keys see 3 + 4 + 5 keys
+    assert costs.attention_flops(1, 1, 3, 5, 1, causal=True) == 4 * (3 + 4 + 5)
+    # more queries than keys: the first N − M queries see none (masks.causal), the rest 1, 2, ..., M
+    assert costs.attention_flops(1, 1, 8, 4, 2, causal=True) == 4 * 2 * (1 + 2 + 3 + 4)
+    for n, m in [(1, 1), (7, 7), (3, 9), (9, 3), (1024, 4096)]:  # one definition: the causal pattern's edges
+        assert costs.attention_flops(2, 3, n, m, 4, causal=True) == costs.attention_flops(
+            2, 3, n, m, 4, pattern="causal"
+        )
 
 
 def test_megatron_per_layer_formula() -> None:
@@ -175,10 +185,13 @@ def test_scaling_invariants(b: int, h: int, n: int, m: int, d: int, s: str) -> N
     assert costs.attention_flops(b, h, 2 * n, 2 * m, d) == 4 * costs.attention_flops(b, h, n, m, d)
     assert costs.kv_cache_bytes(3, b, 2 * n, h, d, s) == 2 * costs.kv_cache_bytes(3, b, n, h, d, s)
     assert costs.score_bytes(b, h, n, m, "int4") == math.ceil(b * h * n * m / 2)  # two values per byte
+    full, causal = costs.attention_flops(b, h, n, m, d), costs.attention_flops(b, h, n, m, d, causal=True)
     if n <= m:
-        full, causal = costs.attention_flops(b, h, n, m, d), costs.attention_flops(b, h, n, m, d, causal=True)
         assert full // 2 <= causal <= full
-        assert causal == (full // 2 if n == m else causal)
+        assert causal == 4 * b * h * d * (n * m - n * (n - 1) // 2)  # row i sees i + M − N + 1 keys
+        assert causal == (4 * b * h * d * n * (n + 1) // 2 if n == m else causal)
+    else:
+        assert causal == 4 * b * h * d * m * (m + 1) // 2  # the first N − M rows see no key
 
 
 def test_projection_and_mlp_flops() -> None:

@@ -81,7 +81,16 @@ def test_attention_prints_score_memory_and_flops(capsys: pytest.CaptureFixture[s
     )
     assert f"score matrix S = QKᵀ: {32 * 2**20}  " in one
     causal = _out(capsys, ["costs", "attention", "--heads", "32", "--seq-len", "4096", "--causal"])
-    assert "137.4 GFLOP" in causal  # half of 274.9
+    assert "137.5 GFLOP" in causal  # 4·B·H·D·N(N+1)/2: half of 274.9 plus the diagonal
+    assert "causal: 8,390,656 allowed (query, key) pairs of 16,777,216 = N(N+1)/2" in causal
+    pattern = _out(
+        capsys, ["costs", "attention", "--heads", "32", "--seq-len", "4096", "--pattern", "causal"]
+    )
+    assert "8,390,656 of 16,777,216" in pattern and "137.5 GFLOP" in pattern  # one definition
+    ragged = _out(
+        capsys, ["costs", "attention", "--heads", "1", "--seq-len", "8", "--kv-len", "4", "--causal"]
+    )
+    assert "causal: 10 allowed (query, key) pairs of 32 = M(M+1)/2" in ragged
 
 
 def test_weights_prints_decimal_and_binary(capsys: pytest.CaptureFixture[str]) -> None:

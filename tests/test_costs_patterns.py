@@ -24,8 +24,13 @@ def test_attention_edges_accepts_patterns_and_specs() -> None:
     assert costs.attention_edges("window:512", 16384) == P.window(256, 255).edges(16384)
     assert costs.attention_edges(P.global_tokens(2), 10) == 2 * 10 + 8 * 2
     assert costs.attention_edges("causal", 2, 6) == 5 + 6  # queries are the last 2 of 6 positions
+    # a causal sliding window: row i sees min(i, 8) earlier keys and itself
+    assert costs.attention_edges("causal&window:8,0", 100) == sum(range(1, 9)) + 92 * 9
+    assert costs.attention_edges("causal&global:2", 10) == 1 + 2 + 8 * 2  # the global rows see only j ≤ p
     with pytest.raises(ConfigError, match="window:W"):
         costs.attention_edges("window", 10)
+    with pytest.raises(ConfigError, match=r"invalid attention pattern 'window:0' in 'causal&window:0'"):
+        costs.attention_edges("causal&window:0", 10)
     with pytest.raises(ConfigError, match="q_len"):
         costs.attention_edges("dense", -1)
 
@@ -58,6 +63,10 @@ def test_cli_attention_pattern_prints_edges_flops_memory_ratio(capsys: pytest.Ca
         capsys, ["costs", "attention", "--heads", "1", "--seq-len", "64", "--pattern", "global:2+window:8"]
     )
     assert f"{costs.attention_edges('global:2+window:8', 64):,} of 4,096" in union
+    both = _out(
+        capsys, ["costs", "attention", "--heads", "1", "--seq-len", "64", "--pattern", "causal&window:8,0"]
+    )
+    assert "pattern causal&window:8,0: N=64" in both and f"{36 + 56 * 9:,} of 4,096" in both
     try:  # a usage error (status 2), naming the spec and the accepted forms
         status = cli.main(["costs", "attention", "--heads", "1", "--seq-len", "64", "--pattern", "bogus"])
     except SystemExit as exit_:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import tokenloom
@@ -282,3 +282,104 @@ def test_kv_cache_decode_on_cuda_equals_full_forward() -> None:
         torch.backends.cuda.matmul.allow_tf32 = saved
     assert cache.layers[0].k.device.type == "cuda"
     assert (torch.cat(outs, dim=1) - full).abs().max() < 1e-4
+
+
+# ----------------------------------------------------------------------------- ragged rows
+
+
+def test_decode_step_on_an_empty_cache_keeps_padding_out_of_the_cache() -> None:
+    torch.manual_seed(0)
+    enc = Encoder(EncoderConfig(width=32, depth=1, heads=4, causal=True, position="rope")).eval()
+    with torch.no_grad():
+        c = enc.prefill(torch.randn(2, 0, 32))
+        new, last = torch.randn(2, 3, 32), torch.randn(2, 32)
+        enc.decode_step(new, c, key_lengths=torch.tensor([1, 3]))
+        assert c.lengths.tolist() == [1, 3]
+        out = enc.decode_step(last, c)
+        alone0 = enc(torch.cat([new[:1, :1], last[:1, None]], 1))[0, -1]
+        alone1 = enc(torch.cat([new[1:], last[1:, None]], 1))[0, -1]
+    assert (out[0] - alone0).abs().max() < 1e-5, (out[0] - alone0).abs().max()
+    assert (out[1] - alone1).abs().max() < 1e-5
+    assert c.lengths.tolist() == [2, 4]
+
+
+def test_cache_lengths_and_per_row_text_positions() -> None:
+    enc = Encoder(small(causal=True)).eval()
+    with torch.no_grad():
+        cache = enc.prefill(torch.randn(2, 3, WIDTH))
+        assert cache.lengths.tolist() == [3, 3]
+        cache = enc.prefill(torch.randn(2, 3, WIDTH), key_lengths=torch.tensor([3, 1]))
+        assert cache.lengths.tolist() == [3, 1]
+    with pytest.raises(ValueError, match="prefill"):
+        KVCache(2).lengths  # noqa: B018
+    text = TextEmbed(10, WIDTH, max_len=8)
+    ids = torch.tensor([[1, 2], [3, 4]])
+    per_row = text(ids, start=torch.tensor([0, 5])).x
+    assert torch.equal(per_row[0], text(ids[:1], start=0).x[0])
+    assert torch.equal(per_row[1], text(ids[1:], start=5).x[0])
+    with pytest.raises(ValueError, match="max_len=8"):
+        text(ids, start=torch.tensor([0, 7]))
+    with pytest.raises(ValueError, match=r"\[B=2\]"):
+        text(ids, start=torch.tensor([0, 1, 2]))
+
+
+ROWS = 3
+lengths_or_none = st.none() | st.lists(st.integers(0, 3), min_size=ROWS, max_size=ROWS)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    position=st.sampled_from(["rope", "learned", "sinusoidal", "none"]),
+    kv_heads=st.sampled_from([4, 2]),
+    depth=st.integers(1, 2),
+    prefill=st.integers(0, 3),
+    prefill_lengths=lengths_or_none,
+    steps=st.lists(st.tuples(st.integers(1, 3), lengths_or_none, st.booleans()), min_size=1, max_size=4),
+    seed=st.integers(0, 1000),
+)
+# an empty cache, then ragged steps; a full prefill that turns ragged; a ragged prefill, then uneven steps
+@example("rope", 4, 1, 0, None, [(3, [1, 3, 0], False), (1, None, True)], 0)
+@example("learned", 2, 2, 2, None, [(2, [2, 0, 1], False), (3, [1, 3, 2], False), (1, None, True)], 1)
+@example("sinusoidal", 4, 2, 3, [3, 0, 1], [(1, None, True), (2, [0, 2, 1], False)], 2)
+def test_ragged_prefill_and_decode_steps_equal_each_row_run_alone(
+    position, kv_heads, depth, prefill, prefill_lengths, steps, seed
+) -> None:
+    """Any sequence of ragged prefill / decode_step calls: every row's real outputs equal the full causal
+    forward of that row's own real tokens (RoPE in the encoder, absolute positions from TextEmbed)."""
+    torch.manual_seed(seed)
+    rope = position == "rope"
+    enc = Encoder(small(depth=depth, kv_heads=kv_heads, causal=True, position=position)).eval()
+    text = TextEmbed(50, WIDTH, max_len=32, position="none" if rope else position)
+    real: list[list[int]] = [[] for _ in range(ROWS)]  # each row's real token ids so far
+    got: list[tuple[int, int, torch.Tensor]] = []  # (row, position, output row)
+
+    def record(out: torch.Tensor, ids: torch.Tensor, lengths: list[int] | None) -> None:
+        for b in range(ROWS):
+            for t in range(ids.shape[1] if lengths is None else min(lengths[b], ids.shape[1])):
+                real[b].append(int(ids[b, t]))
+                got.append((b, len(real[b]) - 1, out[b, t]))
+
+    with torch.no_grad():
+        ids = torch.randint(0, 50, (ROWS, prefill))
+        lengths = None if prefill_lengths is None else [min(n, prefill) for n in prefill_lengths]
+        key_lengths = None if lengths is None else torch.tensor(lengths)
+        cache = enc.prefill(text(ids).x, key_lengths=key_lengths)
+        assert cache.output is not None
+        record(cache.output, ids, lengths)
+        for t, step_lengths, single in steps:
+            lengths = None if step_lengths is None else [min(n, t) for n in step_lengths]
+            ids = torch.randint(0, 50, (ROWS, t))
+            x = text(ids, start=cache.lengths).x  # each row continues at its own position
+            if single and t == 1 and lengths is None:
+                out = enc.decode_step(x[:, 0], cache)[:, None]
+            else:
+                key_lengths = None if lengths is None else torch.tensor(lengths)
+                out = enc.decode_step(x, cache, key_lengths=key_lengths)
+            record(out, ids, lengths)
+        assert cache.lengths.tolist() == [len(r) for r in real]
+        alone = [enc(text(torch.tensor([r])).x)[0] if r else None for r in real]
+    for b, pos, row in got:
+        expected = alone[b]
+        assert expected is not None
+        diff = (row - expected[pos]).abs().max()
+        assert diff < 1e-5, f"row {b} position {pos}: max |diff| = {diff:.3g}"

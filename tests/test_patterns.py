@@ -3,6 +3,8 @@ dense-mask reference (outputs and gradients), with the tiled path's work followi
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -28,6 +30,8 @@ KINDS: dict[str, P.Pattern] = {
     "random": P.RandomBlocks(2, 3, seed=7),
     "bigbird": P.bigbird(6, 2, 1, block=4, seed=1),
     "union": P.window(2) | P.global_tokens(1) | P.strided(5),
+    "intersection": P.causal() & (P.window(4, 0) | P.global_tokens(2)),
+    "intersection-mixed": P.strided(3, causal=False) & P.window(5, 2) & P.RandomBlocks(2, 4, seed=3),
 }
 
 
@@ -58,6 +62,8 @@ def _brute_allowed(pattern: P.Pattern, i: int, p: int, j: int, n: int, m: int) -
         return bool(pattern.layout[i // pattern.block_size][j // pattern.block_size])
     if isinstance(pattern, P.RandomBlocks):
         return _brute_allowed(pattern.layout(n, m), i, p, j, n, m)
+    if isinstance(pattern, P.Intersection):
+        return all(_brute_allowed(part, i, p, j, n, m) for part in pattern.parts)
     assert isinstance(pattern, P.Union)
     return any(_brute_allowed(part, i, p, j, n, m) for part in pattern.parts)
 
@@ -106,6 +112,90 @@ def test_parse_patterns_and_specs() -> None:
         P.parse_pattern("windw:3")
     with pytest.raises(ValueError, match="covers"):
         P.block_sparse(LAYOUT, 4).edges(17)
+
+
+def test_intersections_parse_with_and_binding_tighter_than_plus() -> None:
+    causal_window = P.parse_pattern("causal&window:3,3")
+    assert causal_window == P.Intersection((P.causal(), P.window(3, 3))) == P.causal() & P.window(3)
+    assert P.parse_pattern("global:2+causal&window:4") == P.global_tokens(2) | (P.causal() & P.window(2, 1))
+    grouped = P.parse_pattern("causal & (global:2 + window:8,0)")
+    assert grouped == P.causal() & (P.global_tokens(2) | P.window(8, 0))
+    assert P.parse_pattern("(causal)") == P.causal()
+    # independent oracles: the mask builders of tokenloom.encoder.masks
+    for n, m in [(9, 9), (4, 11), (11, 4), (1, 7)]:
+        dense = causal_window.mask(n, m)
+        assert torch.equal(dense, masks.window(n, m, 3, causal=True))
+        assert causal_window.edges(n, m) == int(dense.sum())
+        expected = masks.causal(n, m) & (masks.window(n, m, 8, causal=True) | P.global_tokens(2).mask(n, m))
+        assert torch.equal(grouped.mask(n, m), expected)
+        assert grouped.edges(n, m) == int(expected.sum())
+    # & with dense is the other part; & of disjoint parts is empty
+    assert (P.dense() & P.window(2)).edges(50, 40) == P.window(2).edges(50, 40)
+    assert P.parse_pattern("window:0,0&global:3").edges(10) == 3
+
+
+@pytest.mark.parametrize("impl", ["reference", "sdpa", "tiled", "auto"])
+def test_attention_with_an_intersection_equals_the_reference_with_its_dense_mask(impl: str) -> None:
+    n, m, g = 21, 26, 4
+    i = torch.arange(n)[:, None] + (m - n)  # [N, 1] query positions, the last N of M
+    j = torch.arange(m)[None, :]  # [1, M]
+    dense = (j <= i) & ((j < g) | (i < g))  # causal AND global:4, written out
+    pattern = P.parse_pattern("causal&global:4")
+    assert pattern.edges(n, m) == int(dense.sum())
+    q, k, v = _qkv(2, 4, 2, n, m, 8, seed=9)
+    out = attention(q, k, v, pattern=pattern, impl=impl)  # type: ignore[arg-type]
+    _compare(out, reference_attention(q, k, v, dense), [q, k, v], f"causal&global:4/{impl}")
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["dense", "causal", "window:512", "window:3,0", "global:2+window:64", "strided:4", "strided:4,both",
+     "bigbird:192,128,3", "bigbird:48,16,2,16", "random:2,16,5", "causal&window:64", "causal&global:4",
+     "global:2+causal&window:4", "causal&(global:2+window:128,0)", "(global:1+window:3)&(causal+strided:2)"],
+)  # fmt: skip
+def test_specs_round_trip(spec: str) -> None:
+    pattern = P.parse_pattern(spec)
+    assert pattern.spec() == spec
+    assert P.parse_pattern(pattern.spec()) == pattern
+
+
+def test_parse_patterns_lists_keep_arguments_and_groups_together() -> None:
+    got = P.parse_patterns("dense,causal&(global:2+bigbird:192,128,3),strided:4,both,window:4,0")
+    assert [p.spec() for p in got] == [
+        "dense", "causal&(global:2+bigbird:192,128,3)", "strided:4,both", "window:4,0",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("spec", "term", "reason"),
+    [
+        ("window:0", "window:0", "window W .* must be at least 1, got 0"),
+        ("window:-1", "window:-1", "non-negative integers, got '-1'"),
+        ("window:1.5", "window:1.5", "non-negative integers, got '1.5'"),
+        ("window:4,2,1", "window:4,2,1", "window takes 1 or 2 numbers, got 3"),
+        ("strided:0", "strided:0", "strided S must be at least 1, got 0"),
+        ("strided:4,sideways", "strided:4,sideways", "non-negative integers"),
+        ("bigbird:0,16,2", "bigbird:0,16,2", "bigbird W must be at least 1"),
+        ("bigbird:64,16,2,0", "bigbird:64,16,2,0", "bigbird BLOCK must be at least 1"),
+        ("random:2,0", "random:2,0", "random BLOCK must be at least 1"),
+        ("causal&window:0", "window:0", "must be at least 1"),
+        ("global:2+windw:3", "windw:3", "unknown pattern kind 'windw'"),
+        ("causal&", "causal&", "a term is missing after '&'"),
+        ("(causal+window:3", "(causal+window:3", r"a '\(' is never closed"),
+        ("causal)", "causal)", r"unexpected '\)' at character 7"),
+    ],
+)
+def test_bad_specs_name_the_value_as_written_and_the_forms(spec: str, term: str, reason: str) -> None:
+    with pytest.raises(ValueError) as error:
+        P.parse_pattern(spec)
+    message = str(error.value)
+    print(message)
+    assert message.startswith(f"invalid attention pattern {term!r}")
+    assert (f" in {spec!r}" in message) is (term != spec)
+    assert re.search(reason, message), message
+    for form in ("window:W (W >= 1)", "window:L,R", "strided:S[,both]", "bigbird[:W,G,R[,BLOCK]]", "&", "+"):
+        assert form in message
+    assert "\n" not in message and "got -1" not in message  # no internal value (window:0 was "right -1")
 
 
 @pytest.mark.parametrize("kind", list(KINDS))

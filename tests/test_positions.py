@@ -41,6 +41,13 @@ def test_sinusoidal_1d_matches_the_paper_formula() -> None:
 def test_sinusoidal_1d_start_offsets_positions() -> None:
     full = sinusoidal_1d(10, 16)
     assert torch.allclose(sinusoidal_1d(4, 16, start=6), full[6:])
+    # one start per row: [B, n, dim], row b holds positions start[b]..start[b]+n-1
+    per_row = sinusoidal_1d(3, 16, start=torch.tensor([0, 6, 2]))
+    assert per_row.shape == (3, 3, 16)
+    for b, s in enumerate([0, 6, 2]):
+        assert torch.allclose(per_row[b], full[s : s + 3])
+    with pytest.raises(ValueError, match="integer tensor"):
+        sinusoidal_1d(3, 16, start=torch.tensor([0.5]))
 
 
 def test_sinusoidal_2d_is_row_then_column_encoding_in_row_major_order() -> None:
@@ -70,6 +77,12 @@ def test_learned_positions_add_rows_from_start() -> None:
     assert torch.equal(pos(x, start=7), pos.weight[:, 7:10].expand(2, 3, 4))
     with pytest.raises(ValueError, match="max_len=10"):
         pos(x, start=8)
+    # one start per row
+    per_row = pos(x, start=torch.tensor([7, 2]))
+    assert torch.equal(per_row[0], pos.weight[0, 7:10])
+    assert torch.equal(per_row[1], pos.weight[0, 2:5])
+    with pytest.raises(ValueError, match=r"positions 2\.\.10 exceed"):
+        pos(x, start=torch.tensor([2, 8]))
 
 
 def test_grid_resampling_equals_timm_resample_abs_pos_embed() -> None:

@@ -101,8 +101,36 @@ def test_transliteration_any_latin_then_ascii() -> None:
     assert U.transliterate("already latin") == "already latin"
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("__init__", ["__init__"]),  # connector punctuation joins an identifier into one word (ICU)
+        ("__", []),  # ... but a run of it alone is punctuation, as "--" is (ICU says a word here)
+        ("_", []),
+        ("a_b", ["a_b"]),
+        ("foo__bar", ["foo__bar"]),
+        ("‿", []),  # U+203F UNDERTIE, connector punctuation
+        ("x‿y", ["x‿y"]),
+        ("def __init__(self): _ = __", ["def", "__init__", "self"]),
+        ("__\u0301 _\u200d_", []),  # marks and joiners attached to connectors do not make a word
+        ("1\u202f000 Bonjour\u202f! \u202fa", ["1", "000", "Bonjour", "a"]),  # U+202F is a space
+    ],
+)
+def test_connector_punctuation_joins_words_but_is_never_a_word_alone(text: str, expected: list[str]) -> None:
+    assert words(text) == expected
+    assert U.count_words(text) == len(expected)
+    counts, flat = U.IcuWordSegmenter().flat_word_spans([text, text], None)
+    assert counts.tolist() == [len(expected)] * 2
+    assert [f"{text}\n{text}"[s:e] for s, e in flat.tolist()] == expected * 2
+    assert words(text.replace("\u202f", " ")) == words(text)  # U+202F separates like a space
+
+
+# text with connector punctuation, U+202F, marks and joiners, where ICU and the word rule meet
+JOINER_TEXT = st.text(alphabet="_‿⁀＿ \u202fab1\u0301\u200d-.", max_size=20)
+
+
 @settings(max_examples=150, deadline=None)
-@given(st.text(max_size=60))
+@given(st.text(max_size=60) | JOINER_TEXT)
 def test_word_spans_are_ordered_disjoint_and_wordlike(text: str) -> None:
     spans = U.word_spans(text)
     prev_end = 0
@@ -163,6 +191,7 @@ def test_flat_word_spans_equal_per_text_segmentation() -> None:
         "ends with ZWJ\u200d",
         "\u200d",
         " ",
+        "__init__ __ _ a_b 1\u202f000 Bonjour\u202f!",
     ]
     for lang in (None, "tha_Thai", "eng_Latn"):
         counts, flat = seg.flat_word_spans(texts, lang)
@@ -171,6 +200,14 @@ def test_flat_word_spans_equal_per_text_segmentation() -> None:
         assert flat.tolist() == want_flat
     counts, flat = seg.flat_word_spans([], None)
     assert counts.tolist() == [] and flat.shape == (0, 2)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(max_size=20) | JOINER_TEXT, max_size=6))
+def test_flat_word_spans_equal_per_text_segmentation_on_any_texts(texts: list[str]) -> None:
+    seg = U.IcuWordSegmenter()
+    counts, flat = seg.flat_word_spans(texts, None)
+    assert (counts.tolist(), flat.tolist()) == _flat_reference(seg, texts, None)
 
 
 def test_flat_word_spans_on_every_flores_language(shared_dir: Path) -> None:

@@ -63,7 +63,9 @@ def add_model(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mlp-hidden", type=_positive, help="MLP hidden width f (default 4d; swiglu 8d/3)")
     g.add_argument("--norm", choices=("layernorm", "rmsnorm"), help="norm kind (default layernorm)")
     g.add_argument("--no-bias", action="store_true", help="no biases in projections and MLP")
-    g.add_argument("--causal", action="store_true", help="causal self-attention (half the N² work)")
+    g.add_argument(
+        "--causal", action="store_true", help="causal self-attention (N(N+1)/2 pairs: about half the N² work)"
+    )
     p.add_argument("--batch", type=_positive, default=1, help="batch size B (default 1)")
 
 

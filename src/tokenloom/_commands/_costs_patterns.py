@@ -28,7 +28,10 @@ def _pattern_specs(text: str) -> list[Any]:
     return argument_value(parse_patterns, text)
 
 
-_PATTERN_HELP = "dense, causal, window:W, global:G+window:W, strided:S, bigbird:W,G,R (see docs/explain.md)"
+_PATTERN_HELP = (
+    "dense, causal, window:W, strided:S, bigbird:W,G,R, ...; + is a union, & an intersection "
+    "(e.g. causal&(global:2+window:512); see docs/explain.md)"
+)
 
 
 def add_pattern_option(p: argparse.ArgumentParser) -> None:
@@ -52,7 +55,10 @@ def run_attention_pattern(args: argparse.Namespace) -> int:
     from tokenloom.errors import ConfigError
 
     if args.causal:
-        raise ConfigError("give causal as part of --pattern (e.g. --pattern causal), not with --causal")
+        raise ConfigError(
+            "give causal as part of --pattern (e.g. --pattern causal or --pattern 'causal&window:512'), "
+            "not with --causal"
+        )
     b, h, n, d, pattern = args.batch, args.heads, args.seq_len, args.head_dim, args.pattern
     m = args.kv_len or n
     s = bytes_per_element(args.dtype)

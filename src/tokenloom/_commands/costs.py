@@ -74,7 +74,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--kv-len", type=parse_length, help="keys M (default N)")
     p.add_argument("--head-dim", type=_positive, default=128, help="head width D, for FLOPs (default 128)")
     p.add_argument("--batch", type=_positive, default=1, help="batch B (default 1)")
-    p.add_argument("--causal", action="store_true", help="causal: count only allowed pairs (half when N = M)")
+    p.add_argument(
+        "--causal",
+        action="store_true",
+        help="count only the allowed (query, key) pairs of causal attention, N(N+1)/2 when N = M "
+        "(the same count as --pattern causal)",
+    )
     add_pattern_option(p)
     add_dtype(p, "bf16")
     add_units(p)
@@ -165,7 +170,7 @@ def _run_kv(args: argparse.Namespace) -> int:
 
 
 def _run_attention(args: argparse.Namespace) -> int:
-    from tokenloom.costs import attention_flops, bytes_per_element, format_count, score_bytes
+    from tokenloom.costs import attention_edges, attention_flops, bytes_per_element, format_count, score_bytes
     from tokenloom.costs.tables import format_memory
 
     if args.pattern is not None:
@@ -179,12 +184,29 @@ def _run_attention(args: argparse.Namespace) -> int:
     grow = "N²" if m == n else "N·M"
     print(f"score matrix S = QKᵀ: {mem}  (B·H·N·M·s = {b}·{h}·{n}·{m}·{s:g} bytes, grows with {grow};")
     print("  P = softmax(S) is a second buffer of the same size; FlashAttention materializes neither)")
+    if not args.causal:
+        print(
+            f"attention FLOPs QKᵀ + PV: {format_count(flops)}  (4·B·H·N·M·D, D={d}, forward, grows with {grow})"
+        )
+        return 0
+    pairs = attention_edges("causal", n, m)
     print(
-        f"attention FLOPs QKᵀ + PV: {format_count(flops)}  (4·B·H·N·M·D, D={d}, forward"
-        + (", causal: only allowed pairs" if args.causal else "")
-        + f", grows with {grow})"
+        f"attention FLOPs QKᵀ + PV: {format_count(flops)}  (4·B·H·D·pairs, D={d}, forward, grows with {grow})"
+    )
+    print(
+        f"  causal: {pairs:,} allowed (query, key) pairs of {n * m:,} = {_causal_rule(n, m)}query i sees keys "
+        "j ≤ i + M − N; the count --pattern causal gives)"
     )
     return 0
+
+
+def _causal_rule(n: int, m: int) -> str:
+    """The closed form of the exact causal pair count for N queries aligned to the last N of M keys."""
+    if n == m:
+        return "N(N+1)/2 ("
+    if n < m:
+        return "N·M − N(N−1)/2 (queries are the last N of the M keys: "
+    return "M(M+1)/2 (the first N − M queries see no key: "
 
 
 def _run_weights(args: argparse.Namespace) -> int:

@@ -179,8 +179,10 @@ def attention_edges(pattern: Pattern | str, n: int, m: int | None = None) -> int
 
     ``pattern`` is a :class:`tokenloom.encoder.patterns.Pattern` or its spelling (``"window:512"``,
     ``"global:2+window:64"``, ``"bigbird:192,128,3"``; see :func:`~tokenloom.encoder.patterns.parse_pattern`).
-    Exact integers: dense ``N·M``; causal ``N·M − N(N−1)/2`` when ``N == M`` (the diagonal included);
-    a W-key window ``≈ N·W`` (less near the ends); unions are counted row by row. Sparse attention does
+    Exact integers: dense ``N·M``; causal ``N(N+1)/2`` when ``N == M`` (the diagonal included) — with the
+    queries the last N of M keys (query i sees keys ``j ≤ i + M − N``) ``N·M − N(N−1)/2`` for ``N ≤ M`` and
+    ``M(M+1)/2`` for ``N > M``; a W-key window ``≈ N·W`` (less near the ends); unions (``+``) and
+    intersections (``&``, e.g. ``"causal&window:512"``) are counted row by row. Sparse attention does
     ``4·D`` FLOPs per edge and head (QKᵀ and PV), which is what makes a window's cost grow as ``N·W``, not N².
     Sources: Beltagy et al. 2020 (Longformer), Child et al. 2019 (Sparse Transformer), Zaheer et al. 2020 (BigBird).
     """
@@ -211,32 +213,28 @@ def attention_flops(
     *,
     pattern: Pattern | str | None = None,
 ) -> int:
-    """FLOPs of the two attention products ``S = QKᵀ`` and ``O = PV``: ``4·B·H·N·M·D``.
+    """FLOPs of the two attention products ``S = QKᵀ`` and ``O = PV``: ``4·B·H·D·pairs``, ``pairs = N·M``.
 
-    With ``pattern`` (a sparse pattern or its spelling, see :func:`attention_edges`) only its allowed pairs
-    are counted: ``4·B·H·D·edges`` — the work of a path that skips the disallowed tiles.
+    Each product is ``2·D`` FLOPs per (query, key) pair and head (one multiply-add = 2 FLOPs); the count is
+    the same for GQA/MQA (sharing K/V heads saves memory, not arithmetic). Source: Dao 2023
+    (FlashAttention-2, §4.1 counts ``4·N²·D`` per head forward).
 
-    Each product is ``2·N·M·D`` per head (one multiply-add = 2 FLOPs); the count is the same for GQA/MQA
-    (sharing K/V heads saves memory, not arithmetic). Source: Dao 2023 (FlashAttention-2, §4.1 counts
-    ``4·N²·D`` per head forward, and halves it for causal attention).
-    Causal self-attention computes only the allowed query/key pairs, ``N·M − N²/2`` of them with the queries
-    aligned to the last N keys: half the work when ``N == M`` (as Dao 2023 counts it; the exact diagonal
-    adds ``N/2`` pairs). Softmax, scaling and masking are not counted. Forward only.
+    ``causal`` and ``pattern`` (a sparse pattern or its spelling, see :func:`attention_edges`) count only the
+    allowed pairs, exactly: ``4·B·H·D·edges`` — the work of a path that skips the disallowed pairs. Causal
+    is the ``causal`` pattern: ``N(N+1)/2`` pairs when ``N == M`` (the diagonal included; Dao 2023 rounds
+    this to half of N²), with the queries the last N of the M keys otherwise (``N·M − N(N−1)/2`` for
+    ``N ≤ M``; for ``N > M`` the first ``N − M`` queries see no key). Softmax, scaling and masking are not
+    counted. Forward only.
     """
     b, h = _count("batch", batch), _count("heads", heads)
     n, m, d = _count("q_len", q_len), _count("kv_len", kv_len), _count("head_dim", head_dim)
-    if pattern is not None:
-        if causal:
-            raise ConfigError("give causal as part of the pattern (e.g. 'causal' or 'strided:128'), not both")
-        return 4 * b * h * d * attention_edges(pattern, n, m)
-    if not causal:
-        return 4 * b * h * n * m * d
-    if n > m:
+    if pattern is not None and causal:
         raise ConfigError(
-            f"causal attention needs q_len <= kv_len (queries are the last q_len of the keys), got "
-            f"q_len={n}, kv_len={m}; drop causal (CLI: --causal) or give a kv_len of at least q_len (--kv-len)"
+            "give causal as part of the pattern (e.g. 'causal' or 'causal&window:512'), not both"
         )
-    return 4 * b * h * n * m * d - 2 * b * h * n * n * d  # 4·B·H·D·(N·M − N²/2)
+    if pattern is None and not causal:
+        return 4 * b * h * n * m * d
+    return 4 * b * h * d * attention_edges("causal" if pattern is None else pattern, n, m)
 
 
 def projection_flops(

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 
 class Pattern(ABC):
-    """Which keys each query may attend (module docstring). Combine patterns with ``|``."""
+    """Which keys each query may attend (module docstring). Combine patterns with ``|`` (a key allowed
+    by either) and ``&`` (a key allowed by both); ``&`` binds tighter, as in Python."""
 
     @property
     def block(self) -> int:
@@ -29,7 +30,7 @@ class Pattern(ABC):
 
     @abstractmethod
     def spec(self) -> str:
-        """The pattern as the CLI spells it (``window:512``, ``global:2+window:64``)."""
+        """The pattern as the CLI spells it (``window:512``, ``global:2+window:64``, ``causal&window:64``)."""
 
     @abstractmethod
     def _allowed(self, i: Tensor, j: Tensor, n: int, m: int) -> Tensor:
@@ -78,6 +79,16 @@ class Pattern(ABC):
             other.parts if isinstance(other, Union) else (other,)
         )
         return Union(parts)
+
+    def __and__(self, other: Pattern) -> Pattern:
+        from tokenloom.encoder.patterns import Intersection
+
+        if not isinstance(other, Pattern):
+            return NotImplemented
+        parts = (self.parts if isinstance(self, Intersection) else (self,)) + (
+            other.parts if isinstance(other, Intersection) else (other,)
+        )
+        return Intersection(parts)
 
     def __str__(self) -> str:
         return self.spec()

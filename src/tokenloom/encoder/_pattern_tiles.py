@@ -59,6 +59,21 @@ def _merge(runs: list[Run]) -> list[Run]:
     return out
 
 
+def _intersect(a: list[Run], b: list[Run]) -> list[Run]:
+    """The keys in both of two sorted, disjoint interval lists, as sorted, disjoint intervals."""
+    out: list[Run] = []
+    x = y = 0
+    while x < len(a) and y < len(b):
+        lo, hi = max(a[x][0], b[y][0]), min(a[x][1], b[y][1])
+        if lo < hi:
+            out.append((lo, hi))
+        if a[x][1] <= b[y][1]:  # the interval that ends first has nothing left to meet
+            x += 1
+        else:
+            y += 1
+    return out
+
+
 @functools.lru_cache(maxsize=64)
 def tile_layout(pattern: Pattern, n: int, m: int, block_q: int, block_k: int) -> tuple[TileRow, ...]:
     """For each query tile (rows ``t·block_q …``), the key tiles it needs: ``(j0, partial)`` pairs.

@@ -51,7 +51,9 @@ class TextEmbed(nn.Module):
 
     The padding mask (``[B, 1, 1, N]``, True = real token) comes from ``lengths`` when given, else from
     ``pad_id`` (every position whose id is ``pad_id``), else it is None. ``start`` offsets the positions
-    (for ``Encoder.decode_step``). Use ``position="none"`` with a RoPE encoder.
+    (for ``Encoder.decode_step``): an int, or an integer tensor ``[B]`` with one first position per row
+    (``start=cache.lengths`` continues each ragged row at its own length). Use ``position="none"`` with a
+    RoPE encoder.
     """
 
     def __init__(
@@ -84,7 +86,7 @@ class TextEmbed(nn.Module):
         ids: torch.Tensor,
         *,
         lengths: torch.Tensor | Sequence[int] | None = None,
-        start: int = 0,
+        start: int | torch.Tensor = 0,
     ) -> Embedded:
         if ids.dim() != 2 or not _is_integer(ids.dtype):
             raise ValueError(
@@ -101,11 +103,16 @@ class TextEmbed(nn.Module):
                     "encode with the tokenizer this TextEmbed was built for (vocab_size must match)"
                 )
         b, n = ids.shape
+        if isinstance(start, torch.Tensor) and start.shape != (b,):
+            raise ValueError(
+                f"start must be an int or one first position per row [B={b}], got shape {tuple(start.shape)}"
+            )
         x = self.tok(ids)  # [B, N, d]
         if self.pos is not None:
             x = self.pos(x, start=start)
         elif self.position == "sinusoidal":
-            x = x + sinusoidal_1d(n, self.width, start=start, dtype=x.dtype, device=x.device)  # + [N, d]
+            # + [N, d] (int start) or [B, N, d] (a start per row)
+            x = x + sinusoidal_1d(n, self.width, start=start, dtype=x.dtype, device=x.device)
         mask = None
         if lengths is not None:
             mask = masks.key_padding(lengths, n, device=ids.device)  # [B, 1, 1, N]; checks 0 <= len <= N

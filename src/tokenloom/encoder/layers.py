@@ -144,8 +144,8 @@ class LayerKV:
         """Ragged rows: write one new key/value ``[B, Hkv, 1, D]`` at each row's own length (growing the
         buffer when a row reaches its end); returns the buffers ``[B, Hkv, M, D]``. ``lengths`` is not
         advanced here (the caller knows which rows hold a real token)."""
-        assert self.k is not None and self.v is not None and self.lengths is not None
-        if int(self.lengths.max()) >= self.k.shape[-2]:  # a row is full: grow every row by one slot
+        assert self.lengths is not None
+        if self.k is None or int(self.lengths.max()) >= self.k.shape[-2]:  # a row is full: grow by one slot
             self.append(torch.zeros_like(k), torch.zeros_like(v))
         assert self.k is not None and self.v is not None
         index = self.lengths.view(-1, 1, 1, 1).expand(-1, k.shape[1], 1, k.shape[-1])  # [B, Hkv, 1, D]

@@ -7,7 +7,9 @@ norm only; embeddings, absolute positions and heads live in the front ends and `
 
 Causal use (``config.causal=True``): ``cache = encoder.prefill(x)`` runs a prompt and keeps every layer's
 keys and values; ``encoder.decode_step(x_t, cache)`` runs the next token(s) against the cache. Token by
-token this equals the full causal forward. The cache holds ``2·L·B·M·Hkv·D`` elements (``cache.nbytes``).
+token this equals the full causal forward. Ragged rows (``key_lengths`` in ``prefill`` or ``decode_step``)
+each continue at their own length (``cache.lengths``), and each row equals its own real tokens run alone.
+The cache holds ``2·L·B·M·Hkv·D`` elements (``cache.nbytes``).
 
 This module does no training, no tokenization and no image decoding.
 
@@ -53,6 +55,19 @@ class KVCache:
     def length(self) -> int:
         """M, the number of cached positions."""
         return self.layers[0].length
+
+    @property
+    def lengths(self) -> torch.Tensor:
+        """``[B]`` int64: the tokens cached for each row, i.e. each row's next position (``M`` for every
+        row unless the rows are ragged). Front ends continue each row there: ``text(ids, start=cache.lengths)``."""
+        first = self.layers[0]
+        if first.lengths is not None:
+            return first.lengths.clone()
+        if first.k is None:
+            raise ValueError(
+                "the cache holds no rows yet; start it with encoder.prefill(x) (x may have 0 tokens)"
+            )
+        return torch.full((first.k.shape[0],), first.length, dtype=torch.long, device=first.k.device)
 
     @property
     def nbytes(self) -> int:
@@ -151,7 +166,9 @@ class Encoder(nn.Module):
         these positions. ``key_lengths [B]``: how many of the T new tokens of each row are real (the
         rest is padding, its output rows are unspecified). With ragged rows (a prefill with
         ``key_lengths``, or ``key_lengths`` here) tokens are run one at a time, each row continuing at
-        its own length, so that every row equals its prompt run alone.
+        its own length, so that every row equals its prompt run alone — also on an empty cache
+        (``prefill`` of 0 tokens) and over any number of ragged steps. RoPE follows each row's length;
+        absolute positions are the front end's: ``text(ids, start=cache.lengths)``.
         """
         self._require_causal("decode_step")
         single = x_t.dim() == 2
@@ -159,14 +176,18 @@ class Encoder(nn.Module):
         self._check(x)
         if len(cache.layers) != len(self.blocks):
             raise ValueError(f"cache has {len(cache.layers)} layers but the encoder has {len(self.blocks)}")
-        if cache.length and cache.layers[0].k is not None and cache.layers[0].k.shape[0] != x.shape[0]:
-            raise ValueError(f"cache batch {cache.layers[0].k.shape[0]} != x_t batch {x.shape[0]}")
+        cached = cache.layers[0].k
+        if cached is not None and cached.shape[0] != x.shape[0]:
+            raise ValueError(
+                f"cache batch {cached.shape[0]} != x_t batch {x.shape[0]}; decode the rows the cache was "
+                "prefilled with"
+            )
         if key_lengths is not None:
             key_lengths = _check_lengths(key_lengths, x.shape[0], x.shape[1], "key_lengths")
-            if cache.length and cache.layers[0].lengths is None:  # becomes ragged: every row is full so far
+            if cache.layers[0].lengths is None:  # becomes ragged: every row is full so far (maybe empty)
                 for kv in cache.layers:
                     kv.lengths = torch.full((x.shape[0],), cache.length, dtype=torch.long, device=x.device)
-        if not cache.length or cache.layers[0].lengths is None:
+        if cache.layers[0].lengths is None:
             for block, kv in zip(self.blocks, cache.layers, strict=True):
                 x = block(x, kv_cache=kv)  # [B, T, d]
         else:

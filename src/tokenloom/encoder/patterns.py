@@ -5,7 +5,7 @@ A :class:`Pattern` answers three questions for any ``N`` queries and ``M`` keys:
 (a) ``mask(n, m)``: its dense ``[N, M]`` bool mask (True = may attend), for the ``reference`` and ``sdpa``
     paths and for tests;
 (b) ``edges(n, m)``: the exact number of allowed query–key pairs (closed forms for the single patterns,
-    a row-by-row interval merge for unions), which the cost model turns into FLOPs
+    a row-by-row interval merge for unions and intersections), which the cost model turns into FLOPs
     (``4·D·edges``) and score bytes;
 (c) ``tile_layout(pattern, n, m, block_q, block_k)``: for each query tile the key tiles holding at least
     one edge, each marked full or partial, so the ``tiled`` path multiplies only those tiles and builds a
@@ -23,7 +23,8 @@ N of M keys, as with ``causal=True``); key ``j`` at position ``j``. The patterns
 - ``block_sparse(layout, block)`` — a ``[N/block, M/block]`` bool layout of allowed blocks;
 - ``bigbird(window, global_tokens, random_blocks, block, seed)`` — BigBird's window + global + random
   blocks (Zaheer et al. 2020), the random key blocks of each query block drawn from a seeded generator;
-- unions: ``window(64, 64) | global_tokens(2)``.
+- unions and intersections: ``window(64, 64) | global_tokens(2)`` (a key allowed by any part),
+  ``causal() & (window(64, 0) | global_tokens(2))`` (a key allowed by every part; a causal Longformer).
 
 Patterns are frozen and hashable; ``tile_layout`` is cached per (pattern, N, M, tiles). This module imports
 no torch at import time (the cost model counts edges without it); ``mask`` imports it on use.
@@ -42,7 +43,15 @@ from typing import TYPE_CHECKING, Any
 
 from tokenloom.encoder._pattern_base import Pattern
 from tokenloom.encoder._pattern_blocks import BlockSparse, RandomBlocks
-from tokenloom.encoder._pattern_tiles import Run, _clamp_sum, _merge, _multiples, _size, tile_layout
+from tokenloom.encoder._pattern_tiles import (
+    Run,
+    _clamp_sum,
+    _intersect,
+    _merge,
+    _multiples,
+    _size,
+    tile_layout,
+)
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -52,6 +61,7 @@ __all__ = [
     "Causal",
     "Dense",
     "GlobalTokens",
+    "Intersection",
     "Pattern",
     "RandomBlocks",
     "Strided",
@@ -243,6 +253,48 @@ class Union(Pattern):
         return super().edges(n, m)
 
 
+@dataclass(frozen=True)
+class Intersection(Pattern):
+    """A key is allowed when every part allows it (``causal() & window(64, 0)``). Edges are counted row by
+    row from the parts' intersected intervals (exact, O(N·runs))."""
+
+    parts: tuple[Pattern, ...]
+
+    def __post_init__(self) -> None:
+        if not self.parts or not all(isinstance(p, Pattern) for p in self.parts):
+            raise ValueError(f"an intersection needs one or more patterns, got {self.parts!r}")
+
+    @property
+    def block(self) -> int:
+        return min(p.block for p in self.parts)
+
+    def spec(self) -> str:
+        # & binds tighter than +: a union inside an intersection is written in parentheses
+        return "&".join(
+            f"({p.spec()})" if isinstance(p, Union) and p.label is None else p.spec() for p in self.parts
+        )
+
+    def _allowed(self, i: Tensor, j: Tensor, n: int, m: int) -> Tensor:
+        out = self.parts[0]._allowed(i, j, n, m)
+        for part in self.parts[1:]:
+            out = out & part._allowed(i, j, n, m)
+        return out
+
+    def row_runs(self, i: int, n: int, m: int) -> list[Run]:
+        runs = self.parts[0].row_runs(i, n, m)
+        for part in self.parts[1:]:
+            if not runs:
+                break
+            runs = _intersect(runs, part.row_runs(i, n, m))
+        return runs
+
+    def edges(self, n: int, m: int | None = None) -> int:
+        rest = tuple(p for p in self.parts if not isinstance(p, Dense))  # dense allows every key
+        if len(rest) <= 1:
+            return (rest[0] if rest else Dense()).edges(n, m)
+        return super().edges(n, m)
+
+
 # --------------------------------------------------------------------------- builders
 
 
@@ -298,8 +350,9 @@ def bigbird(
 
 
 def parse_pattern(spec: str) -> Pattern:
-    """A pattern from its CLI spelling (``window:512``, ``global:2+window:64``, ``bigbird:192,128,3``);
-    see :mod:`tokenloom.encoder.pattern_specs`."""
+    """A pattern from its CLI spelling (``window:512``, ``global:2+window:64``, ``bigbird:192,128,3``,
+    ``causal&(global:2+window:512,0)``: ``+`` a union, ``&`` an intersection that binds tighter);
+    see :mod:`tokenloom.encoder.pattern_specs` for the grammar."""
     from tokenloom.encoder.pattern_specs import parse_pattern as parse
 
     return parse(spec)

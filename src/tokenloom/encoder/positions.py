@@ -28,6 +28,7 @@ __all__ = [
     "RotaryEmbedding",
     "apply_rope",
     "apply_rope_reference",
+    "position_index",
     "resample_grid_positions",
     "rope_angles",
     "rope_inv_freq",
@@ -44,21 +45,37 @@ def sinusoidal_1d(
     dim: int,
     *,
     base: float = 10000.0,
-    start: int = 0,
+    start: int | torch.Tensor = 0,
     dtype: torch.dtype = torch.float32,
     device: torch.device | str | None = None,
 ) -> torch.Tensor:
     """Fixed sinusoidal positions ``[n, dim]`` (Vaswani et al. 2017, §3.5) for positions ``start..start+n-1``.
 
     ``PE[p, 2i] = sin(p / base^(2i/dim))`` and ``PE[p, 2i+1] = cos(p / base^(2i/dim))``; ``dim`` must be even.
+    ``start`` may be an integer tensor ``[B]`` (one first position per sequence, e.g. ``KVCache.lengths``
+    of ragged rows): the result is then ``[B, n, dim]``.
     """
     if dim <= 0 or dim % 2:
         raise ValueError(f"sinusoidal positions need a positive even dim, got {dim}")
-    pos = torch.arange(start, start + n, dtype=torch.float64, device=device)  # [n]
-    inv = base ** (-torch.arange(0, dim, 2, dtype=torch.float64, device=device) / dim)  # [dim/2]
-    angles = pos[:, None] * inv[None, :]  # [n, dim/2]
-    out = torch.stack((angles.sin(), angles.cos()), dim=-1)  # [n, dim/2, 2]
-    return out.reshape(n, dim).to(dtype)  # [n, dim]: sin, cos interleaved
+    pos = position_index(start, n, device=device).to(torch.float64)  # [n] or [B, n]
+    inv = base ** (-torch.arange(0, dim, 2, dtype=torch.float64, device=pos.device) / dim)  # [dim/2]
+    angles = pos[..., None] * inv  # [n, dim/2] or [B, n, dim/2]
+    out = torch.stack((angles.sin(), angles.cos()), dim=-1)  # [..., n, dim/2, 2]
+    return out.reshape(*pos.shape, dim).to(dtype)  # [n, dim] or [B, n, dim]: sin, cos interleaved
+
+
+def position_index(
+    start: int | torch.Tensor, n: int, *, device: torch.device | str | None = None
+) -> torch.Tensor:
+    """Positions ``start..start+n-1``: ``[n]`` for an int ``start``, ``[B, n]`` for a tensor ``start [B]``."""
+    if isinstance(start, torch.Tensor):
+        if start.dim() != 1 or start.is_floating_point() or start.dtype == torch.bool:
+            raise ValueError(
+                f"start must be an int or an integer tensor [B] (one first position per row), got {start!r}"
+            )
+        start = start.to(device) if device is not None else start
+        return start.long()[:, None] + torch.arange(n, device=start.device)  # [B, 1] + [n] -> [B, n]
+    return torch.arange(start, start + n, device=device)  # [n]
 
 
 def sinusoidal_2d(
@@ -95,7 +112,8 @@ def sinusoidal_2d(
 class LearnedPositions(nn.Module):
     """Learned absolute 1-D positions: ``weight [1, max_len, d]`` added to ``x [B, N, d]``.
 
-    ``forward(x, start=s)`` adds rows ``s..s+N-1`` (for decoding one token at a time after a prefix).
+    ``forward(x, start=s)`` adds rows ``s..s+N-1`` (for decoding one token at a time after a prefix);
+    ``start`` may be an integer tensor ``[B]``, one first position per sequence (ragged rows).
     """
 
     def __init__(self, max_len: int, dim: int, *, init_std: float = 0.02) -> None:
@@ -106,13 +124,20 @@ class LearnedPositions(nn.Module):
         self.weight = nn.Parameter(torch.empty(1, max_len, dim))
         nn.init.trunc_normal_(self.weight, std=init_std)
 
-    def forward(self, x: torch.Tensor, *, start: int = 0) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, *, start: int | torch.Tensor = 0) -> torch.Tensor:
         n = x.shape[1]
-        if start < 0 or start + n > self.max_len:
+        if isinstance(start, torch.Tensor):
+            index = position_index(start, n, device=x.device)  # [B, N]
+            lo, hi = (int(index.min()), int(index.max())) if index.numel() else (0, -1)
+        else:
+            lo, hi = start, start + n - 1
+        if lo < 0 or hi >= self.max_len:
             raise ValueError(
-                f"positions {start}..{start + n - 1} exceed the learned table of max_len={self.max_len}; "
+                f"positions {lo}..{hi} exceed the learned table of max_len={self.max_len}; "
                 "truncate the sequence or build the front end with a larger max_len"
             )
+        if isinstance(start, torch.Tensor):
+            return x + self.weight[0][index]  # [B, N, d] + [B, N, d]
         return x + self.weight[:, start : start + n]  # [B, N, d] + [1, N, d]
 
 

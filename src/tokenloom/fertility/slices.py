@@ -9,7 +9,11 @@ Every input text belongs to several slices at once (the report is a tidy table, 
   ``Hans``) or, when unlabelled, the dominant script of the text (:func:`tokenloom.text.unicode.dominant_script`);
 - ``("code_mixed", "<lang>_<S1>+<S2>")``: natural-language texts whose letters come from two or more
   scripts, each holding at least ``mixed_min_share`` of the letters (so a stray acronym in a Hindi sentence
-  does not make it code-mixed; Japanese kana + Han and Korean Hangul + Han are one writing system each);
+  does not make it code-mixed; Japanese kana + Han and Korean Hangul + Han are one writing system each).
+  The scripts are named as the text's script slice names them: a labelled part's own script stands for the
+  Unicode scripts that write it (Chinese ``zho_Hans`` with Latin letters is ``zho_Hans+Latn``, not
+  ``Hani+Latn``; ``jpn_Jpan+Latn``, ``kor_Hang+Latn``), an unlabelled part's detected scripts as they are;
+  the codes are sorted and joined with ``+``;
 - ``("transliterated", "<lang>_<Script>_Latn-translit")``: generated with ICU ``Any-Latin`` (optionally
   then ``Latin-ASCII``) from each natural-language part not written in Latin; same ids, so it keeps its
   alignment with the pivot.
@@ -37,6 +41,7 @@ __all__ = [
     "SliceConfig",
     "SliceKey",
     "memberships",
+    "mixed_name",
     "part_script",
     "translit_part",
     "translit_target",
@@ -72,6 +77,26 @@ class Membership:
     indices: list[int] | None
     langs: Counter[str] = field(default_factory=Counter)  # language -> texts
     scripts: Counter[str] = field(default_factory=Counter)  # script -> texts
+
+
+# ISO 15924 labels that Unicode's script property (letter_scripts) writes with other codes: Han is one
+# Unicode script for simplified and traditional Chinese; Japanese and Korean letters merge into Jpan / Kore.
+_LABEL_WRITTEN_AS: dict[str, frozenset[str]] = {
+    "Hans": frozenset({"Hani"}),
+    "Hant": frozenset({"Hani"}),
+    "Jpan": frozenset({"Hani", "Hira", "Kana"}),
+    "Hrkt": frozenset({"Hira", "Kana", "Jpan"}),
+    "Kore": frozenset({"Hang", "Hani"}),
+    "Hang": frozenset({"Kore"}),
+}
+
+
+def mixed_name(scripts: Sequence[str], label: str | None) -> str:
+    """The ``S1+S2`` of a code-mixed slice: the detected letter ``scripts`` in the part's own naming —
+    each that writes the part's script ``label`` is named ``label`` (``Hani`` in a ``Hans`` part is
+    ``Hans``) — sorted and joined with ``+``."""
+    own = _LABEL_WRITTEN_AS.get(label or "", frozenset())
+    return "+".join(sorted({label if label and sc in own else sc for sc in scripts}))
 
 
 def _natural(part: CorpusPart) -> bool:
@@ -117,8 +142,9 @@ def memberships(
     # only texts whose letters come from 2+ scripts can be code-mixed (vectorized pre-filter, exact)
     for i in np.flatnonzero(letter_script_variety(texts) >= 2).tolist():
         found = letter_scripts(texts[i], min_share=config.mixed_min_share)
-        if len(found) >= 2:
-            mixed.setdefault("+".join(found), []).append(i)
+        name = mixed_name(found, part.script)
+        if "+" in name:  # two or more scripts, also in the part's own naming
+            mixed.setdefault(name, []).append(i)
     for combo, idx in mixed.items():
         out.append(
             Membership(

@@ -8,7 +8,10 @@ What it does:
   dominant script of a text; the set of scripts its *letters* come from (for code-mixed detection).
 - **Words**: word-like segments by ICU word boundaries (``BreakIterator.createWordInstance``, locale from
   the language code), keeping only segments whose rule status is a number, letter, kana or ideograph
-  (spaces, punctuation and emoji are not words). ICU segments Chinese, Japanese, Thai, Khmer, Lao and
+  (spaces, punctuation and emoji are not words). Connector punctuation and U+202F (UAX #29 ExtendNumLet)
+  join words in ICU, so ``__init__``, ``a_b`` and ``foo__bar`` are one word each; on top of ICU, a segment
+  of only connector punctuation (``_``, ``__``, ``‿``, with any marks on it) is not a word, and U+202F
+  separates words as every other space does (``_word_rule``). ICU segments Chinese, Japanese, Thai, Khmer, Lao and
   Burmese with its dictionaries. ICU reports boundaries as UTF-16 offsets; they are converted to code-point
   offsets here, so non-BMP text (emoji, supplementary-plane scripts) is counted correctly.
   The segmenter is pluggable (:class:`Segmenter`); its ``name`` is recorded in fertility reports.
@@ -27,6 +30,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
+
+from tokenloom.text._word_rule import JOINER_RE, apply_word_rule
 
 if TYPE_CHECKING:
     import numpy as np
@@ -279,7 +284,7 @@ class IcuWordSegmenter:
         table = utf16_to_codepoints(text)
         if table is not None:
             spans = [(table[s], table[e]) for s, e in spans]
-        return spans
+        return apply_word_rule(text, spans)
 
     def flat_word_spans(self, texts: Sequence[str], lang: str | None = None) -> tuple[Any, Any]:
         """All texts at once: ([n] words per text, [W, 2] spans in end-to-end code points, text j starting
@@ -307,6 +312,9 @@ class IcuWordSegmenter:
             units = 1 + (cps > 0xFFFF)  # [C] UTF-16 units per code point
             table = np.append(np.repeat(np.arange(cps.size), units), cps.size)  # [U + 1]
             spans = table[spans]  # [W, 2]
+        if JOINER_RE.search(joined) is not None:  # the library's rule on segments with joiners
+            kept = apply_word_rule(joined, [(int(a), int(b)) for a, b in spans.tolist()])
+            spans = np.array(kept, dtype=np.int64).reshape(-1, 2)  # [W', 2]
         chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
         bases = np.concatenate([[0], np.cumsum(chars + 1)[:-1]]) if n else chars  # [n]
         owner = np.searchsorted(bases, spans[:, 0], side="right") - 1  # [W] text of each word
