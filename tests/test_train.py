@@ -351,6 +351,43 @@ def test_bad_config_values() -> None:
     assert TrainerConfig(special_tokens=("<s>",)).resolved_special_tokens == ("<unk>", "<s>")
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "fix"),
+    [
+        ("vocab_size", 4000.0, "pass vocab_size=4000"),
+        ("vocab_size", True, "e.g. vocab_size=8000"),
+        ("seed", 1.5, "e.g. seed=0"),
+        ("max_bytes", True, "not int (or None)"),
+        ("max_piece_length", 8.0, "pass max_piece_length=8"),
+        ("max_line_bytes", "4096", "e.g. max_line_bytes=16384"),
+        ("threads", False, "e.g. threads=0"),
+        ("verify_sample", 10.5, "e.g. verify_sample=2000"),
+        ("heldout", "0.1", "not float"),
+        ("byte_fallback", 1, "not bool; pass True or False"),
+        ("split_words", "no", "not bool; pass True or False"),
+    ],
+)
+def test_wrong_types_are_type_errors_naming_the_value(field: str, value: object, fix: str) -> None:
+    from tokenloom.errors import ConfigTypeError
+
+    with pytest.raises(TypeError) as exc:
+        TrainerConfig(**{field: value})  # type: ignore[arg-type]
+    assert isinstance(exc.value, ConfigTypeError) and isinstance(exc.value, ConfigError)
+    message = str(exc.value)
+    assert f"TrainerConfig.{field}={value!r} is of type {type(value).__name__}" in message and fix in message
+    assert "too small" not in message and "\n" not in message
+    with pytest.raises(TypeError, match=r"vocab_size=4000\.0 is of type float"):
+        train_tokenizer(iter(["some text"]), vocab_size=4000.0)  # type: ignore[arg-type]
+
+
+def test_integers_of_other_types_are_accepted_as_int() -> None:
+    import numpy as np
+
+    cfg = TrainerConfig(vocab_size=np.int64(3000), seed=np.uint32(7), max_bytes=np.int32(1000))  # type: ignore[arg-type]
+    assert (cfg.vocab_size, cfg.seed, cfg.max_bytes) == (3000, 7, 1000)
+    assert all(type(v) is int for v in (cfg.vocab_size, cfg.seed, cfg.max_bytes))
+
+
 # ------------------------------------------------------------------ CLI
 
 

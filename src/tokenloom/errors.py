@@ -12,6 +12,7 @@ from typing import Literal
 
 __all__ = [
     "ConfigError",
+    "ConfigTypeError",
     "CorpusError",
     "ImageDecodeError",
     "ImageErrorKind",
@@ -26,6 +27,11 @@ class TokenloomError(Exception):
 
 class ConfigError(TokenloomError, ValueError):
     """A configuration value is out of range or inconsistent (e.g. ``vocab_size`` below the minimum)."""
+
+
+class ConfigTypeError(ConfigError, TypeError):
+    """A configuration value has the wrong type (e.g. ``vocab_size=4000.0`` or ``True`` where an int is needed);
+    caught by ``except TypeError`` and by ``except ConfigError`` alike."""
 
 
 class CorpusError(TokenloomError, ValueError):

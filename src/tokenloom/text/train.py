@@ -41,13 +41,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import operator
 import os
 import platform
 import time
 from dataclasses import dataclass
 from typing import Literal
 
-from tokenloom.errors import ConfigError
+from tokenloom.errors import ConfigError, ConfigTypeError
 from tokenloom.text._engines import check_not_empty, train_bytelevel, train_hf, train_spm
 from tokenloom.text._hf_build import BYTE_PIECES, spelling_chars
 from tokenloom.text._stream import CorpusInput, LineStream
@@ -66,6 +67,13 @@ Normalization = Literal["none", "nfc", "nfkc"]
 AUTO_ENGINE: dict[str, str] = {"bpe": "sentencepiece", "unigram": "sentencepiece", "bytelevel-bpe": "hf"}
 DEFAULT_PRETOKENIZER = "o200k"  # bytelevel-bpe: letter classes include combining marks (see bytelevel.py)
 BYTELEVEL_ALPHABET = 256
+# int fields (an example value for messages); the optional ones may be None
+_INT_FIELDS = {
+    "vocab_size": 8000, "seed": 0, "max_bytes": 10**8, "max_line_bytes": 16384, "threads": 0,
+    "max_piece_length": 16, "verify_sample": 2000,
+}  # fmt: skip
+_OPTIONAL_INT_FIELDS = ("max_bytes", "max_piece_length")
+_BOOL_FIELDS = ("byte_fallback", "split_words", "split_digits")
 
 
 @dataclass(frozen=True)
@@ -113,6 +121,7 @@ class TrainerConfig:
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"TrainerConfig.{name}={getattr(self, name)!r}; choose one of {allowed}")
+        self._check_types()
         object.__setattr__(self, "special_tokens", tuple(self.special_tokens))
         if not all(isinstance(t, str) and t for t in self.special_tokens):
             raise ConfigError(f"special_tokens must be non-empty strings, got {self.special_tokens!r}")
@@ -121,7 +130,7 @@ class TrainerConfig:
         clash = [t for t in self.special_tokens if t in BYTE_PIECES]
         if clash:
             raise ConfigError(f"special token {clash[0]!r} collides with a byte piece; rename it")
-        if not isinstance(self.vocab_size, int) or self.vocab_size < self.min_vocab_size:
+        if self.vocab_size < self.min_vocab_size:
             raise ConfigError(
                 f"vocab_size={self.vocab_size!r} is too small: at least {self.min_vocab_size} are needed for "
                 f"{len(self.resolved_special_tokens)} special tokens, 256 byte characters (bytelevel-bpe) or "
@@ -129,7 +138,7 @@ class TrainerConfig:
                 "that spell them, plus one learned piece "
                 "(the corpus alphabet may need more)"
             )
-        if self.max_bytes is not None and (not isinstance(self.max_bytes, int) or self.max_bytes <= 0):
+        if self.max_bytes is not None and self.max_bytes <= 0:
             raise ConfigError(f"max_bytes must be a positive int or None, got {self.max_bytes!r}")
         if not 0.0 <= self.heldout < 0.5:
             raise ConfigError(f"heldout must be in [0, 0.5), got {self.heldout!r}")
@@ -139,11 +148,40 @@ class TrainerConfig:
             raise ConfigError(f"max_line_bytes must be at least 256, got {self.max_line_bytes!r}")
         for name in ("max_piece_length", "verify_sample"):
             value = getattr(self, name)
-            if (value is not None or name == "verify_sample") and (not isinstance(value, int) or value < 1):
+            if value is not None and value < 1:
                 raise ConfigError(f"TrainerConfig.{name} must be a positive int, got {value!r}")
-        if not isinstance(self.threads, int) or self.threads < 0:
+        if self.threads < 0:
             raise ConfigError(f"threads must be >= 0 (0 = all CPUs), got {self.threads!r}")
         self._check_bytelevel()
+
+    def _check_types(self) -> None:
+        """Numbers and flags of the wrong type are refused before any range check (``True`` is not a size,
+        ``4000.0`` not an int); integers of other types (``numpy.int64``) are stored as ``int``."""
+        for name, example in _INT_FIELDS.items():
+            value = getattr(self, name)
+            if value is None and name in _OPTIONAL_INT_FIELDS:
+                continue
+            if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+                whole = isinstance(value, float) and value.is_integer()
+                fix = f"{name}={int(value)}" if whole else f"a whole number, e.g. {name}={example}"
+                none = " (or None)" if name in _OPTIONAL_INT_FIELDS else ""
+                raise ConfigTypeError(
+                    f"TrainerConfig.{name}={value!r} is of type {type(value).__name__}, not int{none}; pass {fix}"
+                )
+            object.__setattr__(self, name, operator.index(value))
+        for name in ("heldout", "character_coverage"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigTypeError(
+                    f"TrainerConfig.{name}={value!r} is of type {type(value).__name__}, not float; pass a "
+                    f"number, e.g. {name}={getattr(TrainerConfig, name)}"
+                )
+        for name in _BOOL_FIELDS:
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ConfigTypeError(
+                    f"TrainerConfig.{name}={value!r} is of type {type(value).__name__}, not bool; pass True or False"
+                )
 
     def _check_bytelevel(self) -> None:
         """Options that exist for one kind of algorithm only are refused for the other, with the fix."""
@@ -168,8 +206,6 @@ class TrainerConfig:
                 "split_words=False does not apply to bytelevel-bpe: the pretokenizer pattern decides where "
                 "merges stop; pass a pattern of your own as pretokenizer= instead"
             )
-        if not isinstance(self.split_digits, bool):
-            raise ConfigError(f"split_digits must be True or False, got {self.split_digits!r}")
         self.resolved_pretokenizer  # noqa: B018  # a pattern that cannot be used fails here, named
 
     @property
