@@ -380,6 +380,52 @@ def test_wrong_types_are_type_errors_naming_the_value(field: str, value: object,
         train_tokenizer(iter(["some text"]), vocab_size=4000.0)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(("algorithm", "engine"), COMBOS)
+def test_seed_range_is_the_engines_one_rule_for_every_engine(
+    default_corpus: Path, algorithm: str, engine: str
+) -> None:
+    import sentencepiece as spm
+
+    for bad in (-1, 2**32, 2**40):
+        with pytest.raises(TypeError, match="incompatible function arguments"):
+            spm.set_random_generator_seed(bad)  # the oracle: the range the engine takes
+        with pytest.raises(
+            ConfigError, match=r"seed=.* is out of range: seeds are 0 <= seed < 2\*\*32"
+        ) as exc:
+            train_tokenizer(default_corpus, algorithm=algorithm, engine=engine, vocab_size=1000, seed=bad)  # type: ignore[arg-type]
+        assert f"TrainerConfig.seed={bad}" in str(exc.value)
+    edge = train_tokenizer(
+        default_corpus,
+        algorithm=algorithm,
+        engine=engine,
+        vocab_size=1000,
+        seed=2**32 - 1,
+        quiet=True,  # type: ignore[arg-type]
+    )
+    assert edge.record["config"]["seed"] == 2**32 - 1
+    spm.set_random_generator_seed(2**32 - 1)  # the last seed accepted by both
+
+
+def test_sweep_and_cli_seed_follow_the_same_range(
+    default_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tokenloom.fertility.sweep import SweepConfig
+
+    with pytest.raises(ConfigError, match=r"SweepConfig.seed=-3 is out of range"):
+        SweepConfig(seed=-3)
+    argv = ["train", str(default_corpus), "--vocab-size", "1000", "--quiet", "--out", str(tmp_path / "t")]
+    for bad in ("-1", str(2**32), "1.5"):
+        with pytest.raises(SystemExit) as stop:  # argparse's one-line error
+            cli.main([*argv, "--seed", bad])
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert f"argument --seed: seed {bad!r}" in err or f"seed {bad} is out of range" in err, err
+        assert "0 <= N < 2**32" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "t").exists()
+    assert cli.main([*argv, "--seed", str(2**32 - 1)]) == 0
+    assert load_tokenizer(tmp_path / "t").record["config"]["seed"] == 2**32 - 1
+
+
 def test_integers_of_other_types_are_accepted_as_int() -> None:
     import numpy as np
 

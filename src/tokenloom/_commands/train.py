@@ -71,7 +71,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-bytes", type=int, default=None, metavar="N", help="train on a deterministic sample of N bytes"
     )
     parser.add_argument(
-        "--seed", type=int, default=0, metavar="N", help="seed of sampling and training; default 0"
+        "--seed",
+        type=parse_seed,
+        default=0,
+        metavar="N",
+        help="seed of sampling and training, 0 <= N < 2**32; default 0",
     )
     parser.add_argument(
         "--errors",
@@ -90,6 +94,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", type=Path, required=True, metavar="DIR", help="output folder (must not exist)"
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
+
+
+def parse_seed(text: str) -> int:
+    """``--seed``: an integer ``0 <= N < 2**32``, the range every engine accepts (argparse error otherwise)."""
+    from tokenloom.text.train import SEED_LIMIT
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed {text!r} is not an integer; give 0 <= N < 2**32") from None
+    if not 0 <= value < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(
+            f"seed {value} is out of range; give 0 <= N < 2**32 ({SEED_LIMIT}), the range every engine accepts"
+        )
+    return value
 
 
 def save_with_fertility(

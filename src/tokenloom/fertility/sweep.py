@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from tokenloom.errors import ConfigError, TokenizerError
+from tokenloom.errors import ConfigError, ConfigTypeError, TokenizerError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,7 +68,7 @@ class SweepConfig:
     dtype: str = "bf16"  # bytes of embeddings and the KV cache
     tied: bool = True  # output layer shares the embedding matrix
     max_bytes: int | None = None  # deterministic sample of the training corpus (None: all of it)
-    seed: int = 0  # training seed
+    seed: int = 0  # training seed, 0 <= seed < 2**32
     pretokenizer: str | None = None  # bytelevel-bpe's split pattern: a name or a regex (None: "o200k")
 
     def __post_init__(self) -> None:
@@ -86,6 +86,13 @@ class SweepConfig:
             raise ConfigError(f"engine must be 'auto', 'hf' or 'sentencepiece', got {self.engine!r}")
         if not isinstance(self.context, int) or self.context <= 0:
             raise ConfigError(f"context must be a positive int, got {self.context!r}")
+        from tokenloom.text.train import check_seed
+
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise ConfigTypeError(
+                f"SweepConfig.seed={self.seed!r} is of type {type(self.seed).__name__}, not int"
+            )
+        check_seed(self.seed, name="SweepConfig.seed")
         if self.pretokenizer is not None and "bytelevel-bpe" not in self.algorithms:
             raise ConfigError("pretokenizer applies to bytelevel-bpe only; add it to algorithms or drop it")
 

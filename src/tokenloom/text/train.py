@@ -56,7 +56,14 @@ from tokenloom.text.bytelevel import Pretokenizer, resolve_pattern
 from tokenloom.text.sources import Errors
 from tokenloom.text.tokenizer import Tokenizer
 
-__all__ = ["TrainResult", "TrainerConfig", "train_tokenizer", "train_with_heldout"]
+__all__ = [
+    "SEED_LIMIT",
+    "TrainResult",
+    "TrainerConfig",
+    "check_seed",
+    "train_tokenizer",
+    "train_with_heldout",
+]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +74,7 @@ Normalization = Literal["none", "nfc", "nfkc"]
 AUTO_ENGINE: dict[str, str] = {"bpe": "sentencepiece", "unigram": "sentencepiece", "bytelevel-bpe": "hf"}
 DEFAULT_PRETOKENIZER = "o200k"  # bytelevel-bpe: letter classes include combining marks (see bytelevel.py)
 BYTELEVEL_ALPHABET = 256
+SEED_LIMIT = 2**32  # seeds are 0 <= seed < 2**32 for every engine (sentencepiece's generator takes 32 bits)
 # int fields (an example value for messages); the optional ones may be None
 _INT_FIELDS = {
     "vocab_size": 8000, "seed": 0, "max_bytes": 10**8, "max_line_bytes": 16384, "threads": 0,
@@ -74,6 +82,17 @@ _INT_FIELDS = {
 }  # fmt: skip
 _OPTIONAL_INT_FIELDS = ("max_bytes", "max_piece_length")
 _BOOL_FIELDS = ("byte_fallback", "split_words", "split_digits")
+
+
+def check_seed(seed: int, *, name: str = "seed") -> int:
+    """``seed`` when ``0 <= seed < 2**32`` (:data:`SEED_LIMIT`), the one range every engine accepts;
+    ``ConfigError`` naming it and the range otherwise."""
+    if not 0 <= seed < SEED_LIMIT:
+        raise ConfigError(
+            f"{name}={seed!r} is out of range: seeds are 0 <= seed < 2**32 ({SEED_LIMIT}) for every engine; "
+            "pass a seed in that range"
+        )
+    return seed
 
 
 @dataclass(frozen=True)
@@ -94,7 +113,7 @@ class TrainerConfig:
         "</s>",
         "<pad>",
     )  # ids 0.. in this order; <unk> added if absent (not for bytelevel-bpe, which never needs one)
-    seed: int = 0  # seeds sampling, held-out split and the engines' random generators
+    seed: int = 0  # seeds sampling, held-out split and the engines' random generators; 0 <= seed < 2**32
     max_bytes: int | None = None  # train on at most this many bytes, sampled deterministically (None: all)
     split_words: bool = True  # pre-split at whitespace so merges stay inside words (bytelevel-bpe: the
     #                           pretokenizer pattern decides)
@@ -122,6 +141,7 @@ class TrainerConfig:
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"TrainerConfig.{name}={getattr(self, name)!r}; choose one of {allowed}")
         self._check_types()
+        check_seed(self.seed, name="TrainerConfig.seed")
         object.__setattr__(self, "special_tokens", tuple(self.special_tokens))
         if not all(isinstance(t, str) and t for t in self.special_tokens):
             raise ConfigError(f"special_tokens must be non-empty strings, got {self.special_tokens!r}")
