@@ -210,3 +210,36 @@ def test_sweep_writes_the_rest_when_one_tokenizer_cannot_be_saved(
     assert list(table["saved"]) == ["no: export differs from the engine", "yes"]
     assert {p.name for p in (tmp_path / "out" / "tokenizers").iterdir()} == {"bpe-1200"}
     assert (tmp_path / "out" / "report" / "report.html").is_file()
+
+
+def test_sweep_saves_a_tokenizer_without_the_export_that_failed_its_check(
+    default_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tokenloom.text.backends.sentencepiece import SentencePieceBackend
+
+    def differs(self: SentencePieceBackend, texts: object) -> int:
+        raise TokenizerError(
+            "exported tokenizer.json differs from sentencepiece on text #4 'x': first difference"
+        )
+
+    monkeypatch.setattr(SentencePieceBackend, "verify_export", differs)
+    argv = ["sweep", str(default_corpus), "--algorithms", "bpe,unigram", "--vocab-sizes", "1000"]
+    argv += ["--eval", str(default_corpus), "--quiet"]
+    assert cli.main([*argv, "--out", str(tmp_path / "s")]) == 0
+    printed = capsys.readouterr().out
+    assert "note: unigram-1k saved without tokenizer.json: exported tokenizer.json differs" in printed
+    table = pd.read_csv(tmp_path / "s" / "sweep.csv")
+    assert list(table["saved"]) == [
+        "yes",
+        "without tokenizer.json: exported tokenizer.json differs from sentencepiece on text #4 'x': first difference",
+    ]
+    folder = tmp_path / "s" / "tokenizers" / "unigram-1k"
+    assert {p.name for p in folder.iterdir()} == {"tokenizer.model", "tokenloom.json"}
+    assert load_tokenizer(folder).encode("The weaver sat by the window.") == train_tokenizer(
+        default_corpus, algorithm="unigram", vocab_size=1000, quiet=True
+    ).encode("The weaver sat by the window.")
+    assert cli.main([*argv, "--strict-export", "--out", str(tmp_path / "strict")]) == 0
+    assert "note: unigram-1k was evaluated but its files were not written" in capsys.readouterr().out
+    table = pd.read_csv(tmp_path / "strict" / "sweep.csv")
+    assert table["saved"][0] == "yes" and table["saved"][1].endswith("nothing was saved (strict=True)")
+    assert {p.name for p in (tmp_path / "strict" / "tokenizers").iterdir()} == {"bpe-1k"}

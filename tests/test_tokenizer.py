@@ -237,7 +237,7 @@ def test_save_refuses_existing_folder(trained: Tokenizer, saved: Path) -> None:
     assert trained.save(saved, overwrite=True) == saved
 
 
-def test_save_fails_loudly_when_export_differs(default_corpus: Path, tmp_path: Path) -> None:
+def test_export_that_differs_is_never_written(default_corpus: Path, tmp_path: Path) -> None:
     tok = train_tokenizer(
         default_corpus, algorithm="bpe", engine="sentencepiece", vocab_size=VOCAB, heldout=0
     )
@@ -250,8 +250,11 @@ def test_save_fails_loudly_when_export_differs(default_corpus: Path, tmp_path: P
     wrong = SentencePieceBackend(tok.engine_handle(), model, hf=other.hf_export())
     tok = Tokenizer(name=tok.name, backend=wrong, record=tok.record)  # an export that must be caught
     with pytest.raises(TokenizerError, match="differs from sentencepiece"):
-        tok.save(tmp_path / "out")
+        tok.save(tmp_path / "out", strict=True)
     assert list(tmp_path.iterdir()) == []
+    tok.save(tmp_path / "out")  # by default the model is saved and the export left out, with the reason
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["tokenizer.model", "tokenloom.json"]
+    assert "differs from sentencepiece" in tok.record["skipped_formats"]["tokenizer.json"]
 
 
 def test_foreign_sentencepiece_model_with_default_normalization(default_corpus: Path, tmp_path: Path) -> None:

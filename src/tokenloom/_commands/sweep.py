@@ -73,6 +73,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-bytes", type=int, default=None, help="deterministic sample of the training corpus, in bytes"
     )
+    parser.add_argument(
+        "--strict-export",
+        action="store_true",
+        help="do not write a tokenizer whose export (tokenizer.json beside a sentencepiece model, tiktoken) "
+        "differs from it; by default it is written without that export, with a warning",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,11 +101,13 @@ def run(args: argparse.Namespace) -> int:
         pretokenizer=args.pretokenizer,
     )
     result = vocab_sweep(args.corpus, args.eval, config, quiet=args.quiet)
-    write_sweep(result, args.out, overwrite=args.overwrite)
+    write_sweep(result, args.out, overwrite=args.overwrite, strict=args.strict_export)
     print(format_sweep(result.table))
     for name, saved in zip(result.table["tokenizer"], result.table["saved"], strict=True):
-        if saved != "yes":
+        if saved.startswith("no: "):
             print(f"note: {name} was evaluated but its files were not written ({saved[4:]})")
+        elif saved != "yes":
+            print(f"note: {name} saved {saved}")
     print()
     print(format_summary(result.report))
     print(f"\nwrote sweep.csv, languages.csv, sweep.html, charts, report/ and tokenizers/ to {args.out}")

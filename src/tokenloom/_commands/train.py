@@ -4,7 +4,9 @@ one-screen summary.
 The saved folder is the tokenizer's (``Tokenizer.save``) plus ``fertility.csv``: the fertility of the
 held-out lines, measured here (``tokenloom.fertility``), since the tokenizer itself knows nothing of reports.
 A byte-level BPE tokenizer is saved in tiktoken's format too (``tokenizer.tiktoken``) when it has one
-(no ``--split-digits``, normalization none) and tiktoken is installed to verify it.
+(no ``--split-digits``, normalization none) and tiktoken is installed to verify it. An export that fails
+its check is left out with a warning and a line in the summary (``--strict-export``: the command fails and
+writes nothing).
 """
 
 from __future__ import annotations
@@ -94,6 +96,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", type=Path, required=True, metavar="DIR", help="output folder (must not exist)"
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
+    parser.add_argument(
+        "--strict-export",
+        action="store_true",
+        help="fail, writing nothing, when an export (tokenizer.json beside a sentencepiece model, tiktoken) "
+        "differs from the tokenizer; by default such an export is left out with a warning",
+    )
 
 
 def parse_seed(text: str) -> int:
@@ -117,10 +125,11 @@ def save_with_fertility(
     *,
     overwrite: bool = False,
     formats: tuple[SaveFormat, ...] = ("tokenizer.json",),
+    strict: bool = False,
 ) -> Any:
-    """Save the trained tokenizer to ``out`` (in ``formats``) and, when lines were held out, their per-script and
-    per-language fertility as ``out/fertility.csv`` (written atomically); returns that table (a DataFrame) or
-    ``None``."""
+    """Save the trained tokenizer to ``out`` (in ``formats``; ``strict``: see ``Tokenizer.save``) and, when
+    lines were held out, their per-script and per-language fertility as ``out/fertility.csv`` (written
+    atomically); returns that table (a DataFrame) or ``None``."""
     from tokenloom._atomic import atomic_write
 
     tok = result.tokenizer
@@ -129,7 +138,7 @@ def save_with_fertility(
         from tokenloom.fertility.report import fertility_by_source
 
         table = fertility_by_source(tok, result.heldout)
-    tok.save(out, overwrite=overwrite, formats=formats)
+    tok.save(out, overwrite=overwrite, formats=formats, strict=strict)
     if table is not None:
         atomic_write(out / "fertility.csv", table.to_csv(index=False))
     return table
@@ -162,7 +171,9 @@ def run(args: argparse.Namespace) -> int:
 
     tiktoken = can_export(result.tokenizer)
     formats: tuple[SaveFormat, ...] = ("tokenizer.json", "tiktoken") if tiktoken else ("tokenizer.json",)
-    table = save_with_fertility(result, args.out, overwrite=args.overwrite, formats=formats)
+    table = save_with_fertility(
+        result, args.out, overwrite=args.overwrite, formats=formats, strict=args.strict_export
+    )
     _summary(result.tokenizer, args.out, inputs, table)
     return 0
 
@@ -231,6 +242,8 @@ def _summary(tok: Tokenizer, out: Path, inputs: list[str], fertility: Any) -> No
         lines.append(
             f"  export         tokenizer.json identical to tokenizer.model on {record['export']['verified_texts']} texts"
         )
+    for fmt, reason in record.get("skipped_formats", {}).items():
+        lines.append(f"  export         {fmt} not written (the folder loads without it): {reason[:160]}")
     if "tiktoken" in record:
         lines.append(
             f"  tiktoken       {record['tiktoken']['file']} identical to tokenizer.json on "

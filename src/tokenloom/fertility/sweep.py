@@ -255,13 +255,15 @@ def vocab_sweep(
 
 
 def write_sweep(
-    result: SweepResult, out: str | os.PathLike[str], *, overwrite: bool = False
+    result: SweepResult, out: str | os.PathLike[str], *, overwrite: bool = False, strict: bool = False
 ) -> dict[str, Path]:
     """Write ``sweep.csv``, ``languages.csv``, ``sweep.html`` + charts, ``report/`` and ``tokenizers/<name>/``.
 
     The folder is built beside ``out`` and renamed into place (an existing ``out`` needs ``overwrite``).
-    A tokenizer whose files cannot be written (``Tokenizer.save`` refuses an export it cannot verify) is
-    logged and marked in the table's ``saved`` column (``"no: <reason>"``); the rest of the sweep is written.
+    The table's ``saved`` column says what was written for each tokenizer: ``"yes"``; ``"without
+    tokenizer.json: <reason>"`` when an export failed its check and was left out (``Tokenizer.save``: the
+    engine's own file is written, the folder loads); ``"no: <reason>"`` when nothing could be written —
+    with ``strict=True`` that is what a failed export check gives (logged; the rest of the sweep is written).
     """
     from tokenloom._atomic import atomic_dir
     from tokenloom.fertility.sweep_writers import write_sweep_files
@@ -274,8 +276,9 @@ def write_sweep(
                 formats: tuple[SaveFormat, ...] = ("tokenizer.json",)
                 if can_export(tok):  # byte-level BPE: its tiktoken file too (verified before writing)
                     formats += ("tiktoken",)
-                tok.save(Path(tmp) / "tokenizers" / name, formats=formats)
-                saved.append("yes")
+                tok.save(Path(tmp) / "tokenizers" / name, formats=formats, strict=strict)
+                skipped = tok.record.get("skipped_formats") or {}
+                saved.append("; ".join(f"without {f}: {why}" for f, why in skipped.items()) or "yes")
             except TokenizerError as exc:  # one tokenizer that cannot be saved does not lose the sweep
                 logger.warning("tokenizer %s not saved: %s", name, exc)
                 saved.append(f"no: {exc}")

@@ -12,7 +12,8 @@ Contract: ``tiktoken.Encoding(**tiktoken_encoding_kwargs(folder)).encode(text, a
 gives the same ids as the ``tokenizer.json`` for any text (both engines match a special token's text in
 the input); ``encode_ordinary`` gives the same ids on text that contains no special token's text. This is
 checked on the training sample the trainer keeps plus built-in probe strings every time the format is
-written (:func:`verify_tiktoken`); any difference raises ``TokenizerError`` and nothing is saved.
+written (:func:`verify_tiktoken`); any difference raises ``TokenizerError`` naming the text and token
+(``Tokenizer.save`` then skips the file, or with ``strict=True`` saves nothing).
 
 What is refused, with the reason: a pipeline that normalizes (tiktoken has no normalizer), splits digits
 with a separate step (tiktoken has one regex: choose a pattern that splits digits instead), is not
@@ -45,6 +46,7 @@ __all__ = [
     "tiktoken_encoding_kwargs",
     "tiktoken_export",
     "verify_tiktoken",
+    "write_tiktoken",
 ]
 
 TIKTOKEN_FILE = "tokenizer.tiktoken"
@@ -177,8 +179,7 @@ def verify_tiktoken(export: TiktokenExport, hf: Any, texts: Sequence[str]) -> in
         if a != b:
             raise TokenizerError(
                 f"tiktoken export differs from tokenizer.json on text #{number} {text[:80]!r}: "
-                f"{first_difference(a, b)} (tokenizer.json vs tiktoken); the export cannot be trusted, so "
-                "nothing was saved"
+                f"{first_difference(a, b)} (tokenizer.json vs tiktoken)"
             )
     return len(texts)
 
@@ -186,7 +187,12 @@ def verify_tiktoken(export: TiktokenExport, hf: Any, texts: Sequence[str]) -> in
 def export_tiktoken(hf: Any, folder: Path, texts: Sequence[str]) -> dict[str, Any]:
     """Build, verify and write ``tokenizer.tiktoken`` into ``folder``; returns the ``tokenloom.json`` entry."""
     export = tiktoken_export(hf)
-    checked = verify_tiktoken(export, hf, texts)
+    return write_tiktoken(export, folder, verify_tiktoken(export, hf, texts))
+
+
+def write_tiktoken(export: TiktokenExport, folder: Path, checked: int) -> dict[str, Any]:
+    """Write ``tokenizer.tiktoken`` of an export verified on ``checked`` texts; returns the ``tokenloom.json``
+    entry."""
     lines = (f"{base64.b64encode(token).decode('ascii')} {rank}\n" for token, rank in _by_rank(export.ranks))
     (folder / TIKTOKEN_FILE).write_text("".join(lines), encoding="ascii")
     return {
