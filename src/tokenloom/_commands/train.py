@@ -106,7 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def parse_seed(text: str) -> int:
     """``--seed``: an integer ``0 <= N < 2**32``, the range every engine accepts (argparse error otherwise)."""
-    from tokenloom.text.train import SEED_LIMIT
+    from tokenloom._fields import SEED_LIMIT
 
     try:
         value = int(text)

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from tokenloom.errors import ConfigError, ConfigTypeError, TokenizerError
+from tokenloom._fields import check_ints, check_seed
+from tokenloom.errors import ConfigError, TokenizerError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -86,12 +87,7 @@ class SweepConfig:
             raise ConfigError(f"engine must be 'auto', 'hf' or 'sentencepiece', got {self.engine!r}")
         if not isinstance(self.context, int) or self.context <= 0:
             raise ConfigError(f"context must be a positive int, got {self.context!r}")
-        from tokenloom.text.train import check_seed
-
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise ConfigTypeError(
-                f"SweepConfig.seed={self.seed!r} is of type {type(self.seed).__name__}, not int"
-            )
+        check_ints(self, {"seed": 0})
         check_seed(self.seed, name="SweepConfig.seed")
         if self.pretokenizer is not None and "bytelevel-bpe" not in self.algorithms:
             raise ConfigError("pretokenizer applies to bytelevel-bpe only; add it to algorithms or drop it")

@@ -41,14 +41,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import operator
 import os
 import platform
 import time
 from dataclasses import dataclass
 from typing import Literal
 
-from tokenloom.errors import ConfigError, ConfigTypeError
+from tokenloom._fields import check_bools, check_ints, check_numbers, check_seed
+from tokenloom.errors import ConfigError
 from tokenloom.text._engines import check_not_empty, train_bytelevel, train_hf, train_spm
 from tokenloom.text._hf_build import BYTE_PIECES, spelling_chars
 from tokenloom.text._stream import CorpusInput, LineStream
@@ -56,14 +56,7 @@ from tokenloom.text.bytelevel import Pretokenizer, resolve_pattern
 from tokenloom.text.sources import Errors
 from tokenloom.text.tokenizer import Tokenizer
 
-__all__ = [
-    "SEED_LIMIT",
-    "TrainResult",
-    "TrainerConfig",
-    "check_seed",
-    "train_tokenizer",
-    "train_with_heldout",
-]
+__all__ = ["TrainResult", "TrainerConfig", "train_tokenizer", "train_with_heldout"]
 
 log = logging.getLogger(__name__)
 
@@ -74,25 +67,11 @@ Normalization = Literal["none", "nfc", "nfkc"]
 AUTO_ENGINE: dict[str, str] = {"bpe": "sentencepiece", "unigram": "sentencepiece", "bytelevel-bpe": "hf"}
 DEFAULT_PRETOKENIZER = "o200k"  # bytelevel-bpe: letter classes include combining marks (see bytelevel.py)
 BYTELEVEL_ALPHABET = 256
-SEED_LIMIT = 2**32  # seeds are 0 <= seed < 2**32 for every engine (sentencepiece's generator takes 32 bits)
-# int fields (an example value for messages); the optional ones may be None
+# int fields, with an example value for messages
 _INT_FIELDS = {
     "vocab_size": 8000, "seed": 0, "max_bytes": 10**8, "max_line_bytes": 16384, "threads": 0,
     "max_piece_length": 16, "verify_sample": 2000,
 }  # fmt: skip
-_OPTIONAL_INT_FIELDS = ("max_bytes", "max_piece_length")
-_BOOL_FIELDS = ("byte_fallback", "split_words", "split_digits")
-
-
-def check_seed(seed: int, *, name: str = "seed") -> int:
-    """``seed`` when ``0 <= seed < 2**32`` (:data:`SEED_LIMIT`), the one range every engine accepts;
-    ``ConfigError`` naming it and the range otherwise."""
-    if not 0 <= seed < SEED_LIMIT:
-        raise ConfigError(
-            f"{name}={seed!r} is out of range: seeds are 0 <= seed < 2**32 ({SEED_LIMIT}) for every engine; "
-            "pass a seed in that range"
-        )
-    return seed
 
 
 @dataclass(frozen=True)
@@ -140,7 +119,9 @@ class TrainerConfig:
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"TrainerConfig.{name}={getattr(self, name)!r}; choose one of {allowed}")
-        self._check_types()
+        check_ints(self, _INT_FIELDS, optional=("max_bytes", "max_piece_length"))
+        check_numbers(self, {"heldout": 0.01, "character_coverage": 0.9995})
+        check_bools(self, ("byte_fallback", "split_words", "split_digits"))
         check_seed(self.seed, name="TrainerConfig.seed")
         object.__setattr__(self, "special_tokens", tuple(self.special_tokens))
         if not all(isinstance(t, str) and t for t in self.special_tokens):
@@ -173,35 +154,6 @@ class TrainerConfig:
         if self.threads < 0:
             raise ConfigError(f"threads must be >= 0 (0 = all CPUs), got {self.threads!r}")
         self._check_bytelevel()
-
-    def _check_types(self) -> None:
-        """Numbers and flags of the wrong type are refused before any range check (``True`` is not a size,
-        ``4000.0`` not an int); integers of other types (``numpy.int64``) are stored as ``int``."""
-        for name, example in _INT_FIELDS.items():
-            value = getattr(self, name)
-            if value is None and name in _OPTIONAL_INT_FIELDS:
-                continue
-            if isinstance(value, bool) or not hasattr(type(value), "__index__"):
-                whole = isinstance(value, float) and value.is_integer()
-                fix = f"{name}={int(value)}" if whole else f"a whole number, e.g. {name}={example}"
-                none = " (or None)" if name in _OPTIONAL_INT_FIELDS else ""
-                raise ConfigTypeError(
-                    f"TrainerConfig.{name}={value!r} is of type {type(value).__name__}, not int{none}; pass {fix}"
-                )
-            object.__setattr__(self, name, operator.index(value))
-        for name in ("heldout", "character_coverage"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ConfigTypeError(
-                    f"TrainerConfig.{name}={value!r} is of type {type(value).__name__}, not float; pass a "
-                    f"number, e.g. {name}={getattr(TrainerConfig, name)}"
-                )
-        for name in _BOOL_FIELDS:
-            value = getattr(self, name)
-            if not isinstance(value, bool):
-                raise ConfigTypeError(
-                    f"TrainerConfig.{name}={value!r} is of type {type(value).__name__}, not bool; pass True or False"
-                )
 
     def _check_bytelevel(self) -> None:
         """Options that exist for one kind of algorithm only are refused for the other, with the fix."""
