@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import random
 import re
 from pathlib import Path
@@ -339,6 +340,95 @@ def test_vocab_too_small_says_the_minimum(default_corpus: Path) -> None:
         train_tokenizer(default_corpus, engine="sentencepiece", algorithm="unigram", vocab_size=60000)
 
 
+ALL_COMBOS = [*COMBOS, ("bytelevel-bpe", "hf")]
+
+
+@pytest.mark.parametrize(("algorithm", "engine"), ALL_COMBOS)
+def test_a_corpus_too_small_for_vocab_size_is_one_error_for_every_engine(
+    default_corpus: Path, algorithm: str, engine: str
+) -> None:
+    from tokenloom.errors import VocabSizeError
+
+    with pytest.raises(VocabSizeError) as exc:
+        train_tokenizer(default_corpus, algorithm=algorithm, engine=engine, vocab_size=60000, quiet=True)  # type: ignore[arg-type]
+    error = exc.value
+    reached = error.reached
+    assert isinstance(error, ConfigError) and error.vocab_size == 60000 and 1000 < reached < 60000
+    assert str(error) == (
+        f"vocab_size=60000 is too large for this corpus: {algorithm} on {engine} reached only {reached} pieces "
+        f"(nothing more to learn from this text); pass vocab_size={reached} or less, train on more text, or "
+        f"allow_smaller_vocab=True (--allow-smaller-vocab) to keep the {reached}-piece tokenizer"
+    )
+    if error.tokenizer is not None:  # the tokenizers engine gives what it trained; sentencepiece refuses
+        assert (
+            error.tokenizer.vocab_size == reached
+            and error.tokenizer.name == f"{algorithm}-{engine}-{reached}"
+        )
+    else:
+        assert engine == "sentencepiece"
+    exact = train_tokenizer(
+        default_corpus, algorithm=algorithm, engine=engine, vocab_size=reached, quiet=True
+    )  # type: ignore[arg-type]
+    assert exact.vocab_size == reached  # the size the message offers can be trained
+
+
+@pytest.mark.parametrize(("algorithm", "engine"), ALL_COMBOS)
+def test_allow_smaller_vocab_keeps_the_tokenizer_named_after_its_size(
+    default_corpus: Path, algorithm: str, engine: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    lines = [ln for p in resolve_inputs(default_corpus) for ln in p.read_text("utf-8").splitlines()]
+    with caplog.at_level(logging.WARNING, logger="tokenloom"):
+        kept = train_tokenizer(
+            default_corpus, algorithm=algorithm, engine=engine, vocab_size=60000, allow_smaller_vocab=True,  # type: ignore[arg-type]
+            quiet=True,
+        )  # fmt: skip
+    size = kept.vocab_size
+    assert size < 60000 and kept.name == f"{algorithm}-{engine}-{size}"
+    assert (
+        kept.record["config"]["vocab_size"] == 60000 and kept.record["config"]["allow_smaller_vocab"] is True
+    )
+    said = [r.getMessage() for r in caplog.records if r.name == "tokenloom.text.train"]
+    assert said == [
+        f"vocab_size=60000: {algorithm} on {engine} reached only {size} pieces (nothing more to learn from this "
+        f"text); keeping the smaller tokenizer {kept.name} (allow_smaller_vocab=True)"
+    ]
+    # the oracle: a training asked for exactly that size (sentencepiece: its hard limit, not the soft one)
+    exact = train_tokenizer(default_corpus, algorithm=algorithm, engine=engine, vocab_size=size, quiet=True)  # type: ignore[arg-type]
+    if (algorithm, engine) == ("unigram", "hf"):  # not reproducible run to run (see the docs): the piece sets
+        assert set(kept.hf_export().get_vocab()) == set(exact.hf_export().get_vocab())
+    else:
+        assert kept.encode_batch(lines) == exact.encode_batch(lines)
+        assert [kept.backend.id_to_piece(i) for i in range(size)] == [
+            exact.backend.id_to_piece(i) for i in range(size)
+        ]
+    if engine == "sentencepiece":
+        sp, raw = kept.engine_handle(), exact.engine_handle()
+        assert [sp.get_score(i) for i in range(size)] == [raw.get_score(i) for i in range(size)]
+
+
+def test_cli_train_refuses_a_smaller_vocab_unless_allowed(
+    default_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["train", str(default_corpus), "--engine", "hf", "--vocab-size", "60000", "--quiet"]
+    assert cli.main([*argv, "--out", str(tmp_path / "t")]) == 2
+    err = capsys.readouterr().err
+    assert "vocab_size=60000 is too large for this corpus: bpe on hf reached only" in err
+    assert (
+        "--allow-smaller-vocab" in err
+        and len(err.strip().splitlines()) == 1
+        and not (tmp_path / "t").exists()
+    )
+    assert cli.main([*argv, "--allow-smaller-vocab", "--out", str(tmp_path / "t")]) == 0
+    out = capsys.readouterr().out
+    tok = load_tokenizer(tmp_path / "t")
+    assert f"vocab size     {tok.vocab_size} of 60000 asked (all the corpus gave)" in out
+    assert (
+        json.loads((tmp_path / "t" / "tokenloom.json").read_text("utf-8"))["vocab_size"]
+        == tok.vocab_size
+        < 60000
+    )
+
+
 def test_bad_config_values() -> None:
     with pytest.raises(ConfigError, match="algorithm='wordpiece'"):
         TrainerConfig(algorithm="wordpiece")  # type: ignore[arg-type]
@@ -465,7 +555,7 @@ def test_cli_trains_and_summarizes(
 def test_cli_errors_replace_reports_the_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bad.txt"
     path.write_bytes(("some ordinary words here\n" * 40).encode() + b"\xff\xfe broken\n")
-    base = ["train", str(path), "--engine", "hf", "--vocab-size", "600", "--heldout", "0", "--quiet"]
+    base = ["train", str(path), "--engine", "hf", "--vocab-size", "300", "--heldout", "0", "--quiet"]
     assert cli.main([*base, "--out", str(tmp_path / "a")]) == 2
     err = capsys.readouterr().err
     assert "line 41" in err and "--errors replace" in err

@@ -97,6 +97,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
     parser.add_argument(
+        "--allow-smaller-vocab",
+        action="store_true",
+        help="keep the tokenizer when the corpus gives fewer pieces than --vocab-size (a warning; the folder "
+        "records the real size); by default that is an error naming the size reached",
+    )
+    parser.add_argument(
         "--strict-export",
         action="store_true",
         help="fail, writing nothing, when an export (tokenizer.json beside a sentencepiece model, tiktoken) "
@@ -164,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         errors=args.errors,
         pretokenizer=args.pretokenizer,
         split_digits=args.split_digits,
+        allow_smaller_vocab=args.allow_smaller_vocab,
     )
     inputs = [str(p) for p in args.inputs]
     result = train_with_heldout(inputs, config, quiet=args.quiet)
@@ -205,6 +212,11 @@ def _fertility_lines(table: Any, out: Path, top: int = 5) -> list[str]:
     return lines + ["    " + line for line in format_table(header, cells).splitlines()]
 
 
+def _asked(tok: Tokenizer) -> str:
+    asked = tok.record.get("config", {}).get("vocab_size", tok.vocab_size)
+    return f" of {asked} asked (all the corpus gave)" if asked != tok.vocab_size else ""
+
+
 def _fallback(tok: Tokenizer) -> str:
     if tok.backend.byte_fallback == "byte_level":
         return "byte-level alphabet"
@@ -223,7 +235,7 @@ def _summary(tok: Tokenizer, out: Path, inputs: list[str], fertility: Any) -> No
     algorithm = record.get("config", {}).get("algorithm", tok.algorithm)
     lines = [
         f"trained {algorithm} on {tok.engine} -> {out}",
-        f"  vocab size     {tok.vocab_size}  (byte fallback: {_fallback(tok)})",
+        f"  vocab size     {tok.vocab_size}{_asked(tok)}  (byte fallback: {_fallback(tok)})",
         f"  corpus         {plural(corpus['files'], 'file')}, {plural(corpus['lines'], 'line')}, "
         f"{plural(corpus['chars'], 'character')}",
         f"  bytes read     {corpus['bytes']:,}  (trained on {corpus['train_bytes']:,}; held out "

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tokenloom._fields import check_bools, check_ints, check_numbers, check_seed
-from tokenloom.errors import ConfigError
+from tokenloom.errors import ConfigError, VocabSizeError
 from tokenloom.text._engines import check_not_empty, train_bytelevel, train_hf, train_spm
 from tokenloom.text._hf_build import BYTE_PIECES, spelling_chars
 from tokenloom.text._stream import CorpusInput, LineStream
@@ -108,6 +108,8 @@ class TrainerConfig:
     threads: int = 0  # engine threads; 0 = all CPUs (sentencepiece unigram results depend on it: fix it
     #                   for artifacts that are byte-identical across machines)
     verify_sample: int = 2000  # training lines kept to verify the sentencepiece → tokenizer.json export
+    allow_smaller_vocab: bool = False  # a corpus that gives fewer than vocab_size pieces: False raises
+    #                                    VocabSizeError; True keeps the smaller tokenizer (a warning is logged)
 
     def __post_init__(self) -> None:
         choices = {
@@ -121,7 +123,7 @@ class TrainerConfig:
                 raise ConfigError(f"TrainerConfig.{name}={getattr(self, name)!r}; choose one of {allowed}")
         check_ints(self, _INT_FIELDS, optional=("max_bytes", "max_piece_length"))
         check_numbers(self, {"heldout": 0.01, "character_coverage": 0.9995})
-        check_bools(self, ("byte_fallback", "split_words", "split_digits"))
+        check_bools(self, ("byte_fallback", "split_words", "split_digits", "allow_smaller_vocab"))
         check_seed(self.seed, name="TrainerConfig.seed")
         object.__setattr__(self, "special_tokens", tuple(self.special_tokens))
         if not all(isinstance(t, str) and t for t in self.special_tokens):
@@ -277,6 +279,7 @@ def train_tokenizer(
     errors: Errors = "strict",
     pretokenizer: str | None = None,
     split_digits: bool = False,
+    allow_smaller_vocab: bool = False,
     config: TrainerConfig | None = None,
     quiet: bool = False,
 ) -> Tokenizer:
@@ -294,6 +297,11 @@ def train_tokenizer(
     Tamil words are not cut at every vowel sign) or a regular expression of your own; ``split_digits=True``
     makes every digit its own piece (such a tokenizer cannot be saved in tiktoken's format, which has one
     regex). Save with ``formats=("tokenizer.json", "tiktoken")`` to get ``tokenizer.tiktoken`` too.
+
+    A corpus too small for ``vocab_size`` (nothing more to learn) raises
+    :class:`~tokenloom.errors.VocabSizeError` naming the size reached, for every engine and algorithm;
+    ``allow_smaller_vocab=True`` keeps that smaller tokenizer instead, named after its real size, and logs a
+    warning.
     """
     cfg = config or TrainerConfig(
         algorithm=algorithm,
@@ -308,6 +316,7 @@ def train_tokenizer(
         errors=errors,
         pretokenizer=pretokenizer,
         split_digits=split_digits,
+        allow_smaller_vocab=allow_smaller_vocab,
     )
     return train_with_heldout(corpus, cfg, quiet=quiet).tokenizer
 
@@ -360,4 +369,13 @@ def train_with_heldout(corpus: CorpusInput, config: TrainerConfig, *, quiet: boo
             "mb_per_s": round(stream.train_bytes / 1e6 / max(seconds, 1e-9), 3),
         },
     }
+    if tok.vocab_size < cfg.vocab_size:  # nothing more to learn: one rule for every engine
+        where = f"{cfg.algorithm} on {engine_name}"
+        if not cfg.allow_smaller_vocab:
+            raise VocabSizeError(cfg.vocab_size, tok.vocab_size, where=where, tokenizer=tok)
+        log.warning(
+            "vocab_size=%d: %s reached only %d pieces (nothing more to learn from this text); keeping the "
+            "smaller tokenizer %s (allow_smaller_vocab=True)",
+            cfg.vocab_size, where, tok.vocab_size, tok.name,
+        )  # fmt: skip
     return TrainResult(tok, tuple(stream.heldout_records) if cfg.heldout > 0 else ())
