@@ -21,7 +21,9 @@ byte-level BPE, or whose ids are not in merge order.
 
 Files: ``tokenizer.tiktoken`` (one ``base64(bytes) rank`` line per mergeable token, rank order — what
 ``tiktoken.load.load_tiktoken_bpe`` reads) and, in ``tokenloom.json`` under ``"tiktoken"``, the pattern,
-the special tokens and ``n_vocab``. :func:`tiktoken_encoding_kwargs` reads both back.
+the special tokens and ``n_vocab``. :func:`tiktoken_encoding_kwargs` reads both back;
+:func:`saved_tiktoken_entry` finds the entry of a ranks file, so that ``load_tokenizer("bl/tokenizer.tiktoken")``
+loads it with its pattern.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ __all__ = [
     "TiktokenExport",
     "can_export",
     "export_tiktoken",
+    "saved_tiktoken_entry",
     "tiktoken_encoding_kwargs",
     "tiktoken_export",
     "verify_tiktoken",
@@ -208,6 +211,19 @@ def write_tiktoken(export: TiktokenExport, folder: Path, checked: int) -> dict[s
 
 def _by_rank(ranks: dict[bytes, int]) -> list[tuple[bytes, int]]:
     return sorted(ranks.items(), key=lambda item: item[1])
+
+
+def saved_tiktoken_entry(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The ``"tiktoken"`` entry (pattern, special tokens, ``n_vocab``) of the ``tokenloom.json`` beside a
+    ranks file, when it describes that file; ``None`` otherwise (no such file, another file's entry, unreadable)."""
+    path = Path(path)
+    try:
+        entry = json.loads((path.parent / "tokenloom.json").read_text(encoding="utf-8")).get("tiktoken")
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+        return None
+    if isinstance(entry, dict) and entry.get("file") == path.name and isinstance(entry.get("pattern"), str):
+        return entry
+    return None
 
 
 def tiktoken_encoding_kwargs(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 What it does: encode / decode / batch encode / offsets / tokens / normalization / losslessness check;
 :meth:`Tokenizer.save` writes a folder (the backend's files — ``tokenizer.json``, plus ``tokenizer.model``
 for sentencepiece — and ``tokenloom.json`` with the training record) atomically; :func:`load_tokenizer`
-reads our folder, any ``tokenizer.json`` or any sentencepiece ``.model``, turning every engine failure
+reads our folder, any ``tokenizer.json``, any sentencepiece ``.model`` or our ``tokenizer.tiktoken``, turning
+every engine failure
 (including Rust panics) into :class:`~tokenloom.errors.TokenizerError`. The engines themselves live in
 :mod:`tokenloom.text.backends`, one module each; this class never asks which engine it holds.
 
@@ -32,6 +33,7 @@ import functools
 import json
 import logging
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -316,8 +318,32 @@ def _load_sp_folder(model: Path, hf_json: Path) -> EngineBackend:
     return load_sp_file(model, hf=hf)
 
 
+_RANKS_LINE = re.compile(rb"[A-Za-z0-9+/]+={0,2} \d+\r?\n")  # the first line of a tiktoken ranks file
+
+
+def _load_ranks_file(path: Path) -> Tokenizer:
+    """A ``.tiktoken`` ranks file with the pattern that the ``tokenloom.json`` beside it records (a byte-level
+    BPE saved with ``formats=(..., "tiktoken")``); without one, the error says how to give the pattern."""
+    from tokenloom.text.backends.tiktoken import load_tiktoken_file
+    from tokenloom.text.tiktoken_export import saved_tiktoken_entry
+
+    entry = saved_tiktoken_entry(path)
+    if entry is None:
+        raise TokenizerError(
+            f"{path}: a tiktoken ranks file needs its split pattern and no tokenloom.json beside it records one; "
+            f"load it as load_tokenizer_spec('tiktoken:{path}', pattern=NAME_OR_REGEX) (command line: "
+            f"--tokenizer tiktoken:{path} --pattern NAME|REGEX)"
+        )
+    backend = load_tiktoken_file(
+        path, entry["pattern"], special_tokens=dict(entry.get("special_tokens") or {})
+    )
+    return Tokenizer(name=path.stem, backend=backend)
+
+
 def load_tokenizer(path: str | os.PathLike[str]) -> Tokenizer:
-    """Load our saved folder, any HF ``tokenizer.json`` or any sentencepiece ``.model`` file."""
+    """Load our saved folder, any HF ``tokenizer.json``, any sentencepiece ``.model`` file, or the
+    ``tokenizer.tiktoken`` of a folder saved with ``formats=(..., "tiktoken")`` (its pattern is in the
+    ``tokenloom.json`` beside it; other ranks files: ``load_tokenizer_spec("tiktoken:FILE", pattern=...)``)."""
     from tokenloom.text.backends.hf import load_hf_file
     from tokenloom.text.backends.sentencepiece import load_sp_file
 
@@ -331,6 +357,8 @@ def load_tokenizer(path: str | os.PathLike[str]) -> Tokenizer:
             head.startswith(b"{") or path.suffix.lower() == ".json"
         ):  # the suffix decides the error message too
             return Tokenizer(name=path.stem, backend=load_hf_file(path))
+        if path.suffix.lower() == ".tiktoken" or _RANKS_LINE.match(head):
+            return _load_ranks_file(path)
         return Tokenizer(name=path.stem, backend=load_sp_file(path))
     record: dict[str, Any] = {}
     meta = path / "tokenloom.json"
