@@ -10,7 +10,9 @@ For BPE and unigram both engines get equivalent settings:
 - normalization "none" (sentencepiece rule ``identity``), "nfc" (HF ``normalizers.NFC``; sentencepiece has
   no built-in NFC rule, so a rule table of canonical compositions and singleton mappings is compiled in —
   exact for text made of fully composed or fully decomposed characters) or "nfkc" (HF ``NFKC``,
-  sentencepiece ``nfkc``);
+  sentencepiece ``nfkc``); sentencepiece's rules never reorder combining marks, so on marks out of
+  canonical order ("a\\u0307\\u0323", Arabic shadda before a vowel sign) the engines differ
+  (docs/tokenizers.md, "Normalization is visible");
 - byte fallback: the 256 ``<0x00>..<0xFF>`` pieces sit right after the special tokens; with the HF engine
   they are added to the trained model as ordinary vocabulary entries (``_hf_build.byte_fallback_model``);
 - the characters that spell special and byte pieces are always in the alphabet (sentencepiece
