@@ -350,6 +350,47 @@ def test_ranks_file_is_base64_space_rank(small: Tokenizer, tmp_path: Path) -> No
         assert hf.id_to_token(rank) is not None
 
 
+def test_load_tokenizer_reads_the_saved_tiktoken_file_with_its_pattern(
+    small: Tokenizer, small_encoding: Any, tmp_path: Path, default_corpus: Path
+) -> None:
+    import shutil
+
+    from tokenloom.text.adapt import load_tokenizer_spec
+
+    folder = small.save(tmp_path / "bl", formats=("tokenizer.json", "tiktoken"))
+    texts = [ln for p in sorted(default_corpus.glob("*.txt")) for ln in p.read_text("utf-8").splitlines()]
+    texts += [t for t in EDGE_CASES if "<" not in t]  # encode_ordinary: special-token text is plain text
+    for tok in (
+        load_tokenizer(folder / TIKTOKEN_FILE),
+        load_tokenizer_spec(f"tiktoken:{folder / TIKTOKEN_FILE}"),
+    ):
+        assert tok.engine == "tiktoken" and tok.vocab_size == VOCAB and tok.name == "tokenizer"
+        assert tok.encode_batch(texts) == [small_encoding.encode_ordinary(t) for t in texts]  # the oracle
+        assert tok.encode_batch(texts) == small.encode_batch(texts)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    for name in ("ranks.tiktoken", "ranks"):  # by suffix, and by its lines when the suffix is missing
+        shutil.copy(folder / TIKTOKEN_FILE, alone / name)
+        with pytest.raises(TokenizerError) as exc:
+            load_tokenizer(alone / name)
+        message = str(exc.value)
+        assert (
+            message.startswith(f"{alone / name}: a tiktoken ranks file needs its split pattern")
+            and "\n" not in message
+        )
+        assert (
+            f"load_tokenizer_spec('tiktoken:{alone / name}', pattern=" in message and "--pattern" in message
+        )
+        assert "sentencepiece" not in message
+    (alone / "tokenloom.json").write_text(
+        json.dumps({"tiktoken": {"file": "other.tiktoken", "pattern": "x"}})
+    )
+    with pytest.raises(TokenizerError, match="needs its split pattern"):  # an entry for another file
+        load_tokenizer(alone / "ranks.tiktoken")
+    given = load_tokenizer_spec(f"tiktoken:{alone / 'ranks.tiktoken'}", pattern=PATTERNS["o200k"] + CATCH_ALL)
+    assert given.encode_batch(texts) == small.encode_batch(texts)
+
+
 def _utf8(data: bytes) -> bool:
     try:
         data.decode("utf-8")

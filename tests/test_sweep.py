@@ -210,3 +210,117 @@ def test_sweep_writes_the_rest_when_one_tokenizer_cannot_be_saved(
     assert list(table["saved"]) == ["no: export differs from the engine", "yes"]
     assert {p.name for p in (tmp_path / "out" / "tokenizers").iterdir()} == {"bpe-1200"}
     assert (tmp_path / "out" / "report" / "report.html").is_file()
+
+
+def test_sweep_saves_a_tokenizer_without_the_export_that_failed_its_check(
+    default_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tokenloom.text.backends.sentencepiece import SentencePieceBackend
+
+    def differs(self: SentencePieceBackend, texts: object) -> int:
+        raise TokenizerError(
+            "exported tokenizer.json differs from sentencepiece on text #4 'x': first difference"
+        )
+
+    monkeypatch.setattr(SentencePieceBackend, "verify_export", differs)
+    argv = ["sweep", str(default_corpus), "--algorithms", "bpe,unigram", "--vocab-sizes", "1000"]
+    argv += ["--eval", str(default_corpus), "--quiet"]
+    assert cli.main([*argv, "--out", str(tmp_path / "s")]) == 0
+    printed = capsys.readouterr().out
+    assert "note: unigram-1k saved without tokenizer.json: exported tokenizer.json differs" in printed
+    table = pd.read_csv(tmp_path / "s" / "sweep.csv")
+    assert list(table["saved"]) == [
+        "yes",
+        "without tokenizer.json: exported tokenizer.json differs from sentencepiece on text #4 'x': first difference",
+    ]
+    folder = tmp_path / "s" / "tokenizers" / "unigram-1k"
+    assert {p.name for p in folder.iterdir()} == {"tokenizer.model", "tokenloom.json"}
+    assert load_tokenizer(folder).encode("The weaver sat by the window.") == train_tokenizer(
+        default_corpus, algorithm="unigram", vocab_size=1000, quiet=True
+    ).encode("The weaver sat by the window.")
+    assert cli.main([*argv, "--strict-export", "--out", str(tmp_path / "strict")]) == 0
+    assert "note: unigram-1k was evaluated but its files were not written" in capsys.readouterr().out
+    table = pd.read_csv(tmp_path / "strict" / "sweep.csv")
+    assert table["saved"][0] == "yes" and table["saved"][1].endswith("nothing was saved (strict=True)")
+    assert {p.name for p in (tmp_path / "strict" / "tokenizers").iterdir()} == {"bpe-1k"}
+
+
+def test_sizes_the_corpus_cannot_fill_are_rows_not_trained(default_corpus: Path, tmp_path: Path) -> None:
+    from tokenloom.errors import VocabSizeError
+    from tokenloom.fertility.sweep import write_sweep
+    from tokenloom.fertility.sweep_writers import format_sweep
+
+    config = SweepConfig(algorithms=("bpe", "unigram"), vocab_sizes=(1000, 5000, 6000), context=1024)
+    result = vocab_sweep(default_corpus, default_corpus, config)
+    table = result.table
+    names = ["bpe-1k", "bpe-5k", "bpe-6k", "unigram-1k", "unigram-5k", "unigram-6k"]
+    assert list(table["tokenizer"]) == names and list(result.tokenizers) == ["bpe-1k", "unigram-1k"]
+    reasons = {}
+    for algorithm, engine in (("bpe", "hf"), ("unigram", "sentencepiece")):  # the oracle: training alone
+        for size in (5000, 6000):
+            with pytest.raises(VocabSizeError) as exc:
+                train_tokenizer(default_corpus, algorithm=algorithm, engine=engine, vocab_size=size)  # type: ignore[arg-type]
+            reasons[f"{algorithm}-{size // 1000}k"] = f"not trained: {exc.value}"
+    made = dict(zip(table["tokenizer"], table["made"], strict=True))
+    assert made == {"bpe-1k": "cut from the bpe-6k training", "unigram-1k": "trained", **reasons}
+    missing = table[table["made"].str.startswith("not trained")]
+    assert list(missing["vocab_size"]) == [5000, 6000, 5000, 6000] and missing["fertility"].isna().all()
+    assert set(result.languages["tokenizer"]) == {"bpe-1k", "unigram-1k"}
+    alone = train_tokenizer(default_corpus, algorithm="bpe", engine="hf", vocab_size=1000, quiet=True)
+    text = "The weaver sat by the window and watched the rain."
+    assert result.tokenizers["bpe-1k"].encode(text) == alone.encode(text)  # still cut from what was trained
+    printed = format_sweep(table)
+    assert printed.count("not trained") == 4 and "too large" not in printed  # the reason is in the CSV
+    write_sweep(result, tmp_path / "out")
+    csv = pd.read_csv(tmp_path / "out" / "sweep.csv")
+    assert list(csv["made"]) == list(table["made"]) and list(csv["saved"]).count("no: not trained") == 4
+    assert {p.name for p in (tmp_path / "out" / "tokenizers").iterdir()} == {"bpe-1k", "unigram-1k"}
+
+
+def test_allow_smaller_vocab_keeps_each_smaller_tokenizer_once(
+    default_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sweep"
+    argv = ["sweep", str(default_corpus), "--algorithms", "bpe,unigram", "--vocab-sizes", "1k,5k,6k"]
+    argv += ["--eval", str(default_corpus), "--out", str(out), "--quiet"]
+    assert cli.main([*argv[:-3], "--out", str(tmp_path / "plain"), "--quiet"]) == 0
+    assert "note: bpe-5k not trained: vocab_size=5000 is too large" in capsys.readouterr().out
+    assert cli.main([*argv, "--allow-smaller-vocab"]) == 0
+    printed = capsys.readouterr().out
+    table = pd.read_csv(out / "sweep.csv")
+    bpe = train_tokenizer(
+        default_corpus, algorithm="bpe", engine="hf", vocab_size=6000, allow_smaller_vocab=True
+    )
+    uni = train_tokenizer(default_corpus, algorithm="unigram", vocab_size=6000, allow_smaller_vocab=True)
+    b, u = bpe.vocab_size, uni.vocab_size
+    assert list(table["tokenizer"]) == [
+        "bpe-1k",
+        f"bpe-{b}",
+        "bpe-6k",
+        "unigram-1k",
+        f"unigram-{u}",
+        "unigram-6k",
+    ]
+    assert list(table["made"]) == [
+        f"cut from bpe-{b}", f"trained (asked 5000; the corpus gave {b} pieces)",
+        f"not trained: the corpus gives only {b} pieces, kept as bpe-{b}",
+        "trained", f"trained (asked 5000; the corpus gave {u} pieces)",
+        f"not trained: the corpus gives only {u} pieces, kept as unigram-{u}",
+    ]  # fmt: skip
+    assert list(table["vocab_size"]) == [1000, b, 6000, 1000, u, 6000]
+    assert f"note: bpe-6k not trained: the corpus gives only {b} pieces" in printed
+    text = "The weaver sat by the window and watched the rain."
+    for name, alone in ((f"bpe-{b}", bpe), (f"unigram-{u}", uni)):
+        assert load_tokenizer(out / "tokenizers" / name).encode(text) == alone.encode(text)
+    assert {p.name for p in (out / "tokenizers").iterdir()} == {
+        "bpe-1k",
+        f"bpe-{b}",
+        "unigram-1k",
+        f"unigram-{u}",
+    }
+    with pytest.raises(ConfigError, match=r"SweepConfig.allow_smaller_vocab='yes' is of type str"):
+        SweepConfig(allow_smaller_vocab="yes")  # type: ignore[arg-type]
+    with pytest.raises(
+        ConfigError, match=r"no tokenizer of the sweep was trained \(bpe-6k: not trained: vocab"
+    ):
+        vocab_sweep(default_corpus, default_corpus, SweepConfig(algorithms=("bpe",), vocab_sizes=(6000,)))

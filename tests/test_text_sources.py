@@ -54,6 +54,32 @@ def test_resolve_errors_name_the_path(tmp_path: Path) -> None:
         resolve_inputs([])
 
 
+def test_empty_path_is_an_error_for_every_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tokenloom import cli
+    from tokenloom.text.corpus import load_corpus
+    from tokenloom.text.train import train_tokenizer
+
+    monkeypatch.chdir(_tree(tmp_path))  # "" would be this folder, which has text files to find
+    assert resolve_inputs(".")  # the current folder, asked for by name, is still fine
+    readers = [
+        lambda: resolve_inputs(""),
+        lambda: resolve_inputs(["a.txt", ""]),
+        lambda: list(iter_lines("")),
+        lambda: load_corpus([""]),
+        lambda: train_tokenizer([""], vocab_size=1000, quiet=True),
+        lambda: train_tokenizer("", vocab_size=1000, quiet=True),
+    ]
+    for read in readers:
+        with pytest.raises(
+            CorpusError, match=r"^corpus path '' is empty; pass a file, folder or glob \(for the "
+        ):
+            read()
+    assert cli.main(["train", "", "--vocab-size", "1000", "--out", str(tmp_path / "tok"), "--quiet"]) == 2
+    assert "corpus path '' is empty" in capsys.readouterr().err and not (tmp_path / "tok").exists()
+
+
 def test_lines_crlf_bom_last_line_and_stats(tmp_path: Path) -> None:
     path = tmp_path / "x.txt"
     path.write_bytes("\ufeffhé\r\n\n  tab\tend\nlast".encode())

@@ -237,7 +237,7 @@ def test_save_refuses_existing_folder(trained: Tokenizer, saved: Path) -> None:
     assert trained.save(saved, overwrite=True) == saved
 
 
-def test_save_fails_loudly_when_export_differs(default_corpus: Path, tmp_path: Path) -> None:
+def test_export_that_differs_is_never_written(default_corpus: Path, tmp_path: Path) -> None:
     tok = train_tokenizer(
         default_corpus, algorithm="bpe", engine="sentencepiece", vocab_size=VOCAB, heldout=0
     )
@@ -250,8 +250,11 @@ def test_save_fails_loudly_when_export_differs(default_corpus: Path, tmp_path: P
     wrong = SentencePieceBackend(tok.engine_handle(), model, hf=other.hf_export())
     tok = Tokenizer(name=tok.name, backend=wrong, record=tok.record)  # an export that must be caught
     with pytest.raises(TokenizerError, match="differs from sentencepiece"):
-        tok.save(tmp_path / "out")
+        tok.save(tmp_path / "out", strict=True)
     assert list(tmp_path.iterdir()) == []
+    tok.save(tmp_path / "out")  # by default the model is saved and the export left out, with the reason
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["tokenizer.model", "tokenloom.json"]
+    assert "differs from sentencepiece" in tok.record["skipped_formats"]["tokenizer.json"]
 
 
 def test_foreign_sentencepiece_model_with_default_normalization(default_corpus: Path, tmp_path: Path) -> None:
@@ -392,6 +395,34 @@ def test_normalization_is_visible(
     assert tok.piece_widths() is None  # normalization moves offsets: no running-sum fast path
     saved = tok.save(tmp_path / "n")  # the export (Precompiled charsmap or NFC/NFKC) verifies on the sample
     assert load_tokenizer(saved).encode("ﬁne e\u0301") == tok.encode("ﬁne e\u0301")
+
+
+@pytest.mark.parametrize("normalization", ["nfc", "nfkc"])
+def test_engines_part_on_marks_out_of_canonical_order_as_documented(
+    default_corpus: Path, corpus_lines: list[str], normalization: str
+) -> None:
+    """docs/tokenizers.md: the tokenizers engine normalizes as Unicode does; sentencepiece's rules compose but
+    never reorder combining marks, so text whose marks are out of canonical order normalizes differently."""
+    import unicodedata
+
+    form = normalization.upper()
+    hf, sp = (
+        train_tokenizer(default_corpus, engine=e, vocab_size=VOCAB, normalization=normalization, heldout=0)  # type: ignore[arg-type]
+        for e in ("hf", "sentencepiece")
+    )
+    unordered = {  # text -> what sentencepiece gives (Unicode reorders the marks first)
+        "a\u0307\u0323": "\u0227\u0323",  # a + dot above + dot below
+        "\u0633\u0651\u064f": "\u0633\u0651\u064f",  # Arabic seen, shadda, damma
+        "e\u0301\u0323 o\u0300\u0323": "\u00e9\u0323 \u00f2\u0323",  # Yoruba: tone mark before dot below
+    }
+    for text, spm_form in unordered.items():
+        unicode_form = unicodedata.normalize(form, text)
+        assert unicode_form != spm_form
+        assert hf.normalize(text) == unicode_form and hf.decode(hf.encode(text)) == unicode_form
+        assert sp.normalize(text) == spm_form and sp.decode(sp.encode(text)) == spm_form
+        ordered = unicodedata.normalize("NFD", text)  # the same marks in canonical order: the engines agree
+        assert sp.normalize(ordered) == hf.normalize(ordered) == unicodedata.normalize(form, ordered)
+    assert sp.normalize_batch(corpus_lines) == [unicodedata.normalize(form, t) for t in corpus_lines]
 
 
 def test_lone_surrogate_gets_a_clear_error(trained: Tokenizer) -> None:

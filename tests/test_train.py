@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import random
 import re
 from pathlib import Path
@@ -339,6 +340,95 @@ def test_vocab_too_small_says_the_minimum(default_corpus: Path) -> None:
         train_tokenizer(default_corpus, engine="sentencepiece", algorithm="unigram", vocab_size=60000)
 
 
+ALL_COMBOS = [*COMBOS, ("bytelevel-bpe", "hf")]
+
+
+@pytest.mark.parametrize(("algorithm", "engine"), ALL_COMBOS)
+def test_a_corpus_too_small_for_vocab_size_is_one_error_for_every_engine(
+    default_corpus: Path, algorithm: str, engine: str
+) -> None:
+    from tokenloom.errors import VocabSizeError
+
+    with pytest.raises(VocabSizeError) as exc:
+        train_tokenizer(default_corpus, algorithm=algorithm, engine=engine, vocab_size=60000, quiet=True)  # type: ignore[arg-type]
+    error = exc.value
+    reached = error.reached
+    assert isinstance(error, ConfigError) and error.vocab_size == 60000 and 1000 < reached < 60000
+    assert str(error) == (
+        f"vocab_size=60000 is too large for this corpus: {algorithm} on {engine} reached only {reached} pieces "
+        f"(nothing more to learn from this text); pass vocab_size={reached} or less, train on more text, or "
+        f"allow_smaller_vocab=True (--allow-smaller-vocab) to keep the {reached}-piece tokenizer"
+    )
+    if error.tokenizer is not None:  # the tokenizers engine gives what it trained; sentencepiece refuses
+        assert (
+            error.tokenizer.vocab_size == reached
+            and error.tokenizer.name == f"{algorithm}-{engine}-{reached}"
+        )
+    else:
+        assert engine == "sentencepiece"
+    exact = train_tokenizer(
+        default_corpus, algorithm=algorithm, engine=engine, vocab_size=reached, quiet=True
+    )  # type: ignore[arg-type]
+    assert exact.vocab_size == reached  # the size the message offers can be trained
+
+
+@pytest.mark.parametrize(("algorithm", "engine"), ALL_COMBOS)
+def test_allow_smaller_vocab_keeps_the_tokenizer_named_after_its_size(
+    default_corpus: Path, algorithm: str, engine: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    lines = [ln for p in resolve_inputs(default_corpus) for ln in p.read_text("utf-8").splitlines()]
+    with caplog.at_level(logging.WARNING, logger="tokenloom"):
+        kept = train_tokenizer(
+            default_corpus, algorithm=algorithm, engine=engine, vocab_size=60000, allow_smaller_vocab=True,  # type: ignore[arg-type]
+            quiet=True,
+        )  # fmt: skip
+    size = kept.vocab_size
+    assert size < 60000 and kept.name == f"{algorithm}-{engine}-{size}"
+    assert (
+        kept.record["config"]["vocab_size"] == 60000 and kept.record["config"]["allow_smaller_vocab"] is True
+    )
+    said = [r.getMessage() for r in caplog.records if r.name == "tokenloom.text.train"]
+    assert said == [
+        f"vocab_size=60000: {algorithm} on {engine} reached only {size} pieces (nothing more to learn from this "
+        f"text); keeping the smaller tokenizer {kept.name} (allow_smaller_vocab=True)"
+    ]
+    # the oracle: a training asked for exactly that size (sentencepiece: its hard limit, not the soft one)
+    exact = train_tokenizer(default_corpus, algorithm=algorithm, engine=engine, vocab_size=size, quiet=True)  # type: ignore[arg-type]
+    if (algorithm, engine) == ("unigram", "hf"):  # not reproducible run to run (see the docs): the piece sets
+        assert set(kept.hf_export().get_vocab()) == set(exact.hf_export().get_vocab())
+    else:
+        assert kept.encode_batch(lines) == exact.encode_batch(lines)
+        assert [kept.backend.id_to_piece(i) for i in range(size)] == [
+            exact.backend.id_to_piece(i) for i in range(size)
+        ]
+    if engine == "sentencepiece":
+        sp, raw = kept.engine_handle(), exact.engine_handle()
+        assert [sp.get_score(i) for i in range(size)] == [raw.get_score(i) for i in range(size)]
+
+
+def test_cli_train_refuses_a_smaller_vocab_unless_allowed(
+    default_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["train", str(default_corpus), "--engine", "hf", "--vocab-size", "60000", "--quiet"]
+    assert cli.main([*argv, "--out", str(tmp_path / "t")]) == 2
+    err = capsys.readouterr().err
+    assert "vocab_size=60000 is too large for this corpus: bpe on hf reached only" in err
+    assert (
+        "--allow-smaller-vocab" in err
+        and len(err.strip().splitlines()) == 1
+        and not (tmp_path / "t").exists()
+    )
+    assert cli.main([*argv, "--allow-smaller-vocab", "--out", str(tmp_path / "t")]) == 0
+    out = capsys.readouterr().out
+    tok = load_tokenizer(tmp_path / "t")
+    assert f"vocab size     {tok.vocab_size} of 60000 asked (all the corpus gave)" in out
+    assert (
+        json.loads((tmp_path / "t" / "tokenloom.json").read_text("utf-8"))["vocab_size"]
+        == tok.vocab_size
+        < 60000
+    )
+
+
 def test_bad_config_values() -> None:
     with pytest.raises(ConfigError, match="algorithm='wordpiece'"):
         TrainerConfig(algorithm="wordpiece")  # type: ignore[arg-type]
@@ -349,6 +439,89 @@ def test_bad_config_values() -> None:
     with pytest.raises(ConfigError, match="collides with a byte piece"):
         TrainerConfig(special_tokens=("<0x41>",))
     assert TrainerConfig(special_tokens=("<s>",)).resolved_special_tokens == ("<unk>", "<s>")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "fix"),
+    [
+        ("vocab_size", 4000.0, "pass vocab_size=4000"),
+        ("vocab_size", True, "e.g. vocab_size=8000"),
+        ("seed", 1.5, "e.g. seed=0"),
+        ("max_bytes", True, "not int (or None)"),
+        ("max_piece_length", 8.0, "pass max_piece_length=8"),
+        ("max_line_bytes", "4096", "e.g. max_line_bytes=16384"),
+        ("threads", False, "e.g. threads=0"),
+        ("verify_sample", 10.5, "e.g. verify_sample=2000"),
+        ("heldout", "0.1", "not float"),
+        ("byte_fallback", 1, "not bool; pass True or False"),
+        ("split_words", "no", "not bool; pass True or False"),
+    ],
+)
+def test_wrong_types_are_type_errors_naming_the_value(field: str, value: object, fix: str) -> None:
+    from tokenloom.errors import ConfigTypeError
+
+    with pytest.raises(TypeError) as exc:
+        TrainerConfig(**{field: value})  # type: ignore[arg-type]
+    assert isinstance(exc.value, ConfigTypeError) and isinstance(exc.value, ConfigError)
+    message = str(exc.value)
+    assert f"TrainerConfig.{field}={value!r} is of type {type(value).__name__}" in message and fix in message
+    assert "too small" not in message and "\n" not in message
+    with pytest.raises(TypeError, match=r"vocab_size=4000\.0 is of type float"):
+        train_tokenizer(iter(["some text"]), vocab_size=4000.0)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("algorithm", "engine"), COMBOS)
+def test_seed_range_is_the_engines_one_rule_for_every_engine(
+    default_corpus: Path, algorithm: str, engine: str
+) -> None:
+    import sentencepiece as spm
+
+    for bad in (-1, 2**32, 2**40):
+        with pytest.raises(TypeError, match="incompatible function arguments"):
+            spm.set_random_generator_seed(bad)  # the oracle: the range the engine takes
+        with pytest.raises(
+            ConfigError, match=r"seed=.* is out of range: seeds are 0 <= seed < 2\*\*32"
+        ) as exc:
+            train_tokenizer(default_corpus, algorithm=algorithm, engine=engine, vocab_size=1000, seed=bad)  # type: ignore[arg-type]
+        assert f"TrainerConfig.seed={bad}" in str(exc.value)
+    edge = train_tokenizer(
+        default_corpus,
+        algorithm=algorithm,
+        engine=engine,
+        vocab_size=1000,
+        seed=2**32 - 1,
+        quiet=True,  # type: ignore[arg-type]
+    )
+    assert edge.record["config"]["seed"] == 2**32 - 1
+    spm.set_random_generator_seed(2**32 - 1)  # the last seed accepted by both
+
+
+def test_sweep_and_cli_seed_follow_the_same_range(
+    default_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tokenloom.fertility.sweep import SweepConfig
+
+    with pytest.raises(ConfigError, match=r"SweepConfig.seed=-3 is out of range"):
+        SweepConfig(seed=-3)
+    argv = ["train", str(default_corpus), "--vocab-size", "1000", "--quiet", "--out", str(tmp_path / "t")]
+    for bad in ("-1", str(2**32), "1.5"):
+        with pytest.raises(SystemExit) as stop:  # argparse's one-line error
+            cli.main([*argv, "--seed", bad])
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert f"argument --seed: seed {bad!r}" in err or f"seed {bad} is out of range" in err, err
+        assert "0 <= N < 2**32" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "t").exists()
+    assert cli.main([*argv, "--seed", str(2**32 - 1)]) == 0
+    assert load_tokenizer(tmp_path / "t").record["config"]["seed"] == 2**32 - 1
+
+
+def test_integers_of_other_types_are_accepted_as_int() -> None:
+    import numpy as np
+
+    cfg = TrainerConfig(vocab_size=np.int64(3000), seed=np.uint32(7), max_bytes=np.int32(1000))  # type: ignore[arg-type]
+    assert (cfg.vocab_size, cfg.seed, cfg.max_bytes) == (3000, 7, 1000)
+    assert all(type(v) is int for v in (cfg.vocab_size, cfg.seed, cfg.max_bytes))
 
 
 # ------------------------------------------------------------------ CLI
@@ -382,7 +555,7 @@ def test_cli_trains_and_summarizes(
 def test_cli_errors_replace_reports_the_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bad.txt"
     path.write_bytes(("some ordinary words here\n" * 40).encode() + b"\xff\xfe broken\n")
-    base = ["train", str(path), "--engine", "hf", "--vocab-size", "600", "--heldout", "0", "--quiet"]
+    base = ["train", str(path), "--engine", "hf", "--vocab-size", "300", "--heldout", "0", "--quiet"]
     assert cli.main([*base, "--out", str(tmp_path / "a")]) == 2
     err = capsys.readouterr().err
     assert "line 41" in err and "--errors replace" in err

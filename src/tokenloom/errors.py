@@ -8,15 +8,20 @@ This module does not define internal errors: internal invariants use ``assert``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from tokenloom.text.tokenizer import Tokenizer
 
 __all__ = [
     "ConfigError",
+    "ConfigTypeError",
     "CorpusError",
     "ImageDecodeError",
     "ImageErrorKind",
     "TokenizerError",
     "TokenloomError",
+    "VocabSizeError",
 ]
 
 
@@ -26,6 +31,46 @@ class TokenloomError(Exception):
 
 class ConfigError(TokenloomError, ValueError):
     """A configuration value is out of range or inconsistent (e.g. ``vocab_size`` below the minimum)."""
+
+
+class ConfigTypeError(ConfigError, TypeError):
+    """A configuration value has the wrong type (e.g. ``vocab_size=4000.0`` or ``True`` where an int is needed);
+    caught by ``except TypeError`` and by ``except ConfigError`` alike."""
+
+
+class VocabSizeError(ConfigError):
+    """The corpus gives fewer pieces than ``vocab_size`` asks for: there is nothing more to learn from it.
+
+    Fields: ``vocab_size`` (asked), ``reached`` (the size the engine got to), ``where`` (the algorithm and
+    engine, e.g. ``"bpe on hf"``) and ``tokenizer`` (that smaller tokenizer, named after its real size, when
+    the engine produced one; ``None`` when it refused to, and after pickling). The message says what to do:
+    a smaller ``vocab_size``, more text, or ``allow_smaller_vocab=True`` to keep the smaller tokenizer.
+    """
+
+    vocab_size: int
+    reached: int
+    where: str
+    tokenizer: Tokenizer | None
+
+    def __init__(
+        self, vocab_size: int, reached: int, *, where: str, tokenizer: Tokenizer | None = None
+    ) -> None:
+        self.vocab_size = vocab_size
+        self.reached = reached
+        self.where = where
+        self.tokenizer = tokenizer
+        super().__init__(
+            f"vocab_size={vocab_size} is too large for this corpus: {where} reached only {reached} pieces "
+            f"(nothing more to learn from this text); pass vocab_size={reached} or less, train on more text, "
+            f"or allow_smaller_vocab=True (--allow-smaller-vocab) to keep the {reached}-piece tokenizer"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:  # the tokenizer stays behind: engines do not pickle
+        return (_rebuild_vocab_error, (self.vocab_size, self.reached, self.where))
+
+
+def _rebuild_vocab_error(vocab_size: int, reached: int, where: str) -> VocabSizeError:
+    return VocabSizeError(vocab_size, reached, where=where)
 
 
 class CorpusError(TokenloomError, ValueError):

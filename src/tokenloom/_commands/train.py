@@ -4,7 +4,9 @@ one-screen summary.
 The saved folder is the tokenizer's (``Tokenizer.save``) plus ``fertility.csv``: the fertility of the
 held-out lines, measured here (``tokenloom.fertility``), since the tokenizer itself knows nothing of reports.
 A byte-level BPE tokenizer is saved in tiktoken's format too (``tokenizer.tiktoken``) when it has one
-(no ``--split-digits``, normalization none) and tiktoken is installed to verify it.
+(no ``--split-digits``, normalization none) and tiktoken is installed to verify it. An export that fails
+its check is left out with a warning and a line in the summary (``--strict-export``: the command fails and
+writes nothing).
 """
 
 from __future__ import annotations
@@ -71,7 +73,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-bytes", type=int, default=None, metavar="N", help="train on a deterministic sample of N bytes"
     )
     parser.add_argument(
-        "--seed", type=int, default=0, metavar="N", help="seed of sampling and training; default 0"
+        "--seed",
+        type=parse_seed,
+        default=0,
+        metavar="N",
+        help="seed of sampling and training, 0 <= N < 2**32; default 0",
     )
     parser.add_argument(
         "--errors",
@@ -90,6 +96,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", type=Path, required=True, metavar="DIR", help="output folder (must not exist)"
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
+    parser.add_argument(
+        "--allow-smaller-vocab",
+        action="store_true",
+        help="keep the tokenizer when the corpus gives fewer pieces than --vocab-size (a warning; the folder "
+        "records the real size); by default that is an error naming the size reached",
+    )
+    parser.add_argument(
+        "--strict-export",
+        action="store_true",
+        help="fail, writing nothing, when an export (tokenizer.json beside a sentencepiece model, tiktoken) "
+        "differs from the tokenizer; by default such an export is left out with a warning",
+    )
+
+
+def parse_seed(text: str) -> int:
+    """``--seed``: an integer ``0 <= N < 2**32``, the range every engine accepts (argparse error otherwise)."""
+    from tokenloom._fields import SEED_LIMIT
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed {text!r} is not an integer; give 0 <= N < 2**32") from None
+    if not 0 <= value < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(
+            f"seed {value} is out of range; give 0 <= N < 2**32 ({SEED_LIMIT}), the range every engine accepts"
+        )
+    return value
 
 
 def save_with_fertility(
@@ -98,10 +131,11 @@ def save_with_fertility(
     *,
     overwrite: bool = False,
     formats: tuple[SaveFormat, ...] = ("tokenizer.json",),
+    strict: bool = False,
 ) -> Any:
-    """Save the trained tokenizer to ``out`` (in ``formats``) and, when lines were held out, their per-script and
-    per-language fertility as ``out/fertility.csv`` (written atomically); returns that table (a DataFrame) or
-    ``None``."""
+    """Save the trained tokenizer to ``out`` (in ``formats``; ``strict``: see ``Tokenizer.save``) and, when
+    lines were held out, their per-script and per-language fertility as ``out/fertility.csv`` (written
+    atomically); returns that table (a DataFrame) or ``None``."""
     from tokenloom._atomic import atomic_write
 
     tok = result.tokenizer
@@ -110,7 +144,7 @@ def save_with_fertility(
         from tokenloom.fertility.report import fertility_by_source
 
         table = fertility_by_source(tok, result.heldout)
-    tok.save(out, overwrite=overwrite, formats=formats)
+    tok.save(out, overwrite=overwrite, formats=formats, strict=strict)
     if table is not None:
         atomic_write(out / "fertility.csv", table.to_csv(index=False))
     return table
@@ -136,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         errors=args.errors,
         pretokenizer=args.pretokenizer,
         split_digits=args.split_digits,
+        allow_smaller_vocab=args.allow_smaller_vocab,
     )
     inputs = [str(p) for p in args.inputs]
     result = train_with_heldout(inputs, config, quiet=args.quiet)
@@ -143,7 +178,9 @@ def run(args: argparse.Namespace) -> int:
 
     tiktoken = can_export(result.tokenizer)
     formats: tuple[SaveFormat, ...] = ("tokenizer.json", "tiktoken") if tiktoken else ("tokenizer.json",)
-    table = save_with_fertility(result, args.out, overwrite=args.overwrite, formats=formats)
+    table = save_with_fertility(
+        result, args.out, overwrite=args.overwrite, formats=formats, strict=args.strict_export
+    )
     _summary(result.tokenizer, args.out, inputs, table)
     return 0
 
@@ -175,6 +212,11 @@ def _fertility_lines(table: Any, out: Path, top: int = 5) -> list[str]:
     return lines + ["    " + line for line in format_table(header, cells).splitlines()]
 
 
+def _asked(tok: Tokenizer) -> str:
+    asked = tok.record.get("config", {}).get("vocab_size", tok.vocab_size)
+    return f" of {asked} asked (all the corpus gave)" if asked != tok.vocab_size else ""
+
+
 def _fallback(tok: Tokenizer) -> str:
     if tok.backend.byte_fallback == "byte_level":
         return "byte-level alphabet"
@@ -193,7 +235,7 @@ def _summary(tok: Tokenizer, out: Path, inputs: list[str], fertility: Any) -> No
     algorithm = record.get("config", {}).get("algorithm", tok.algorithm)
     lines = [
         f"trained {algorithm} on {tok.engine} -> {out}",
-        f"  vocab size     {tok.vocab_size}  (byte fallback: {_fallback(tok)})",
+        f"  vocab size     {tok.vocab_size}{_asked(tok)}  (byte fallback: {_fallback(tok)})",
         f"  corpus         {plural(corpus['files'], 'file')}, {plural(corpus['lines'], 'line')}, "
         f"{plural(corpus['chars'], 'character')}",
         f"  bytes read     {corpus['bytes']:,}  (trained on {corpus['train_bytes']:,}; held out "
@@ -212,6 +254,8 @@ def _summary(tok: Tokenizer, out: Path, inputs: list[str], fertility: Any) -> No
         lines.append(
             f"  export         tokenizer.json identical to tokenizer.model on {record['export']['verified_texts']} texts"
         )
+    for fmt, reason in record.get("skipped_formats", {}).items():
+        lines.append(f"  export         {fmt} not written (the folder loads without it): {reason[:160]}")
     if "tiktoken" in record:
         lines.append(
             f"  tiktoken       {record['tiktoken']['file']} identical to tokenizer.json on "

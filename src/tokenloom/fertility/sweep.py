@@ -18,7 +18,12 @@ derives two tables:
 
 The BPE shortcut: with the ``tokenizers`` engine the merges of a smaller BPE vocabulary are a prefix of a
 larger one's, so the largest BPE (and the largest byte-level BPE) is trained once and the smaller ones are
-cut from it (:mod:`tokenloom.text.bpe_cut`; tests compare the cut with separate trainings). :func:`write_sweep` writes
+cut from it (:mod:`tokenloom.text.bpe_cut`; tests compare the cut with separate trainings).
+
+A size the training corpus cannot fill (it gives fewer pieces, :class:`~tokenloom.errors.VocabSizeError`) is
+a row of its own, ``made`` = ``"not trained: <reason>"`` with no metrics, and the sweep goes on; with
+``allow_smaller_vocab`` the smaller tokenizer is kept once instead, named after its real size (a smaller
+size of a cut algorithm is still cut from what the corpus gave). :func:`write_sweep` writes
 the tokenizers, the tables, the full report and charts. What it does not do: define metrics (``metrics``),
 count tokens (``report``) or draw (``plots``).
 """
@@ -35,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from tokenloom._fields import check_bools, check_ints, check_seed
 from tokenloom.errors import ConfigError, TokenizerError
 
 if TYPE_CHECKING:
@@ -68,8 +74,10 @@ class SweepConfig:
     dtype: str = "bf16"  # bytes of embeddings and the KV cache
     tied: bool = True  # output layer shares the embedding matrix
     max_bytes: int | None = None  # deterministic sample of the training corpus (None: all of it)
-    seed: int = 0  # training seed
+    seed: int = 0  # training seed, 0 <= seed < 2**32
     pretokenizer: str | None = None  # bytelevel-bpe's split pattern: a name or a regex (None: "o200k")
+    allow_smaller_vocab: bool = False  # a size the corpus cannot fill: a "not trained" row (False), or
+    #                                    the smaller tokenizer kept once, under its real size (True)
 
     def __post_init__(self) -> None:
         if not self.algorithms:
@@ -86,6 +94,9 @@ class SweepConfig:
             raise ConfigError(f"engine must be 'auto', 'hf' or 'sentencepiece', got {self.engine!r}")
         if not isinstance(self.context, int) or self.context <= 0:
             raise ConfigError(f"context must be a positive int, got {self.context!r}")
+        check_ints(self, {"seed": 0})
+        check_bools(self, ("shortcut", "translit", "tied", "allow_smaller_vocab"))
+        check_seed(self.seed, name="SweepConfig.seed")
         if self.pretokenizer is not None and "bytelevel-bpe" not in self.algorithms:
             raise ConfigError("pretokenizer applies to bytelevel-bpe only; add it to algorithms or drop it")
 
@@ -96,7 +107,8 @@ class SweepConfig:
 
 @dataclass
 class SweepResult:
-    """The tokenizers (``{name: Tokenizer}``, names like ``bpe-32k``), the report and the derived tables."""
+    """The tokenizers (``{name: Tokenizer}``, names like ``bpe-32k``), the report and the derived tables;
+    ``training`` has every row of the table (sizes that were not trained too), in order."""
 
     config: SweepConfig
     tokenizers: dict[str, Tokenizer]
@@ -110,14 +122,13 @@ def _name(algorithm: str, vocab_size: int) -> str:
     return f"{algorithm}-{vocab_size // 1000}k" if vocab_size % 1000 == 0 else f"{algorithm}-{vocab_size}"
 
 
-def _cut_all(
-    big: Tokenizer, sizes: list[int], big_name: str, algorithm: str
-) -> dict[str, tuple[Tokenizer, float]]:
-    """Smaller BPE tokenizers cut from ``big`` (saved to a temp folder to read its tokenizer.json)."""
+def _cut_all(big: Tokenizer, sizes: list[int], big_name: str) -> list[tuple[Tokenizer, float]]:
+    """Smaller BPE tokenizers cut from ``big`` (saved to a temp folder to read its tokenizer.json), with the
+    seconds each took."""
     from tokenloom.text.bpe_cut import cut_bpe
     from tokenloom.text.tokenizer import load_tokenizer
 
-    out: dict[str, tuple[Tokenizer, float]] = {}
+    out: list[tuple[Tokenizer, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         big.save(Path(tmp) / "big")
         meta = json.loads((Path(tmp) / "big" / "tokenloom.json").read_text("utf-8"))
@@ -132,38 +143,118 @@ def _cut_all(
             record = {**meta, "vocab_size": size, "cut_from": big_name}
             record["config"] = {**meta.get("config", {}), "vocab_size": size}
             (folder / "tokenloom.json").write_text(json.dumps(record, ensure_ascii=False), "utf-8")
-            tok = load_tokenizer(folder)
-            out[_name(algorithm, size)] = (tok, time.perf_counter() - start)
+            out.append((load_tokenizer(folder), time.perf_counter() - start))
     return out
 
 
-def _train_all(corpus: Any, config: SweepConfig, quiet: bool) -> tuple[dict[str, Tokenizer], dict[str, Any]]:
+@dataclass
+class _Rows:
+    """The table rows of one algorithm, in order: name -> how it was made; and the tokenizers made.
+
+    A size the corpus cannot fill is a row ``"not trained: <reason>"`` under its asked name; with
+    ``allow_smaller_vocab`` the smaller tokenizer is kept once, under its real size."""
+
+    algorithm: str
+    engine: str
+    allow: bool
+    training: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tokenizers: dict[str, Tokenizer] = field(default_factory=dict)
+
+    def made(self, tok: Tokenizer, how: str, seconds: float) -> str:
+        name = _name(self.algorithm, tok.vocab_size)
+        self.tokenizers[name] = tok
+        self.training[name] = {
+            "how": how,
+            "engine": self.engine,
+            "seconds": seconds,
+            "vocab_size": tok.vocab_size,
+        }
+        return name
+
+    def not_made(self, asked: int, reason: str, seconds: float) -> None:
+        self.training[_name(self.algorithm, asked)] = {
+            "how": f"not trained: {reason}", "engine": self.engine, "seconds": seconds, "vocab_size": asked,
+        }  # fmt: skip
+
+    def short(self, asked: int, reached: int, tok: Tokenizer | None, seconds: float) -> str | None:
+        """A size the corpus could not fill: it gave ``reached`` pieces (``tok``: that tokenizer, when the
+        engine gave it); returns the name the tokenizer is kept under, if it is kept."""
+        from tokenloom.errors import VocabSizeError
+
+        kept = _name(self.algorithm, reached)
+        if tok is None or not self.allow:
+            reason = VocabSizeError(asked, reached, where=f"{self.algorithm} on {self.engine}")
+            self.not_made(asked, str(reason), seconds)
+        elif kept in self.tokenizers:
+            self.not_made(asked, f"the corpus gives only {reached} pieces, kept as {kept}", seconds)
+        else:
+            return self.made(tok, f"trained (asked {asked}; the corpus gave {reached} pieces)", seconds)
+        return None
+
+
+def _train(
+    corpus: Any, config: SweepConfig, algorithm: str, size: int, quiet: bool
+) -> tuple[Tokenizer | None, int, float]:
+    """One training: the tokenizer (``None`` when the engine refused a size the corpus cannot fill), the size
+    it reached and the seconds it took; a corpus too small for ``size`` is not an error here."""
+    from tokenloom.errors import VocabSizeError
     from tokenloom.text.train import train_tokenizer
 
+    start = time.perf_counter()
+    try:
+        trained = train_tokenizer(
+            corpus, algorithm=algorithm, vocab_size=size, engine=config.engine_for(algorithm),  # type: ignore[arg-type]
+            max_bytes=config.max_bytes, seed=config.seed, quiet=quiet,
+            pretokenizer=config.pretokenizer if algorithm == "bytelevel-bpe" else None,
+            allow_smaller_vocab=config.allow_smaller_vocab,
+        )  # fmt: skip
+    except VocabSizeError as exc:  # the rows say what became of this size
+        return exc.tokenizer, exc.reached, time.perf_counter() - start
+    return trained, trained.vocab_size, time.perf_counter() - start
+
+
+def _train_all(corpus: Any, config: SweepConfig, quiet: bool) -> tuple[dict[str, Tokenizer], dict[str, Any]]:
     tokenizers: dict[str, Tokenizer] = {}
     training: dict[str, dict[str, Any]] = {}
     sizes = sorted(config.vocab_sizes)
     for algorithm in config.algorithms:
         engine = config.engine_for(algorithm)
-        cut = config.shortcut and algorithm in _CUTTABLE and engine == "hf" and len(sizes) > 1
-        for size in reversed(sizes) if cut else sizes:
-            name = _name(algorithm, size)
-            if cut and size != sizes[-1]:
-                continue
-            start = time.perf_counter()
-            tokenizers[name] = train_tokenizer(
-                corpus, algorithm=algorithm, vocab_size=size, engine=engine,  # type: ignore[arg-type]
-                max_bytes=config.max_bytes, seed=config.seed, quiet=quiet,
-                pretokenizer=config.pretokenizer if algorithm == "bytelevel-bpe" else None,
-            )  # fmt: skip
-            training[name] = {"how": "trained", "engine": engine, "seconds": time.perf_counter() - start}
-        if cut:
-            big = _name(algorithm, sizes[-1])
-            for name, (tok, seconds) in _cut_all(tokenizers[big], sizes[:-1], big, algorithm).items():
-                tokenizers[name] = tok
-                training[name] = {"how": f"cut from {big}", "engine": engine, "seconds": seconds}
-    order = [_name(a, v) for a in config.algorithms for v in sizes]
-    return {n: tokenizers[n] for n in order}, training
+        rows = _Rows(algorithm, engine, config.allow_smaller_vocab)
+        if config.shortcut and algorithm in _CUTTABLE and engine == "hf" and len(sizes) > 1:
+            _cut_rows(rows, *_train(corpus, config, algorithm, sizes[-1], quiet), sizes)
+        else:
+            for size in sizes:
+                tok, reached, seconds = _train(corpus, config, algorithm, size, quiet)
+                if tok is not None and reached == size:
+                    rows.made(tok, "trained", seconds)
+                else:
+                    rows.short(size, reached, tok, seconds)
+        tokenizers.update(rows.tokenizers)
+        training.update(sorted(rows.training.items(), key=lambda row: int(row[1]["vocab_size"])))
+    return {name: tokenizers[name] for name in training if name in tokenizers}, training
+
+
+def _cut_rows(rows: _Rows, big: Tokenizer | None, reached: int, seconds: float, sizes: list[int]) -> None:
+    """The rows of a cut algorithm: ``big`` trained at ``sizes[-1]``, the sizes it reached cut from it; the
+    sizes above what the corpus gave are short (the first carries the training time)."""
+    assert big is not None  # the tokenizers engine always gives the tokenizer it trained
+    asked = sizes[-1]
+    if reached == asked:
+        source, cuts = _name(rows.algorithm, asked), sizes[:-1]
+    else:
+        kept_as_big = rows.allow and reached not in sizes  # else: no row holds the big tokenizer itself
+        source = (
+            _name(rows.algorithm, reached) if kept_as_big else f"the {_name(rows.algorithm, asked)} training"
+        )
+        cuts = [size for size in sizes if size <= reached]
+    if cuts:
+        for tok, cut_seconds in _cut_all(big, cuts, source):
+            rows.made(tok, f"cut from {source}", cut_seconds)
+    if reached == asked:
+        rows.made(big, "trained", seconds)
+        return
+    for k, size in enumerate(size for size in sizes if size > reached):
+        rows.short(size, reached, big, seconds if k == 0 else 0.0)
 
 
 def _table(result: SweepResult, d_model: int) -> pd.DataFrame:
@@ -175,27 +266,38 @@ def _table(result: SweepResult, d_model: int) -> pd.DataFrame:
     cfg, df = result.config, result.report
     summaries = {s.tokenizer: s for s in summarize(df)}
     rows = []
-    for name, tok in result.tokenizers.items():
-        algorithm, size = name.rsplit("-", 1)[0], int(tok.vocab_size)
-        everything = df[(df["tokenizer"] == name) & (df["slice_kind"] == "all")].iloc[0]
-        langs = df[(df["tokenizer"] == name) & (df["slice_kind"] == "language")]
-        prem = [
-            float(p) for p, s in zip(langs["premium_mean"], langs["slice"], strict=True) if s != cfg.pivot
-        ]
-        prem = [p for p in prem if math.isfinite(p)]
+    for name, made in result.training.items():  # every row, trained or not, in order
+        tok = result.tokenizers.get(name)
+        algorithm, size = name.rsplit("-", 1)[0], int(made["vocab_size"])
         params = embedding_params(size, d_model, tied=cfg.tied)
-        s = summaries[name]
+        row = dict(tokenizer=name, algorithm=algorithm, vocab_size=size, engine=made["engine"],
+                   made=made["how"], train_seconds=made["seconds"])  # fmt: skip
+        metrics = dict.fromkeys(_METRICS, math.nan)
+        if tok is not None:
+            everything = df[(df["tokenizer"] == name) & (df["slice_kind"] == "all")].iloc[0]
+            langs = df[(df["tokenizer"] == name) & (df["slice_kind"] == "language")]
+            prem = [
+                float(p) for p, s in zip(langs["premium_mean"], langs["slice"], strict=True) if s != cfg.pivot
+            ]
+            prem = [p for p in prem if math.isfinite(p)]
+            s = summaries[name]
+            metrics = dict(
+                fertility=float(everything["fertility"]), median_language_fertility=s.median_fertility,
+                premium_median=s.median_premium, premium_spread=(max(prem) - min(prem)) if prem else math.nan,
+                premium_worst=s.worst_premium, premium_gini=s.gini,
+                renyi_efficiency=float(everything["renyi_efficiency"]),
+                byte_fallback_rate=float(everything["byte_fallback_rate"]),
+            )  # fmt: skip
         rows.append(
-            dict(tokenizer=name, algorithm=algorithm, vocab_size=size, engine=result.training[name]["engine"],
-                 made=result.training[name]["how"], train_seconds=result.training[name]["seconds"],
-                 fertility=float(everything["fertility"]), median_language_fertility=s.median_fertility,
-                 premium_median=s.median_premium, premium_spread=(max(prem) - min(prem)) if prem else math.nan,
-                 premium_worst=s.worst_premium, premium_gini=s.gini,
-                 renyi_efficiency=float(everything["renyi_efficiency"]),
-                 byte_fallback_rate=float(everything["byte_fallback_rate"]),
-                 embedding_params=params, embedding_bytes=tensor_bytes(params, cfg.dtype))
-        )  # fmt: skip
+            {**row, **metrics, "embedding_params": params, "embedding_bytes": tensor_bytes(params, cfg.dtype)}
+        )
     return pd.DataFrame(rows)
+
+
+_METRICS = (
+    "fertility", "median_language_fertility", "premium_median", "premium_spread", "premium_worst", "premium_gini",
+    "renyi_efficiency", "byte_fallback_rate",
+)  # fmt: skip
 
 
 def _languages(result: SweepResult) -> pd.DataFrame:
@@ -238,6 +340,9 @@ def vocab_sweep(
     config = config or SweepConfig()
     d_model = EncoderConfig.preset(config.preset).width  # fails early on an unknown preset
     tokenizers, training = _train_all(corpus, config, quiet)
+    if not tokenizers:
+        reasons = "; ".join(f"{name}: {made['how']}" for name, made in training.items())
+        raise ConfigError(f"no tokenizer of the sweep was trained ({reasons})")
     report = fertility_report(
         tokenizers, eval_corpus, pivot=config.pivot, translit=config.translit, quiet=quiet
     )
@@ -248,13 +353,15 @@ def vocab_sweep(
 
 
 def write_sweep(
-    result: SweepResult, out: str | os.PathLike[str], *, overwrite: bool = False
+    result: SweepResult, out: str | os.PathLike[str], *, overwrite: bool = False, strict: bool = False
 ) -> dict[str, Path]:
     """Write ``sweep.csv``, ``languages.csv``, ``sweep.html`` + charts, ``report/`` and ``tokenizers/<name>/``.
 
     The folder is built beside ``out`` and renamed into place (an existing ``out`` needs ``overwrite``).
-    A tokenizer whose files cannot be written (``Tokenizer.save`` refuses an export it cannot verify) is
-    logged and marked in the table's ``saved`` column (``"no: <reason>"``); the rest of the sweep is written.
+    The table's ``saved`` column says what was written for each tokenizer: ``"yes"``; ``"without
+    tokenizer.json: <reason>"`` when an export failed its check and was left out (``Tokenizer.save``: the
+    engine's own file is written, the folder loads); ``"no: <reason>"`` when nothing could be written —
+    with ``strict=True`` that is what a failed export check gives (logged; the rest of the sweep is written).
     """
     from tokenloom._atomic import atomic_dir
     from tokenloom.fertility.sweep_writers import write_sweep_files
@@ -262,13 +369,18 @@ def write_sweep(
 
     with atomic_dir(out, overwrite=overwrite) as tmp:
         saved = []
-        for name, tok in result.tokenizers.items():
+        for name in result.table["tokenizer"]:
+            tok = result.tokenizers.get(name)
+            if tok is None:
+                saved.append("no: not trained")
+                continue
             try:
                 formats: tuple[SaveFormat, ...] = ("tokenizer.json",)
                 if can_export(tok):  # byte-level BPE: its tiktoken file too (verified before writing)
                     formats += ("tiktoken",)
-                tok.save(Path(tmp) / "tokenizers" / name, formats=formats)
-                saved.append("yes")
+                tok.save(Path(tmp) / "tokenizers" / name, formats=formats, strict=strict)
+                skipped = tok.record.get("skipped_formats") or {}
+                saved.append("; ".join(f"without {f}: {why}" for f, why in skipped.items()) or "yes")
             except TokenizerError as exc:  # one tokenizer that cannot be saved does not lose the sweep
                 logger.warning("tokenizer %s not saved: %s", name, exc)
                 saved.append(f"no: {exc}")

@@ -36,8 +36,11 @@ _COLUMNS = (
 
 
 def format_sweep(table: pd.DataFrame) -> str:
-    """The sweep table as aligned text, one line per tokenizer."""
+    """The sweep table as aligned text, one line per tokenizer (a size that was not trained reads
+    "not trained"; its reason is in the table's ``made`` column)."""
     rows = [[format_cell(getattr(r, c), s) for c, _, s in _COLUMNS] for r in table.itertuples(index=False)]
+    for row in rows:
+        row[1] = "not trained" if row[1].startswith("not trained: ") else row[1]
     return format_table([h for _, h, _ in _COLUMNS], rows, align="ll" + "r" * (len(_COLUMNS) - 2))
 
 

@@ -5,8 +5,9 @@ equivalent settings described in ``train.py``, byte-level BPE on HF ``tokenizers
 What it does: turns a :class:`~tokenloom.text._stream.LineStream` and a ``TrainerConfig`` into a
 :class:`~tokenloom.text.tokenizer.Tokenizer`; an exception raised while streaming the corpus (e.g. invalid
 UTF-8) always surfaces, even when the engine calls the stream from native code; engine errors about the
-vocabulary size become ``ConfigError`` naming the bound. What it does not do: read files, record statistics
-or save.
+vocabulary size become ``ConfigError`` naming the bound (``VocabSizeError`` when the corpus gives fewer pieces
+than asked: ``train.py`` checks the other engines' results the same way). What it does not do: read files,
+record statistics or save.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tokenloom._progress import show_progress
-from tokenloom.errors import ConfigError, CorpusError
+from tokenloom.errors import ConfigError, CorpusError, VocabSizeError
 from tokenloom.text._stream import LineStream
 from tokenloom.text.backends.hf import HFBackend
 from tokenloom.text.backends.sentencepiece import SentencePieceBackend
@@ -108,7 +109,7 @@ def train_spm(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokeniz
         "shuffle_input_sentence": False,
         "num_threads": cfg.resolved_threads,
         "required_chars": cfg.required_chars,
-        "hard_vocab_limit": True,
+        "hard_vocab_limit": not cfg.allow_smaller_vocab,  # False: the engine's own soft limit, a smaller model
         "minloglevel": 2,  # the engine's trainer log stays quiet, --verbose or not (tokenloom logs its own)
     }
     for meta in _SPM_META.values():
@@ -145,7 +146,7 @@ def train_spm(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokeniz
     sp = spm.SentencePieceProcessor()
     sp.LoadFromSerializedProto(data)
     return Tokenizer(
-        name=f"{cfg.algorithm}-sentencepiece-{cfg.vocab_size}",
+        name=f"{cfg.algorithm}-sentencepiece-{sp.get_piece_size()}",
         backend=SentencePieceBackend(sp, data),
         verify_texts=stream.sample,
     )
@@ -161,11 +162,8 @@ def _spm_error(exc: Exception, cfg: TrainerConfig) -> Exception:
             f"character_coverage={cfg.character_coverage}); raise vocab_size or lower character_coverage"
         )
     high = re.search(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", message)
-    if high:
-        return ConfigError(
-            f"vocab_size={cfg.vocab_size} is too large for this corpus: sentencepiece {cfg.algorithm} can learn "
-            f"at most {high.group(2)} pieces from it; lower vocab_size or add text"
-        )
+    if high:  # the engine's hard limit (allow_smaller_vocab=False): the same error as the other engines give
+        return VocabSizeError(cfg.vocab_size, int(high.group(2)), where=f"{cfg.algorithm} on sentencepiece")
     return CorpusError(f"sentencepiece training failed: {message.strip().splitlines()[-1]}")
 
 
@@ -246,7 +244,7 @@ def train_hf(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenize
             f"corpus alphabet already need {size}; raise vocab_size to at least {size} (or use the sentencepiece "
             "engine, whose character_coverage leaves rare characters to byte fallback)"
         )
-    return Tokenizer(name=f"{cfg.algorithm}-hf-{cfg.vocab_size}", backend=HFBackend(hf))
+    return Tokenizer(name=f"{cfg.algorithm}-hf-{size}", backend=HFBackend(hf))
 
 
 def _train_raw(raw: Any, trainer: Any, stream: LineStream, cfg: TrainerConfig) -> None:
@@ -291,11 +289,5 @@ def train_bytelevel(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> T
         max_token_length=None if limit is None else limit + 1,  # the trainer keeps pieces shorter than this
     )
     _train_raw(hf, trainer, stream, cfg)
-    size = hf.get_vocab_size(with_added_tokens=True)
-    if size < cfg.vocab_size:
-        log.warning(
-            "the corpus gave only %d of vocab_size=%d tokens (no pair left to merge)", size, cfg.vocab_size
-        )
-    return Tokenizer(
-        name=f"{cfg.algorithm}-hf-{cfg.vocab_size}", backend=HFBackend(hf), verify_texts=stream.sample
-    )
+    size = hf.get_vocab_size(with_added_tokens=True)  # smaller when no pair was left to merge (train.py)
+    return Tokenizer(name=f"{cfg.algorithm}-hf-{size}", backend=HFBackend(hf), verify_texts=stream.sample)

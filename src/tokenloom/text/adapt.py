@@ -82,7 +82,8 @@ def as_tokenizer(obj: Any, *, name: str | None = None) -> Tokenizer:
 
 def load_tokenizer_spec(spec: str, *, pattern: str | None = None, name: str | None = None) -> Tokenizer:
     """A tokenizer from a command-line spec: ``PATH`` (a tokenloom folder, ``tokenizer.json`` or ``.model``),
-    ``tiktoken:FILE.tiktoken`` (with ``pattern``: a name such as ``cl100k`` or a regex) or
+    ``tiktoken:FILE.tiktoken`` (with ``pattern``: a name such as ``cl100k`` or a regex; not needed for a file
+    that a ``tokenloom.json`` beside it describes) or
     ``transformers:FOLDER`` (``AutoTokenizer.from_pretrained(FOLDER, local_files_only=True)``)."""
     kind, sep, rest = spec.partition(":")
     if not sep or kind not in SPEC_KINDS:
@@ -93,13 +94,21 @@ def load_tokenizer_spec(spec: str, *, pattern: str | None = None, name: str | No
         return as_tokenizer(load_tokenizer(rest), name=name)
     if kind == "tiktoken":
         from tokenloom.text.backends.tiktoken import load_tiktoken_file
+        from tokenloom.text.tiktoken_export import saved_tiktoken_entry
 
-        if pattern is None:
+        saved = (
+            saved_tiktoken_entry(rest) if pattern is None else None
+        )  # our export: tokenloom.json beside it
+        if pattern is None and saved is None:
             raise ConfigError(
                 f"{spec!r}: a tiktoken ranks file needs its pre-tokenizer pattern: cl100k, o200k, gpt2, llama3 or "
                 "a regex (--pattern after the --tokenizer on the command line, pattern= in load_tokenizer_spec)"
             )
-        backend: EngineBackend = load_tiktoken_file(rest, pattern)
+        if saved is not None:
+            specials = dict(saved.get("special_tokens") or {})
+            backend: EngineBackend = load_tiktoken_file(rest, saved["pattern"], special_tokens=specials)
+        else:
+            backend = load_tiktoken_file(rest, str(pattern))
         default = os.path.splitext(os.path.basename(rest))[0]
     else:
         from tokenloom.text.backends.transformers import load_transformers_folder

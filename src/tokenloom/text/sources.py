@@ -6,7 +6,8 @@ What it does:
   folder is searched recursively for files ending in one of ``suffixes``, anything else containing glob
   characters (``* ? [``) is expanded with ``glob(recursive=True)``. The result is sorted and without
   duplicates. A missing path, a folder without matching files or a glob that matches nothing raises
-  :class:`~tokenloom.errors.CorpusError` naming it.
+  :class:`~tokenloom.errors.CorpusError` naming it; so does an empty string (``Path("")`` would be the
+  current folder, searched recursively: pass ``"."`` for that).
 - :func:`iter_lines` streams one file line by line (never reading it whole): lines are split on ``\\n``,
   returned without the newline (a ``\\r`` before it is removed too, so CRLF files read like LF files),
   and a UTF-8 byte-order mark at the very start of the file is dropped. Invalid UTF-8 raises
@@ -79,6 +80,14 @@ def _as_list(inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) 
     return items
 
 
+def _refuse_empty(item: str) -> None:
+    """``""`` is no path: ``Path("")`` would be the current folder, searched recursively."""
+    if item == "":
+        raise CorpusError(
+            f"corpus path {item!r} is empty; pass a file, folder or glob (for the current folder, pass '.')"
+        )
+
+
 def resolve_inputs(
     inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
@@ -87,6 +96,7 @@ def resolve_inputs(
     """Expand files, folders (recursively, keeping ``suffixes``) and globs into a sorted list of files."""
     found: set[Path] = set()
     for item in _as_list(inputs):
+        _refuse_empty(item)
         path = Path(item)
         if path.is_file():
             found.add(path)
@@ -172,6 +182,7 @@ def iter_lines(
     """
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    _refuse_empty(os.fspath(path))
     path = Path(path)
     try:
         handle = path.open("rb")

@@ -12,7 +12,8 @@ Contract: ``tiktoken.Encoding(**tiktoken_encoding_kwargs(folder)).encode(text, a
 gives the same ids as the ``tokenizer.json`` for any text (both engines match a special token's text in
 the input); ``encode_ordinary`` gives the same ids on text that contains no special token's text. This is
 checked on the training sample the trainer keeps plus built-in probe strings every time the format is
-written (:func:`verify_tiktoken`); any difference raises ``TokenizerError`` and nothing is saved.
+written (:func:`verify_tiktoken`); any difference raises ``TokenizerError`` naming the text and token
+(``Tokenizer.save`` then skips the file, or with ``strict=True`` saves nothing).
 
 What is refused, with the reason: a pipeline that normalizes (tiktoken has no normalizer), splits digits
 with a separate step (tiktoken has one regex: choose a pattern that splits digits instead), is not
@@ -20,7 +21,9 @@ byte-level BPE, or whose ids are not in merge order.
 
 Files: ``tokenizer.tiktoken`` (one ``base64(bytes) rank`` line per mergeable token, rank order — what
 ``tiktoken.load.load_tiktoken_bpe`` reads) and, in ``tokenloom.json`` under ``"tiktoken"``, the pattern,
-the special tokens and ``n_vocab``. :func:`tiktoken_encoding_kwargs` reads both back.
+the special tokens and ``n_vocab``. :func:`tiktoken_encoding_kwargs` reads both back;
+:func:`saved_tiktoken_entry` finds the entry of a ranks file, so that ``load_tokenizer("bl/tokenizer.tiktoken")``
+loads it with its pattern.
 """
 
 from __future__ import annotations
@@ -42,9 +45,11 @@ __all__ = [
     "TiktokenExport",
     "can_export",
     "export_tiktoken",
+    "saved_tiktoken_entry",
     "tiktoken_encoding_kwargs",
     "tiktoken_export",
     "verify_tiktoken",
+    "write_tiktoken",
 ]
 
 TIKTOKEN_FILE = "tokenizer.tiktoken"
@@ -177,8 +182,7 @@ def verify_tiktoken(export: TiktokenExport, hf: Any, texts: Sequence[str]) -> in
         if a != b:
             raise TokenizerError(
                 f"tiktoken export differs from tokenizer.json on text #{number} {text[:80]!r}: "
-                f"{first_difference(a, b)} (tokenizer.json vs tiktoken); the export cannot be trusted, so "
-                "nothing was saved"
+                f"{first_difference(a, b)} (tokenizer.json vs tiktoken)"
             )
     return len(texts)
 
@@ -186,7 +190,12 @@ def verify_tiktoken(export: TiktokenExport, hf: Any, texts: Sequence[str]) -> in
 def export_tiktoken(hf: Any, folder: Path, texts: Sequence[str]) -> dict[str, Any]:
     """Build, verify and write ``tokenizer.tiktoken`` into ``folder``; returns the ``tokenloom.json`` entry."""
     export = tiktoken_export(hf)
-    checked = verify_tiktoken(export, hf, texts)
+    return write_tiktoken(export, folder, verify_tiktoken(export, hf, texts))
+
+
+def write_tiktoken(export: TiktokenExport, folder: Path, checked: int) -> dict[str, Any]:
+    """Write ``tokenizer.tiktoken`` of an export verified on ``checked`` texts; returns the ``tokenloom.json``
+    entry."""
     lines = (f"{base64.b64encode(token).decode('ascii')} {rank}\n" for token, rank in _by_rank(export.ranks))
     (folder / TIKTOKEN_FILE).write_text("".join(lines), encoding="ascii")
     return {
@@ -202,6 +211,19 @@ def export_tiktoken(hf: Any, folder: Path, texts: Sequence[str]) -> dict[str, An
 
 def _by_rank(ranks: dict[bytes, int]) -> list[tuple[bytes, int]]:
     return sorted(ranks.items(), key=lambda item: item[1])
+
+
+def saved_tiktoken_entry(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The ``"tiktoken"`` entry (pattern, special tokens, ``n_vocab``) of the ``tokenloom.json`` beside a
+    ranks file, when it describes that file; ``None`` otherwise (no such file, another file's entry, unreadable)."""
+    path = Path(path)
+    try:
+        entry = json.loads((path.parent / "tokenloom.json").read_text(encoding="utf-8")).get("tiktoken")
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+        return None
+    if isinstance(entry, dict) and entry.get("file") == path.name and isinstance(entry.get("pattern"), str):
+        return entry
+    return None
 
 
 def tiktoken_encoding_kwargs(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -3,15 +3,18 @@
 What it does: encode / decode / batch encode / offsets / tokens / normalization / losslessness check;
 :meth:`Tokenizer.save` writes a folder (the backend's files — ``tokenizer.json``, plus ``tokenizer.model``
 for sentencepiece — and ``tokenloom.json`` with the training record) atomically; :func:`load_tokenizer`
-reads our folder, any ``tokenizer.json`` or any sentencepiece ``.model``, turning every engine failure
+reads our folder, any ``tokenizer.json``, any sentencepiece ``.model`` or our ``tokenizer.tiktoken``, turning
+every engine failure
 (including Rust panics) into :class:`~tokenloom.errors.TokenizerError`. The engines themselves live in
 :mod:`tokenloom.text.backends`, one module each; this class never asks which engine it holds.
 
 A sentencepiece tokenizer is saved with an exported ``tokenizer.json`` too (see ``_hf_build.export_spm``);
 before writing, the export is checked id-for-id against sentencepiece on the training sample kept by the
-trainer plus built-in probe strings, and the save fails with ``TokenizerError`` on any difference. A
-byte-level BPE tokenizer can also be saved in tiktoken's format (``formats=("tokenizer.json", "tiktoken")``,
-:mod:`tokenloom.text.tiktoken_export`), checked the same way against the ``tokenizer.json``.
+trainer plus built-in probe strings. A byte-level BPE tokenizer can also be saved in tiktoken's format
+(``formats=("tokenizer.json", "tiktoken")``, :mod:`tokenloom.text.tiktoken_export`), checked the same way
+against the ``tokenizer.json``. The engine's own file is always written; an export that fails its check is
+left out with a warning and recorded in ``tokenloom.json`` (``"skipped_formats"``), or with
+``save(..., strict=True)`` the save raises ``TokenizerError`` and writes nothing.
 
 Losslessness: with normalization "none" and byte fallback, ``decode(encode(s)) == s`` for any string,
 except that the meta-symbol U+2581 ``▁`` in the input stands for a space in both engines and decodes as
@@ -26,10 +29,13 @@ What it does not do: train (``train.py``), read corpora (``sources.py``) or meas
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -215,13 +221,23 @@ class Tokenizer:
         *,
         overwrite: bool = False,
         formats: Sequence[SaveFormat] = ("tokenizer.json",),
+        strict: bool = False,
     ) -> Path:
         """Write the tokenizer folder atomically; refuses an existing ``path`` unless ``overwrite``.
 
-        ``formats``: ``"tokenizer.json"`` — always written, with the engine's own files, so the folder loads
-        again — and ``"tiktoken"``: ``tokenizer.tiktoken`` plus the pattern, special tokens and ``n_vocab``
-        under ``"tiktoken"`` in ``tokenloom.json`` (byte-level BPE only; verified id-for-id against the
-        ``tokenizer.json`` first, see :mod:`tokenloom.text.tiktoken_export`).
+        The engine's own files are always written (``tokenizer.json`` for the tokenizers engine,
+        ``tokenizer.model`` for sentencepiece), so the folder loads again. ``formats``: ``"tokenizer.json"``
+        — for sentencepiece an exported ``tokenizer.json``, always attempted — and ``"tiktoken"``:
+        ``tokenizer.tiktoken`` plus the pattern, special tokens and ``n_vocab`` under ``"tiktoken"`` in
+        ``tokenloom.json`` (byte-level BPE only, :mod:`tokenloom.text.tiktoken_export`).
+
+        Every export is verified id-for-id before it is written. One that fails verification is skipped:
+        a warning names the first differing text and token, and ``tokenloom.json`` records the reason under
+        ``"skipped_formats"`` (format -> reason), as does :attr:`record`. A loaded folder that records a
+        skipped format keeps skipping it (the training sample that showed the difference is not saved).
+        With ``strict=True`` such a failure raises :class:`~tokenloom.errors.TokenizerError` instead and
+        nothing is written. Asking for a format this tokenizer has no form in (tiktoken for a unigram
+        tokenizer) raises in either case.
         """
         from tokenloom._atomic import atomic_dir
 
@@ -231,16 +247,28 @@ class Tokenizer:
             raise ConfigError(f"unknown save format {unknown[0]!r}; choose from {SAVE_FORMATS}")
         path = Path(path)
         record = dict(self.record)
-        record.pop("tiktoken", None)  # a loaded folder's entry describes files this save may not write
+        for stale in ("tiktoken", "export", "skipped_formats"):  # a loaded folder's entries describe files
+            record.pop(stale, None)  # this save may not write
         with atomic_dir(path, overwrite=overwrite) as tmp:
-            checked = self.verify_export()
-            if checked:
+            record.update(self.backend.save(tmp))  # the engine's own files: always
+            native = ", ".join(sorted(p.name for p in tmp.iterdir()))
+            earlier = {} if self._verify_texts else dict(self.record.get("skipped_formats") or {})
+            checks = _Checks(path, native, strict, earlier)
+            checked = checks.run("tokenizer.json", self.verify_export)
+            if checked:  # an export beside the engine's file (0: the engine's file is the tokenizer.json)
+                (tmp / "tokenizer.json").write_text(self.hf_export().to_str(pretty=True), encoding="utf-8")
                 record["export"] = {"verified_texts": checked, "identical": True}
             if "tiktoken" in wanted:
-                from tokenloom.text.tiktoken_export import export_tiktoken
+                from tokenloom.text import tiktoken_export as tk
 
-                record.update(export_tiktoken(self.hf_export(), tmp, self._verify_texts))
-            record.update(self.backend.save(tmp))
+                hf = self.hf_export()
+                export = tk.tiktoken_export(hf)  # no tiktoken form: raises, whatever strict says
+                verify = functools.partial(tk.verify_tiktoken, export, hf, self._verify_texts)
+                checked = checks.run("tiktoken", verify)
+                if checked:
+                    record.update(tk.write_tiktoken(export, tmp, checked))
+            if checks.skipped:
+                record["skipped_formats"] = checks.skipped
             record.setdefault("format", "tokenloom-tokenizer/1")
             record["engine"] = self.engine
             record["algorithm"] = self.algorithm
@@ -252,6 +280,36 @@ class Tokenizer:
         return path
 
 
+@dataclass
+class _Checks:
+    """The export checks of one :meth:`Tokenizer.save`: what failed, logged or raised (``strict``).
+
+    ``earlier``: formats a loaded folder's ``tokenloom.json`` records as skipped, with the reason; they are
+    skipped again without a new check (without the training sample it could only use the probe strings)."""
+
+    path: Path
+    native: str  # the engine's own files, already written
+    strict: bool
+    earlier: dict[str, str]
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def run(self, fmt: str, verify: Callable[[], int]) -> int:
+        """``verify()``: the number of texts checked; 0 when ``fmt`` is not to be written."""
+        try:
+            if fmt in self.earlier:
+                raise TokenizerError(f"{self.earlier[fmt]} (found when this tokenizer was first saved)")
+            return int(verify())
+        except TokenizerError as exc:
+            if self.strict:
+                raise TokenizerError(f"{exc}; nothing was saved (strict=True)") from None
+            self.skipped[fmt] = str(exc) if fmt not in self.earlier else self.earlier[fmt]
+            log.warning(
+                "%s: %s not written: %s; the folder (%s) loads without it (strict=True makes this an error)",
+                self.path, fmt, exc, self.native,
+            )  # fmt: skip
+            return 0
+
+
 def _load_sp_folder(model: Path, hf_json: Path) -> EngineBackend:
     from tokenloom.text.backends.hf import load_hf_file
     from tokenloom.text.backends.sentencepiece import load_sp_file
@@ -260,8 +318,32 @@ def _load_sp_folder(model: Path, hf_json: Path) -> EngineBackend:
     return load_sp_file(model, hf=hf)
 
 
+_RANKS_LINE = re.compile(rb"[A-Za-z0-9+/]+={0,2} \d+\r?\n")  # the first line of a tiktoken ranks file
+
+
+def _load_ranks_file(path: Path) -> Tokenizer:
+    """A ``.tiktoken`` ranks file with the pattern that the ``tokenloom.json`` beside it records (a byte-level
+    BPE saved with ``formats=(..., "tiktoken")``); without one, the error says how to give the pattern."""
+    from tokenloom.text.backends.tiktoken import load_tiktoken_file
+    from tokenloom.text.tiktoken_export import saved_tiktoken_entry
+
+    entry = saved_tiktoken_entry(path)
+    if entry is None:
+        raise TokenizerError(
+            f"{path}: a tiktoken ranks file needs its split pattern and no tokenloom.json beside it records one; "
+            f"load it as load_tokenizer_spec('tiktoken:{path}', pattern=NAME_OR_REGEX) (command line: "
+            f"--tokenizer tiktoken:{path} --pattern NAME|REGEX)"
+        )
+    backend = load_tiktoken_file(
+        path, entry["pattern"], special_tokens=dict(entry.get("special_tokens") or {})
+    )
+    return Tokenizer(name=path.stem, backend=backend)
+
+
 def load_tokenizer(path: str | os.PathLike[str]) -> Tokenizer:
-    """Load our saved folder, any HF ``tokenizer.json`` or any sentencepiece ``.model`` file."""
+    """Load our saved folder, any HF ``tokenizer.json``, any sentencepiece ``.model`` file, or the
+    ``tokenizer.tiktoken`` of a folder saved with ``formats=(..., "tiktoken")`` (its pattern is in the
+    ``tokenloom.json`` beside it; other ranks files: ``load_tokenizer_spec("tiktoken:FILE", pattern=...)``)."""
     from tokenloom.text.backends.hf import load_hf_file
     from tokenloom.text.backends.sentencepiece import load_sp_file
 
@@ -275,6 +357,8 @@ def load_tokenizer(path: str | os.PathLike[str]) -> Tokenizer:
             head.startswith(b"{") or path.suffix.lower() == ".json"
         ):  # the suffix decides the error message too
             return Tokenizer(name=path.stem, backend=load_hf_file(path))
+        if path.suffix.lower() == ".tiktoken" or _RANKS_LINE.match(head):
+            return _load_ranks_file(path)
         return Tokenizer(name=path.stem, backend=load_sp_file(path))
     record: dict[str, Any] = {}
     meta = path / "tokenloom.json"

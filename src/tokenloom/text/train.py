@@ -10,7 +10,9 @@ For BPE and unigram both engines get equivalent settings:
 - normalization "none" (sentencepiece rule ``identity``), "nfc" (HF ``normalizers.NFC``; sentencepiece has
   no built-in NFC rule, so a rule table of canonical compositions and singleton mappings is compiled in —
   exact for text made of fully composed or fully decomposed characters) or "nfkc" (HF ``NFKC``,
-  sentencepiece ``nfkc``);
+  sentencepiece ``nfkc``); sentencepiece's rules never reorder combining marks, so on marks out of
+  canonical order ("a\\u0307\\u0323", Arabic shadda before a vowel sign) the engines differ
+  (docs/tokenizers.md, "Normalization is visible");
 - byte fallback: the 256 ``<0x00>..<0xFF>`` pieces sit right after the special tokens; with the HF engine
   they are added to the trained model as ordinary vocabulary entries (``_hf_build.byte_fallback_model``);
 - the characters that spell special and byte pieces are always in the alphabet (sentencepiece
@@ -47,7 +49,8 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
-from tokenloom.errors import ConfigError
+from tokenloom._fields import check_bools, check_ints, check_numbers, check_seed
+from tokenloom.errors import ConfigError, VocabSizeError
 from tokenloom.text._engines import check_not_empty, train_bytelevel, train_hf, train_spm
 from tokenloom.text._hf_build import BYTE_PIECES, spelling_chars
 from tokenloom.text._stream import CorpusInput, LineStream
@@ -66,6 +69,11 @@ Normalization = Literal["none", "nfc", "nfkc"]
 AUTO_ENGINE: dict[str, str] = {"bpe": "sentencepiece", "unigram": "sentencepiece", "bytelevel-bpe": "hf"}
 DEFAULT_PRETOKENIZER = "o200k"  # bytelevel-bpe: letter classes include combining marks (see bytelevel.py)
 BYTELEVEL_ALPHABET = 256
+# int fields, with an example value for messages
+_INT_FIELDS = {
+    "vocab_size": 8000, "seed": 0, "max_bytes": 10**8, "max_line_bytes": 16384, "threads": 0,
+    "max_piece_length": 16, "verify_sample": 2000,
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -86,7 +94,7 @@ class TrainerConfig:
         "</s>",
         "<pad>",
     )  # ids 0.. in this order; <unk> added if absent (not for bytelevel-bpe, which never needs one)
-    seed: int = 0  # seeds sampling, held-out split and the engines' random generators
+    seed: int = 0  # seeds sampling, held-out split and the engines' random generators; 0 <= seed < 2**32
     max_bytes: int | None = None  # train on at most this many bytes, sampled deterministically (None: all)
     split_words: bool = True  # pre-split at whitespace so merges stay inside words (bytelevel-bpe: the
     #                           pretokenizer pattern decides)
@@ -102,6 +110,8 @@ class TrainerConfig:
     threads: int = 0  # engine threads; 0 = all CPUs (sentencepiece unigram results depend on it: fix it
     #                   for artifacts that are byte-identical across machines)
     verify_sample: int = 2000  # training lines kept to verify the sentencepiece → tokenizer.json export
+    allow_smaller_vocab: bool = False  # a corpus that gives fewer than vocab_size pieces: False raises
+    #                                    VocabSizeError; True keeps the smaller tokenizer (a warning is logged)
 
     def __post_init__(self) -> None:
         choices = {
@@ -113,6 +123,10 @@ class TrainerConfig:
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"TrainerConfig.{name}={getattr(self, name)!r}; choose one of {allowed}")
+        check_ints(self, _INT_FIELDS, optional=("max_bytes", "max_piece_length"))
+        check_numbers(self, {"heldout": 0.01, "character_coverage": 0.9995})
+        check_bools(self, ("byte_fallback", "split_words", "split_digits", "allow_smaller_vocab"))
+        check_seed(self.seed, name="TrainerConfig.seed")
         object.__setattr__(self, "special_tokens", tuple(self.special_tokens))
         if not all(isinstance(t, str) and t for t in self.special_tokens):
             raise ConfigError(f"special_tokens must be non-empty strings, got {self.special_tokens!r}")
@@ -121,7 +135,7 @@ class TrainerConfig:
         clash = [t for t in self.special_tokens if t in BYTE_PIECES]
         if clash:
             raise ConfigError(f"special token {clash[0]!r} collides with a byte piece; rename it")
-        if not isinstance(self.vocab_size, int) or self.vocab_size < self.min_vocab_size:
+        if self.vocab_size < self.min_vocab_size:
             raise ConfigError(
                 f"vocab_size={self.vocab_size!r} is too small: at least {self.min_vocab_size} are needed for "
                 f"{len(self.resolved_special_tokens)} special tokens, 256 byte characters (bytelevel-bpe) or "
@@ -129,7 +143,7 @@ class TrainerConfig:
                 "that spell them, plus one learned piece "
                 "(the corpus alphabet may need more)"
             )
-        if self.max_bytes is not None and (not isinstance(self.max_bytes, int) or self.max_bytes <= 0):
+        if self.max_bytes is not None and self.max_bytes <= 0:
             raise ConfigError(f"max_bytes must be a positive int or None, got {self.max_bytes!r}")
         if not 0.0 <= self.heldout < 0.5:
             raise ConfigError(f"heldout must be in [0, 0.5), got {self.heldout!r}")
@@ -139,9 +153,9 @@ class TrainerConfig:
             raise ConfigError(f"max_line_bytes must be at least 256, got {self.max_line_bytes!r}")
         for name in ("max_piece_length", "verify_sample"):
             value = getattr(self, name)
-            if (value is not None or name == "verify_sample") and (not isinstance(value, int) or value < 1):
+            if value is not None and value < 1:
                 raise ConfigError(f"TrainerConfig.{name} must be a positive int, got {value!r}")
-        if not isinstance(self.threads, int) or self.threads < 0:
+        if self.threads < 0:
             raise ConfigError(f"threads must be >= 0 (0 = all CPUs), got {self.threads!r}")
         self._check_bytelevel()
 
@@ -168,8 +182,6 @@ class TrainerConfig:
                 "split_words=False does not apply to bytelevel-bpe: the pretokenizer pattern decides where "
                 "merges stop; pass a pattern of your own as pretokenizer= instead"
             )
-        if not isinstance(self.split_digits, bool):
-            raise ConfigError(f"split_digits must be True or False, got {self.split_digits!r}")
         self.resolved_pretokenizer  # noqa: B018  # a pattern that cannot be used fails here, named
 
     @property
@@ -269,6 +281,7 @@ def train_tokenizer(
     errors: Errors = "strict",
     pretokenizer: str | None = None,
     split_digits: bool = False,
+    allow_smaller_vocab: bool = False,
     config: TrainerConfig | None = None,
     quiet: bool = False,
 ) -> Tokenizer:
@@ -286,6 +299,11 @@ def train_tokenizer(
     Tamil words are not cut at every vowel sign) or a regular expression of your own; ``split_digits=True``
     makes every digit its own piece (such a tokenizer cannot be saved in tiktoken's format, which has one
     regex). Save with ``formats=("tokenizer.json", "tiktoken")`` to get ``tokenizer.tiktoken`` too.
+
+    A corpus too small for ``vocab_size`` (nothing more to learn) raises
+    :class:`~tokenloom.errors.VocabSizeError` naming the size reached, for every engine and algorithm;
+    ``allow_smaller_vocab=True`` keeps that smaller tokenizer instead, named after its real size, and logs a
+    warning.
     """
     cfg = config or TrainerConfig(
         algorithm=algorithm,
@@ -300,6 +318,7 @@ def train_tokenizer(
         errors=errors,
         pretokenizer=pretokenizer,
         split_digits=split_digits,
+        allow_smaller_vocab=allow_smaller_vocab,
     )
     return train_with_heldout(corpus, cfg, quiet=quiet).tokenizer
 
@@ -352,4 +371,13 @@ def train_with_heldout(corpus: CorpusInput, config: TrainerConfig, *, quiet: boo
             "mb_per_s": round(stream.train_bytes / 1e6 / max(seconds, 1e-9), 3),
         },
     }
+    if tok.vocab_size < cfg.vocab_size:  # nothing more to learn: one rule for every engine
+        where = f"{cfg.algorithm} on {engine_name}"
+        if not cfg.allow_smaller_vocab:
+            raise VocabSizeError(cfg.vocab_size, tok.vocab_size, where=where, tokenizer=tok)
+        log.warning(
+            "vocab_size=%d: %s reached only %d pieces (nothing more to learn from this text); keeping the "
+            "smaller tokenizer %s (allow_smaller_vocab=True)",
+            cfg.vocab_size, where, tok.vocab_size, tok.name,
+        )  # fmt: skip
     return TrainResult(tok, tuple(stream.heldout_records) if cfg.heldout > 0 else ())

@@ -4,7 +4,8 @@ What it does: ids, offsets, decoding and normalization by the C++ engine (batch 
 the model's settings read with the ``sentencepiece_model_pb2`` module sentencepiece ships (``protobuf``);
 the piece-width tables when the model's offsets are running sums of piece lengths (identity
 normalization, no dummy prefix, no whitespace removal); the ``tokenizer.json`` export
-(``_hf_build.export_spm``), checked id-for-id against the engine before a save writes it; reading a
+(``_hf_build.export_spm``) and its id-for-id check against the engine (``Tokenizer.save`` writes it only
+when the check passes); reading a
 ``.model`` file (:func:`load_sp_file`). The model bytes are saved exactly as trained or read.
 What it does not do: train (``_engines.py``).
 """
@@ -157,16 +158,14 @@ class SentencePieceBackend:
             if list(want) != list(enc.ids):
                 raise TokenizerError(
                     f"exported tokenizer.json differs from sentencepiece on text #{number} {text[:80]!r}: "
-                    f"{first_difference(list(want), list(enc.ids))} (sentencepiece vs tokenizer.json); the "
-                    "export cannot be trusted, so nothing was saved (report this model and text as a bug)"
+                    f"{first_difference(list(want), list(enc.ids))} (sentencepiece vs tokenizer.json)"
                 )
         return len(texts)
 
     def save(self, folder: Path) -> dict[str, Any]:
-        """``tokenizer.model`` and ``tokenizer.json``; call :meth:`verify_export` first (``Tokenizer.save``
-        does) — this method writes what it has."""
+        """``tokenizer.model``, the model bytes as trained or read (``Tokenizer.save`` adds the verified
+        ``tokenizer.json`` export beside it)."""
         (folder / "tokenizer.model").write_bytes(self.model)
-        (folder / "tokenizer.json").write_text(self.hf_export().to_str(pretty=True), encoding="utf-8")
         return {}
 
 

@@ -186,13 +186,18 @@ def load_tiktoken_file(
     """A local ``.tiktoken`` ranks file with its split ``pattern`` as a backend: a name of
     :data:`tokenloom.text.bytelevel.PATTERNS` or a regex, used as given (tiktoken drops text it does not
     match, so give the pattern the file was made with)."""
-    import tiktoken
-
     from tokenloom.text.bytelevel import PATTERNS
 
     path = Path(path)
     if not path.is_file():
         raise TokenizerError(f"tiktoken ranks file {str(path)!r} does not exist")
+    try:
+        import tiktoken
+    except ImportError:
+        raise TokenizerError(
+            f"{path}: reading a tiktoken ranks file needs tiktoken, which is not installed; pip install tiktoken "
+            "(or tokenloom[tiktoken])"
+        ) from None
     ranks = read_ranks(path)
     regex = PATTERNS.get(pattern, pattern)
     encoding = panic_safe(
