@@ -383,3 +383,21 @@ def test_ragged_prefill_and_decode_steps_equal_each_row_run_alone(
         assert expected is not None
         diff = (row - expected[pos]).abs().max()
         assert diff < 1e-5, f"row {b} position {pos}: max |diff| = {diff:.3g}"
+
+
+@pytest.mark.gpu
+def test_ragged_decode_on_cuda_takes_key_lengths_from_the_cpu() -> None:
+    torch.manual_seed(0)
+    enc = Encoder(small(causal=True, position="rope", kv_heads=2)).cuda().eval()
+    x, nxt = torch.randn(2, 4, WIDTH, device="cuda"), torch.randn(2, 2, WIDTH, device="cuda")
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        with torch.no_grad():
+            cache = enc.prefill(x, key_lengths=torch.tensor([4, 1]))  # lengths on the CPU, model on CUDA
+            out = enc.decode_step(nxt, cache, key_lengths=torch.tensor([2, 1]))
+            alone = enc(torch.cat([x[1:, :1], nxt[1:, :1]], 1))[0, -1]
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+    assert cache.lengths.tolist() == [6, 2] and cache.lengths.device.type == "cuda"
+    assert (out[1, 0] - alone).abs().max() < 1e-4

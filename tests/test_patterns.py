@@ -300,7 +300,9 @@ def _tile_work(pattern: P.Pattern, n: int, m: int, bq: int, bk: int) -> int:
     return total
 
 
-@pytest.mark.parametrize("spec", ["dense", "causal", "window:64", "global:8+window:32", "bigbird:48,16,2,16"])
+@pytest.mark.parametrize(
+    "spec", ["dense", "causal", "window:64", "global:8+window:32", "bigbird:48,16,2,16", "causal&window:64,0"]
+)
 def test_tiled_work_follows_the_edges(spec: str) -> None:
     """Counted tile products = 4·D per computed pair, and the computed pairs are the pattern's edges up
     to one tile row/column around each allowed run (BigBird's window and global tokens are two runs)."""

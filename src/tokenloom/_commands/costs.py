@@ -193,20 +193,22 @@ def _run_attention(args: argparse.Namespace) -> int:
     print(
         f"attention FLOPs QKᵀ + PV: {format_count(flops)}  (4·B·H·D·pairs, D={d}, forward, grows with {grow})"
     )
+    formula, alignment = _causal_rule(n, m)
     print(
-        f"  causal: {pairs:,} allowed (query, key) pairs of {n * m:,} = {_causal_rule(n, m)}query i sees keys "
-        "j ≤ i + M − N; the count --pattern causal gives)"
+        f"  causal: {pairs:,} allowed (query, key) pairs of {n * m:,} = {formula} ({alignment}query i sees "
+        "keys j ≤ i + M − N; the count --pattern causal gives)"
     )
     return 0
 
 
-def _causal_rule(n: int, m: int) -> str:
-    """The closed form of the exact causal pair count for N queries aligned to the last N of M keys."""
+def _causal_rule(n: int, m: int) -> tuple[str, str]:
+    """The closed form of the exact causal pair count for N queries aligned to the last N of M keys, and
+    what the alignment means for these N and M."""
     if n == m:
-        return "N(N+1)/2 ("
+        return "N(N+1)/2", ""
     if n < m:
-        return "N·M − N(N−1)/2 (queries are the last N of the M keys: "
-    return "M(M+1)/2 (the first N − M queries see no key: "
+        return "N·M − N(N−1)/2", "queries are the last N of the M keys: "
+    return "M(M+1)/2", "the first N − M queries see no key: "
 
 
 def _run_weights(args: argparse.Namespace) -> int:

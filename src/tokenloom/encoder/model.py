@@ -150,7 +150,7 @@ class Encoder(nn.Module):
         self._require_causal("prefill")
         self._check(x)
         if key_lengths is not None:
-            key_lengths = _check_lengths(key_lengths, x.shape[0], x.shape[1], "key_lengths")
+            key_lengths = _check_lengths(key_lengths, x.shape[0], x.shape[1], "key_lengths").to(x.device)
         cache = KVCache(len(self.blocks))
         for block, kv in zip(self.blocks, cache.layers, strict=True):
             x = block(x, kv_cache=kv, key_lengths=key_lengths)  # [B, N, d]
@@ -183,7 +183,7 @@ class Encoder(nn.Module):
                 "prefilled with"
             )
         if key_lengths is not None:
-            key_lengths = _check_lengths(key_lengths, x.shape[0], x.shape[1], "key_lengths")
+            key_lengths = _check_lengths(key_lengths, x.shape[0], x.shape[1], "key_lengths").to(x.device)
             if cache.layers[0].lengths is None:  # becomes ragged: every row is full so far (maybe empty)
                 for kv in cache.layers:
                     kv.lengths = torch.full((x.shape[0],), cache.length, dtype=torch.long, device=x.device)
