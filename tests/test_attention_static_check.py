@@ -2,7 +2,7 @@
 shared memory, and with tensor-core instructions (``wgmma`` / ``mma``), on CPU with Triton's compiler.
 
 CI compiles every kernel × tuning row × mask variant × dtype for both architectures, as
-``python scripts/triton_static_check.py --arch sm_90 sm_80`` does (334 kernels; about 1.5 minutes on two
+``python scripts/triton_static_check.py --arch sm_90 sm_80`` does (396 kernels; about 1.5 minutes on two
 cores with a warm Triton cache, a few more cold).
 """
 
