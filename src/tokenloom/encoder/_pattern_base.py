@@ -10,7 +10,7 @@ Shapes: ``N`` queries, ``M`` keys, ``bq``/``bk`` tile rows/columns.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tokenloom.encoder._pattern_tiles import Run, _size
 
@@ -73,22 +73,17 @@ class Pattern(ABC):
     def __or__(self, other: Pattern) -> Pattern:
         from tokenloom.encoder.patterns import Union  # the union kind is defined beside the other kinds
 
-        if not isinstance(other, Pattern):
-            return NotImplemented
-        parts = (self.parts if isinstance(self, Union) else (self,)) + (
-            other.parts if isinstance(other, Union) else (other,)
-        )
-        return Union(parts)
+        return _combine(Union, self, other) if isinstance(other, Pattern) else NotImplemented
 
     def __and__(self, other: Pattern) -> Pattern:
         from tokenloom.encoder.patterns import Intersection
 
-        if not isinstance(other, Pattern):
-            return NotImplemented
-        parts = (self.parts if isinstance(self, Intersection) else (self,)) + (
-            other.parts if isinstance(other, Intersection) else (other,)
-        )
-        return Intersection(parts)
+        return _combine(Intersection, self, other) if isinstance(other, Pattern) else NotImplemented
 
     def __str__(self) -> str:
         return self.spec()
+
+
+def _combine(kind: Any, a: Pattern, b: Pattern) -> Pattern:
+    """``kind`` (Union or Intersection) of ``a`` and ``b``, flattening operands that already are one."""
+    return kind(tuple(part for p in (a, b) for part in (p.parts if isinstance(p, kind) else (p,))))
