@@ -1,8 +1,10 @@
-"""The ``Pattern`` interface: which keys each query may see, as a dense mask, as row intervals and as an edge count.
+"""The ``Pattern`` interface and its algebra: ``Dense`` (every pair), ``Union`` (``|``) and ``Intersection`` (``&``).
 
-Every concrete pattern (:mod:`tokenloom.encoder.patterns`, :mod:`tokenloom.encoder._pattern_blocks`) implements
-``spec``, ``_allowed`` (the element-wise rule on index tensors) and ``row_runs`` (the rule as key intervals);
-the dense masks and the generic row-by-row edge count are derived here. Imports torch only inside ``mask``.
+A pattern says which keys each query may see, as a dense mask, as row intervals and as an edge count. Every
+concrete pattern (here, :mod:`tokenloom.encoder._pattern_kinds`, :mod:`tokenloom.encoder._pattern_blocks`)
+implements ``spec``, ``_allowed`` (the element-wise rule on index tensors) and ``row_runs`` (the rule as key
+intervals); the dense masks and the generic row-by-row edge count are derived here. All of them are
+re-exported by :mod:`tokenloom.encoder.patterns`. Imports torch only inside ``mask``.
 
 Shapes: ``N`` queries, ``M`` keys, ``bq``/``bk`` tile rows/columns.
 """
@@ -10,9 +12,10 @@ Shapes: ``N`` queries, ``M`` keys, ``bq``/``bk`` tile rows/columns.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tokenloom.encoder._pattern_tiles import Run, _size
+from tokenloom.encoder._pattern_tiles import Run, check_size, intersect_runs, merge_runs
 
 if TYPE_CHECKING:
     import torch
@@ -42,12 +45,12 @@ class Pattern(ABC):
 
     def edges(self, n: int, m: int | None = None) -> int:
         """The exact number of allowed (query, key) pairs for ``n`` queries and ``m`` keys (default n)."""
-        n, m = _size("n", n), _size("m", n if m is None else m)
+        n, m = check_size("n", n), check_size("m", n if m is None else m)
         return sum(b - a for i in range(n) for a, b in self.row_runs(i, n, m))
 
     def mask(self, n: int, m: int | None = None, *, device: torch.device | str | None = None) -> Tensor:
         """Dense ``[N, M]`` bool mask, True = may attend."""
-        n, m = _size("n", n), _size("m", n if m is None else m)
+        n, m = check_size("n", n), check_size("m", n if m is None else m)
         return self.mask_tile(0, n, 0, m, n=n, m=m, device=device)
 
     def mask_tile(
@@ -71,13 +74,9 @@ class Pattern(ABC):
         return mask.masked_fill(~allowed, float("-inf"))
 
     def __or__(self, other: Pattern) -> Pattern:
-        from tokenloom.encoder.patterns import Union  # the union kind is defined beside the other kinds
-
         return _combine(Union, self, other) if isinstance(other, Pattern) else NotImplemented
 
     def __and__(self, other: Pattern) -> Pattern:
-        from tokenloom.encoder.patterns import Intersection
-
         return _combine(Intersection, self, other) if isinstance(other, Pattern) else NotImplemented
 
     def __str__(self) -> str:
@@ -87,3 +86,97 @@ class Pattern(ABC):
 def _combine(kind: Any, a: Pattern, b: Pattern) -> Pattern:
     """``kind`` (Union or Intersection) of ``a`` and ``b``, flattening operands that already are one."""
     return kind(tuple(part for p in (a, b) for part in (p.parts if isinstance(p, kind) else (p,))))
+
+
+@dataclass(frozen=True)
+class Dense(Pattern):
+    """Every query sees every key: ``N·M`` edges."""
+
+    def spec(self) -> str:
+        return "dense"
+
+    def _allowed(self, i: Tensor, j: Tensor, n: int, m: int) -> Tensor:
+        return (i >= 0) & (j >= 0)
+
+    def row_runs(self, i: int, n: int, m: int) -> list[Run]:
+        return [(0, m)] if m else []
+
+    def edges(self, n: int, m: int | None = None) -> int:
+        return check_size("n", n) * check_size("m", n if m is None else m)
+
+
+@dataclass(frozen=True)
+class Union(Pattern):
+    """A key is allowed when any part allows it. Edges are counted row by row (exact, O(N·runs))."""
+
+    parts: tuple[Pattern, ...]
+    label: str | None = (
+        None  # the spelling of a preset union (``bigbird:192,128,3``); None: parts joined by +
+    )
+
+    def __post_init__(self) -> None:
+        if not self.parts or not all(isinstance(p, Pattern) for p in self.parts):
+            raise ValueError(f"a union needs one or more patterns, got {self.parts!r}")
+
+    @property
+    def block(self) -> int:
+        return min(p.block for p in self.parts)
+
+    def spec(self) -> str:
+        return self.label or "+".join(p.spec() for p in self.parts)
+
+    def _allowed(self, i: Tensor, j: Tensor, n: int, m: int) -> Tensor:
+        out = self.parts[0]._allowed(i, j, n, m)
+        for part in self.parts[1:]:
+            out = out | part._allowed(i, j, n, m)
+        return out
+
+    def row_runs(self, i: int, n: int, m: int) -> list[Run]:
+        return merge_runs([run for part in self.parts for run in part.row_runs(i, n, m)])
+
+    def edges(self, n: int, m: int | None = None) -> int:
+        if any(isinstance(p, Dense) for p in self.parts):
+            return Dense().edges(n, m)
+        return super().edges(n, m)
+
+
+@dataclass(frozen=True)
+class Intersection(Pattern):
+    """A key is allowed when every part allows it (``causal() & window(64, 0)``). Edges are counted row by
+    row from the parts' intersected intervals (exact, O(N·runs))."""
+
+    parts: tuple[Pattern, ...]
+
+    def __post_init__(self) -> None:
+        if not self.parts or not all(isinstance(p, Pattern) for p in self.parts):
+            raise ValueError(f"an intersection needs one or more patterns, got {self.parts!r}")
+
+    @property
+    def block(self) -> int:
+        return min(p.block for p in self.parts)
+
+    def spec(self) -> str:
+        # & binds tighter than +: a union inside an intersection is written in parentheses
+        return "&".join(
+            f"({p.spec()})" if isinstance(p, Union) and p.label is None else p.spec() for p in self.parts
+        )
+
+    def _allowed(self, i: Tensor, j: Tensor, n: int, m: int) -> Tensor:
+        out = self.parts[0]._allowed(i, j, n, m)
+        for part in self.parts[1:]:
+            out = out & part._allowed(i, j, n, m)
+        return out
+
+    def row_runs(self, i: int, n: int, m: int) -> list[Run]:
+        runs = self.parts[0].row_runs(i, n, m)
+        for part in self.parts[1:]:
+            if not runs:
+                break
+            runs = intersect_runs(runs, part.row_runs(i, n, m))
+        return runs
+
+    def edges(self, n: int, m: int | None = None) -> int:
+        rest = tuple(p for p in self.parts if not isinstance(p, Dense))  # dense allows every key
+        if len(rest) <= 1:
+            return (rest[0] if rest else Dense()).edges(n, m)
+        return super().edges(n, m)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tokenloom.encoder._pattern_base import Pattern
-from tokenloom.encoder._pattern_tiles import Run, _size
+from tokenloom.encoder._pattern_tiles import Run, check_size
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -28,7 +28,7 @@ class BlockSparse(Pattern):
     block_size: int
 
     def __post_init__(self) -> None:
-        if _size("block", self.block_size) == 0:
+        if check_size("block", self.block_size) == 0:
             raise ValueError("block must be positive, got 0")
         widths = {len(row) for row in self.layout}
         if len(widths) > 1:
@@ -61,7 +61,7 @@ class BlockSparse(Pattern):
         return [(a, min(b, m)) for a, b in self._runs[i // self.block_size] if a < m]
 
     def edges(self, n: int, m: int | None = None) -> int:
-        n, m = _size("n", n), _size("m", n if m is None else m)
+        n, m = check_size("n", n), check_size("m", n if m is None else m)
         self._check(n, m)
         b, total = self.block_size, 0
         for qb in range(-(-n // b)):
@@ -102,8 +102,8 @@ class RandomBlocks(Pattern):
     seed: int = 0
 
     def __post_init__(self) -> None:
-        _size("random blocks", self.count)
-        if _size("block", self.block_size) == 0:
+        check_size("random blocks", self.count)
+        if check_size("block", self.block_size) == 0:
             raise ValueError("block must be positive, got 0")
 
     @property
@@ -124,7 +124,7 @@ class RandomBlocks(Pattern):
         return self.layout(n, m).row_runs(i, n, m)
 
     def edges(self, n: int, m: int | None = None) -> int:
-        n, m = _size("n", n), _size("m", n if m is None else m)
+        n, m = check_size("n", n), check_size("m", n if m is None else m)
         return self.layout(n, m).edges(n, m)
 
 

@@ -3,8 +3,9 @@ tile layouts.
 
 A pattern describes each query row as sorted, disjoint half-open key intervals (``Run``). This module merges
 such runs, sums clipped run lengths in O(1) for the closed-form edge counts, and turns a pattern's runs into
-the per-query-tile list of key tiles (``tile_layout``) that the ``tiled`` attention path multiplies. The
-public names are re-exported by :mod:`tokenloom.encoder.patterns`. Imports no torch.
+the per-query-tile list of key tiles (``tile_layout``) that the ``tiled`` attention path multiplies.
+``tile_layout`` is re-exported by :mod:`tokenloom.encoder.patterns`; the interval helpers serve the
+pattern modules of this package. Imports no torch.
 
 Shapes: ``N`` queries, ``M`` keys, ``block_q``/``block_k`` tile rows/columns.
 """
@@ -21,13 +22,14 @@ Run = tuple[int, int]  # half-open key interval [a, b)
 TileRow = tuple[tuple[int, bool], ...]  # (first key of the tile, partial?) per key tile a query tile needs
 
 
-def _size(name: str, value: object) -> int:
+def check_size(name: str, value: object) -> int:
+    """``value`` when it is a non-negative int (not a bool), else ``ValueError`` naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{name} must be a non-negative int, got {value!r}")
     return value
 
 
-def _clamp_sum(c: int, n: int, m: int) -> int:
+def clamp_sum(c: int, n: int, m: int) -> int:
     """``Σ_{t=c}^{c+n-1} min(max(t, 0), m)`` in O(1): run lengths clipped to ``[0, m]`` summed over rows."""
     lo, hi = c, c + n - 1
     if n <= 0 or hi < 0:
@@ -40,14 +42,14 @@ def _clamp_sum(c: int, n: int, m: int) -> int:
     return total
 
 
-def _multiples(lo: int, hi: int, s: int) -> int:
+def count_multiples(lo: int, hi: int, s: int) -> int:
     """How many ``k ≥ 1`` have ``lo ≤ k·s ≤ hi``."""
     first = max(1, -(-lo // s))
     last = hi // s
     return max(0, last - first + 1)
 
 
-def _merge(runs: list[Run]) -> list[Run]:
+def merge_runs(runs: list[Run]) -> list[Run]:
     """Sorted, disjoint, non-adjacent intervals covering the same keys as ``runs``."""
     out: list[Run] = []
     for a, b in sorted(runs):
@@ -59,7 +61,7 @@ def _merge(runs: list[Run]) -> list[Run]:
     return out
 
 
-def _intersect(a: list[Run], b: list[Run]) -> list[Run]:
+def intersect_runs(a: list[Run], b: list[Run]) -> list[Run]:
     """The keys in both of two sorted, disjoint interval lists, as sorted, disjoint intervals."""
     out: list[Run] = []
     x = y = 0
@@ -82,7 +84,7 @@ def tile_layout(pattern: Pattern, n: int, m: int, block_q: int, block_k: int) ->
     in it is allowed (no per-element mask needed). Exact: built from each row's allowed intervals with a
     difference array per query tile, O(N·runs + tiles).
     """
-    n, m = _size("n", n), _size("m", m)
+    n, m = check_size("n", n), check_size("m", m)
     nk = -(-m // block_k)
     widths = [min(block_k, m - t * block_k) for t in range(nk)]
     layout: list[TileRow] = []

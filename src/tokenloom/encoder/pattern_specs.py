@@ -18,18 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tokenloom.encoder.patterns import (
-    Causal,
-    Dense,
-    GlobalTokens,
-    Intersection,
-    Pattern,
-    RandomBlocks,
-    Strided,
-    Union,
-    Window,
-    bigbird,
-)
+from tokenloom.encoder._pattern_base import Dense, Intersection, Pattern, Union
+from tokenloom.encoder._pattern_blocks import RandomBlocks
+from tokenloom.encoder._pattern_kinds import Causal, GlobalTokens, Strided, Window, bigbird
 
 __all__ = ["FORMS", "parse_pattern", "parse_patterns"]
 
