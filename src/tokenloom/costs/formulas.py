@@ -1,8 +1,9 @@
 """Cost formulas of a transformer encoder: FLOPs, attention-score memory, KV-cache bytes, units.
 
-Pure functions over integers (and an :class:`~tokenloom.encoder.config.EncoderConfig`); nothing here
-imports torch, numpy or pandas, runs a model or measures anything. ``scripts/bench_costs.py`` compares
-these numbers with measurements; ``tokenloom.costs.tables`` builds the CLI's tables from them. Parameter
+Pure functions over integers (and an :class:`~tokenloom.encoder.config.EncoderConfig`, or a sparse
+:class:`~tokenloom.encoder.patterns.Pattern` for edge counts); nothing here imports torch, numpy or
+pandas, runs a model or measures anything. ``scripts/bench_costs.py`` compares these numbers with
+measurements; ``tokenloom.costs.tables`` builds the CLI's tables from them. Parameter
 counts and weight bytes are in :mod:`tokenloom.costs.weights`.
 
 Conventions shared by every formula (each docstring repeats the ones it relies on):
@@ -24,11 +25,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Literal
 
+from tokenloom.costs._check import check_count
+from tokenloom.encoder.patterns import Pattern, parse_pattern
 from tokenloom.errors import ConfigError
 
 if TYPE_CHECKING:
     from tokenloom.encoder.config import EncoderConfig
-    from tokenloom.encoder.patterns import Pattern
 
 __all__ = [
     "DTYPE_BYTES",
@@ -101,18 +103,9 @@ def bytes_per_element(dtype: str | float) -> float:
     return value
 
 
-def _count(name: str, value: object, *, zero_ok: bool = False) -> int:
-    """``value`` as an int count, or :class:`ConfigError` naming the argument."""
-    low = 0 if zero_ok else 1
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        kind = "a non-negative" if zero_ok else "a positive"
-        raise ConfigError(f"{name} must be {kind} int, got {value!r}")
-    return value
-
-
 def tensor_bytes(elements: int, dtype: str | float) -> int:
     """Bytes of ``elements`` values: ``ceil(elements × s)``, exact (no float rounding; int4 packs 2 per byte)."""
-    return math.ceil(_count("elements", elements, zero_ok=True) * Fraction(bytes_per_element(dtype)))
+    return math.ceil(check_count("elements", elements, zero_ok=True) * Fraction(bytes_per_element(dtype)))
 
 
 # --------------------------------------------------------------------------- memory
@@ -128,7 +121,10 @@ def score_bytes(batch: int, heads: int, q_len: int, kv_len: int, bytes_per_eleme
     Worked example: one head, N = M = 4096, 2 bytes → 32 MiB; 32 heads → 1 GiB.
     """
     elements = (
-        _count("batch", batch) * _count("heads", heads) * _count("q_len", q_len) * _count("kv_len", kv_len)
+        check_count("batch", batch)
+        * check_count("heads", heads)
+        * check_count("q_len", q_len)
+        * check_count("kv_len", kv_len)
     )
     return tensor_bytes(elements, bytes_per_element)
 
@@ -145,11 +141,11 @@ def kv_cache_bytes(
     """
     elements = (
         2
-        * _count("layers", layers)
-        * _count("batch", batch)
-        * _count("seq_len", seq_len)
-        * _count("kv_heads", kv_heads)
-        * _count("head_dim", head_dim)
+        * check_count("layers", layers)
+        * check_count("batch", batch)
+        * check_count("seq_len", seq_len)
+        * check_count("kv_heads", kv_heads)
+        * check_count("head_dim", head_dim)
     )
     return tensor_bytes(elements, bytes_per_element)
 
@@ -168,9 +164,9 @@ def linear_flops(tokens: int, in_features: int, out_features: int) -> int:
     """FLOPs of ``y = x W`` for ``tokens`` rows: ``2·tokens·in·out`` (one multiply-add = 2 FLOPs; bias not counted)."""
     return (
         2
-        * _count("tokens", tokens)
-        * _count("in_features", in_features)
-        * _count("out_features", out_features)
+        * check_count("tokens", tokens)
+        * check_count("in_features", in_features)
+        * check_count("out_features", out_features)
     )
 
 
@@ -186,8 +182,6 @@ def attention_edges(pattern: Pattern | str, n: int, m: int | None = None) -> int
     ``4·D`` FLOPs per edge and head (QKᵀ and PV), which is what makes a window's cost grow as ``N·W``, not N².
     Sources: Beltagy et al. 2020 (Longformer), Child et al. 2019 (Sparse Transformer), Zaheer et al. 2020 (BigBird).
     """
-    from tokenloom.encoder.patterns import Pattern, parse_pattern
-
     if isinstance(pattern, str):
         try:
             pattern = parse_pattern(pattern)
@@ -195,8 +189,8 @@ def attention_edges(pattern: Pattern | str, n: int, m: int | None = None) -> int
             raise ConfigError(str(error)) from None
     if not isinstance(pattern, Pattern):
         raise ConfigError(f"pattern must be a Pattern or a spec such as 'window:512', got {pattern!r}")
-    n = _count("q_len", n, zero_ok=True)
-    m = n if m is None else _count("kv_len", m, zero_ok=True)
+    n = check_count("q_len", n, zero_ok=True)
+    m = n if m is None else check_count("kv_len", m, zero_ok=True)
     try:
         return pattern.edges(n, m)
     except ValueError as error:
@@ -226,8 +220,8 @@ def attention_flops(
     ``N ≤ M``; for ``N > M`` the first ``N − M`` queries see no key). Softmax, scaling and masking are not
     counted. Forward only.
     """
-    b, h = _count("batch", batch), _count("heads", heads)
-    n, m, d = _count("q_len", q_len), _count("kv_len", kv_len), _count("head_dim", head_dim)
+    b, h = check_count("batch", batch), check_count("heads", heads)
+    n, m, d = check_count("q_len", q_len), check_count("kv_len", kv_len), check_count("head_dim", head_dim)
     if pattern is not None and causal:
         raise ConfigError(
             "give causal as part of the pattern (e.g. 'causal' or 'causal&window:512'), not both"
@@ -247,8 +241,11 @@ def projection_flops(
     Ainslie et al. 2023 for the smaller k/v projections of grouped-query attention.
     """
     hkv = heads if kv_heads is None else kv_heads
-    tokens = _count("batch", batch) * _count("seq_len", seq_len)
-    hd, kvd = _count("heads", heads) * _count("head_dim", head_dim), _count("kv_heads", hkv) * head_dim
+    tokens = check_count("batch", batch) * check_count("seq_len", seq_len)
+    hd, kvd = (
+        check_count("heads", heads) * check_count("head_dim", head_dim),
+        check_count("kv_heads", hkv) * head_dim,
+    )
     return (
         linear_flops(tokens, width, hd)
         + 2 * linear_flops(tokens, width, kvd)
@@ -263,7 +260,7 @@ def mlp_flops(batch: int, seq_len: int, width: int, hidden: int, kind: MlpKind =
     Improve Transformer") for SwiGLU's third matrix (f ≈ 8d/3 keeps the parameters of a 4d MLP).
     The activation and the gating product are elementwise and not counted; forward only.
     """
-    tokens = _count("batch", batch) * _count("seq_len", seq_len)
+    tokens = check_count("batch", batch) * check_count("seq_len", seq_len)
     if kind == "gelu":
         return linear_flops(tokens, width, hidden) + linear_flops(tokens, hidden, width)
     if kind == "swiglu":
@@ -319,7 +316,7 @@ def encoder_flops(
     Megatron-LM FLOP count) and ``linear ≈ 2·params·tokens`` (Kaplan et al. 2020). Front ends (token or patch
     embedding), heads, norms, softmax and biases are not counted. ``causal`` defaults to ``config.causal``.
     """
-    b, n = _count("batch", batch), _count("seq_len", seq_len)
+    b, n = check_count("batch", batch), check_count("seq_len", seq_len)
     d, h, hkv = config.width, config.heads, config.resolved_kv_heads
     hd, f = config.resolved_head_dim, config.resolved_mlp_hidden
     causal = config.causal if causal is None else causal
@@ -349,7 +346,11 @@ def vit_tokens(
     Attention work grows with the square of this count: halving P or doubling the side costs ×16.
     """
     h, w = (image_size, image_size) if isinstance(image_size, int) else tuple(image_size)
-    h, w, p = _count("image height", h), _count("image width", w), _count("patch_size", patch_size)
+    h, w, p = (
+        check_count("image height", h),
+        check_count("image width", w),
+        check_count("patch_size", patch_size),
+    )
     if not pad and (h % p or w % p):
         raise ConfigError(
             f"image size {h}x{w} is not a multiple of patch_size={p}; resize to a multiple of {p} "
@@ -360,7 +361,7 @@ def vit_tokens(
 
 def vit_patch_dim(patch_size: int, channels: int = 3) -> int:
     """Values in one flattened patch: ``C·P·P`` (Dosovitskiy et al. 2021). RGB, P=16 → 768."""
-    return _count("channels", channels) * _count("patch_size", patch_size) ** 2
+    return check_count("channels", channels) * check_count("patch_size", patch_size) ** 2
 
 
 # --------------------------------------------------------------------------- human units

@@ -35,7 +35,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from tokenloom.costs.formulas import _count, tensor_bytes
+from tokenloom.costs._check import check_count
+from tokenloom.costs.formulas import tensor_bytes
 from tokenloom.costs.weights import encoder_params
 from tokenloom.errors import ConfigError
 
@@ -80,7 +81,7 @@ def block_activation_bytes(
     config: EncoderConfig, batch: int, tokens: int, dtype: str | float, attention: AttentionMemory
 ) -> tuple[int, int]:
     """``(bytes, score_bytes)`` one block saves for backward (see the module docstring)."""
-    b, n = _count("batch", batch), _count("tokens", tokens)
+    b, n = check_count("batch", batch), check_count("tokens", tokens)
     t, d, f = b * n, config.width, config.resolved_mlp_hidden
     h, hkv, hd = config.heads, config.resolved_kv_heads, config.resolved_head_dim
     elements = 4 * t * d + t * h * hd  # input, norm1 out, residual, norm2 out; output projection input

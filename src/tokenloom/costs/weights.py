@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tokenloom.costs.formulas import _count, tensor_bytes
+from tokenloom.costs._check import check_count
+from tokenloom.costs.formulas import tensor_bytes
 
 if TYPE_CHECKING:
     from tokenloom.encoder.config import EncoderConfig
@@ -37,11 +38,11 @@ def weight_bytes(
     """
     if isinstance(params, float) and params.is_integer():
         params = int(params)  # 70e9 is a float literal
-    count = _count("params", params)
+    count = check_count("params", params)
     values = tensor_bytes(count, dtype)
     if group_size is None:
         return values
-    groups = -(-count // _count("group_size", group_size))  # ceil
+    groups = -(-count // check_count("group_size", group_size))  # ceil
     return values + tensor_bytes(groups, scale_dtype)
 
 
@@ -87,8 +88,8 @@ def embedding_params(vocab_size: int, d_model: int, *, tied: bool = True) -> int
     when it has its own (no output bias counted). Per token the output layer costs ``2·d·V`` forward FLOPs
     (:func:`~tokenloom.costs.formulas.linear_flops`); the embedding lookup costs none.
     """
-    v = _count("vocab_size", vocab_size)
-    d = _count("d_model", d_model)
+    v = check_count("vocab_size", vocab_size)
+    d = check_count("d_model", d_model)
     return v * d * (1 if tied else 2)
 
 
