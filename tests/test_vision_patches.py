@@ -8,8 +8,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
+from tokenloom.encoder import patches as encoder_patches
 from tokenloom.encoder.embed import PatchEmbed
 from tokenloom.vision.patches import grid_size, patchify, unpatchify
+
+
+def test_the_image_side_and_the_encoder_share_one_patchify() -> None:
+    import tokenloom
+    from tokenloom.vision import patches as vision_patches
+
+    for name in ("grid_size", "patchify", "unpatchify"):
+        assert getattr(vision_patches, name) is getattr(encoder_patches, name), name
+    assert tokenloom.patchify is encoder_patches.patchify  # the public API's name is the same function
 
 
 def test_vit_worked_example_196_patches_of_768() -> None:

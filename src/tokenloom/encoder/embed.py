@@ -17,9 +17,9 @@ import torch
 from torch import nn
 
 from tokenloom.encoder import masks
+from tokenloom.encoder.patches import grid_size, patchify
 from tokenloom.encoder.positions import LearnedGridPositions, LearnedPositions, sinusoidal_1d, sinusoidal_2d
 from tokenloom.errors import ConfigError
-from tokenloom.vision.patches import grid_size, patchify
 
 __all__ = ["AbsPosition", "Embedded", "ImageEmbed", "PatchEmbed", "TextEmbed"]
 
