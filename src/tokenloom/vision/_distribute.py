@@ -1,7 +1,7 @@
 """Preprocessing chunks as Ray tasks: the same per-chunk work as a local run, scheduled by a Ray cluster.
 
 Each uncommitted chunk becomes one task that decodes its images, writes the chunk's ``.npy`` and then its
-``.jsonl`` (the commit marker) with the very code a local run uses (``shards._write_chunk``), so the
+``.jsonl`` (the commit marker) with the very code a local run uses (``_chunks.write_chunk``), so the
 files, their bytes and the rejects are identical to a local run. The output folder must be visible to every
 node at the same path (a shared file system). The driver then writes the manifest, rejects and summary.
 
@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from tokenloom._progress import progress
 from tokenloom.errors import ConfigError
+from tokenloom.vision import _shard_work
+from tokenloom.vision._chunks import write_chunk
 
 if TYPE_CHECKING:
     from tokenloom.vision.shards import PreprocessConfig
@@ -30,12 +32,10 @@ def _chunk_task(
     shard_dir: str, name: str, chunk: list[int], items: dict[int, Any], root: str, config: PreprocessConfig
 ) -> int:
     """Runs on a Ray worker: decode ``chunk`` and commit it as ``name`` (returns the number of inputs)."""
-    from tokenloom.vision import _shard_work, shards
-
     _shard_work.init_worker(config, single_thread=True)
     jobs = [(i, str(items[i].path)) for i in chunk]
     by_index: Any = items  # indexed by global item index, like the full list a local run passes
-    return shards._write_chunk(
+    return write_chunk(
         Path(shard_dir), name, chunk, by_index, Path(root), iter(map(_shard_work.process, jobs)), config
     )
 

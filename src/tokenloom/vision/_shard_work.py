@@ -14,6 +14,8 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tokenloom.errors import ImageDecodeError
+from tokenloom.vision import io as image_io
+from tokenloom.vision._pool import ordered_map
 from tokenloom.vision.store import make_store_transform
 
 if TYPE_CHECKING:
@@ -31,24 +33,20 @@ def init_worker(config: PreprocessConfig, single_thread: bool = False) -> None:
     global _WORKER_TRANSFORM, _WORKER_DECODE
     import torch
 
-    from tokenloom.vision.io import DecodeConfig
-
     if single_thread:  # worker processes only: N workers x M torch threads would oversubscribe the cores
         torch.set_num_threads(1)
     _WORKER_TRANSFORM = make_store_transform(config.store, size=config.size, max_side=config.max_side)
-    _WORKER_DECODE = DecodeConfig(max_pixels=config.max_pixels)
+    _WORKER_DECODE = image_io.DecodeConfig(max_pixels=config.max_pixels)
 
 
 def process(job: tuple[int, str]) -> Result:
     """(index, path) -> (index, sha256, uint8 array [3,S,S] | None, kind, reason, warnings)."""
-    from tokenloom.vision.io import load_image, read_source
-
     index, path = job
     sha, said = "", list[str]()
     try:
-        data, label = read_source(path)
+        data, label = image_io.read_source(path)
         sha = hashlib.sha256(data).hexdigest()
-        image = load_image(  # [3, H, W]
+        image = image_io.load_image(  # [3, H, W]
             data, target_size=_WORKER_TRANSFORM.decode_size, config=_WORKER_DECODE, name=label, warnings=said
         )
         out = _WORKER_TRANSFORM(image)  # [3, S, S] (eval) or [3, h, w] (full) uint8
@@ -68,8 +66,6 @@ def process(job: tuple[int, str]) -> Result:
 
 def map_jobs(jobs: Sequence[tuple[int, str]], config: PreprocessConfig) -> Iterator[Result]:
     """:func:`process` over ``jobs`` in input order, in ``config.workers`` processes, with the time limit."""
-    from tokenloom.vision._pool import ordered_map
-
     limit = config.timeout_s
 
     def timed_out(job: tuple[int, str]) -> Result:

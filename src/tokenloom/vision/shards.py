@@ -31,7 +31,8 @@ interrupted run followed by a rerun produces byte-identical files to one uninter
 the outputs depends on time, worker count or order of completion). Timing is printed, never stored.
 
 :func:`read_manifest` reads the committed rows back for :class:`tokenloom.vision.data.ShardDataset`.
-``distributor="ray"`` runs the chunks as Ray tasks (``_distribute.py``) writing the same files.
+``distributor="ray"`` runs the chunks as Ray tasks (``_distribute.py``) writing the same files; both write a
+chunk with ``_chunks.write_chunk``.
 This module does not augment images (train transforms apply when reading shards).
 """
 
@@ -45,16 +46,19 @@ import logging
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from tokenloom._atomic import atomic_open, atomic_write
+from tokenloom._atomic import atomic_write
 from tokenloom._progress import progress
 from tokenloom.errors import ConfigError
+from tokenloom.vision._chunks import relative_path, write_chunk
+from tokenloom.vision._distribute import run_chunks_on_ray
 from tokenloom.vision._shard_work import map_jobs
-from tokenloom.vision.store import STORE_KINDS, StoreKind, pack
+from tokenloom.vision.listing import list_items
+from tokenloom.vision.store import STORE_KINDS, StoreKind
 
 __all__ = ["PreprocessConfig", "PreprocessSummary", "preprocess_images", "read_manifest"]
 
@@ -133,21 +137,7 @@ class PreprocessSummary:
     rejects: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
-
-
 # --- writing ------------------------------------------------------------------------------------------
-
-
-def _atomic_npy(path: Path, array: Any) -> None:
-    import numpy as np
-
-    with atomic_open(path) as f:
-        np.save(f, array, allow_pickle=False)
 
 
 def _csv_text(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
@@ -174,8 +164,6 @@ def preprocess_images(
 
     ``on_shard_done(j)`` is called after chunk ``j`` is committed (a hook for progress or fault injection).
     """
-    from tokenloom.vision.listing import list_items
-
     config = config or PreprocessConfig()
     src, out = Path(src), Path(out)
     items, classes, ignored = list_items(src)
@@ -187,7 +175,7 @@ def preprocess_images(
     root = src if src.is_dir() else src.parent
     mine = list(range(config.shard_index, len(items), config.num_shards))  # global indices of this part
     chunks = [mine[j : j + config.shard_size] for j in range(0, len(mine), config.shard_size)]
-    listing = "\n".join(f"{_rel(items[i].path, root)}\t{items[i].label}" for i in range(len(items)))
+    listing = "\n".join(f"{relative_path(items[i].path, root)}\t{items[i].label}" for i in range(len(items)))
     plan = {
         "format": FORMAT_VERSION,
         "src": str(src.resolve()),
@@ -223,8 +211,6 @@ def preprocess_images(
     todo = [j for j in range(len(chunks)) if not (shard_dir / f"shard-{config.tag}-{j:05d}.jsonl").exists()]
     resumed = len(chunks) - len(todo)
     if config.distributor == "ray":
-        from tokenloom.vision._distribute import run_chunks_on_ray
-
         names = {j: f"shard-{config.tag}-{j:05d}" for j in todo}
         done_now = run_chunks_on_ray(shard_dir, names, chunks, items, root, config, quiet=quiet)
         return _finish(out, config, chunks, ignored, root, start, done_now, resumed)
@@ -238,7 +224,7 @@ def preprocess_images(
     )
     try:
         for j in todo:
-            done_now += _write_chunk(
+            done_now += write_chunk(
                 shard_dir, f"shard-{config.tag}-{j:05d}", chunks[j], items, root, results, config
             )
             if on_shard_done is not None:
@@ -246,46 +232,6 @@ def preprocess_images(
     finally:
         results.close()  # stops worker processes at once when interrupted
     return _finish(out, config, chunks, ignored, root, start, done_now, resumed)
-
-
-def _write_chunk(
-    shard_dir: Path,
-    name: str,
-    chunk: list[int],
-    items: Sequence[Any],
-    root: Path,
-    results: Iterator[tuple],
-    config: PreprocessConfig,
-) -> int:
-    """Consume this chunk's results in order; write its .npy then its .jsonl (the commit marker)."""
-
-    arrays: list[Any] = []
-    rows: list[dict[str, Any]] = []
-    for index in chunk:
-        got_index, sha, array, kind, reason, said = next(results)
-        assert got_index == index, (got_index, index)
-        item = items[index]
-        row: dict[str, Any] = {
-            "index": index,
-            "path": _rel(item.path, root),
-            "label": item.label,
-            "sha256": sha,
-            "warnings": said,
-        }
-        if array is None:
-            row.update(status="rejected", kind=kind, reason=reason)
-        else:
-            row.update(status="ok", shape=list(array.shape), shard=f"{name}.npy", row=len(arrays))
-            arrays.append(array)
-        rows.append(row)
-    packed, offsets = pack(arrays, store=config.store, size=config.size)
-    if config.store == "full":  # rows address the flat buffer by offset (see store.py)
-        for row in rows:
-            if row["status"] == "ok":
-                row["offset"] = offsets[row["row"]]
-    _atomic_npy(shard_dir / f"{name}.npy", packed)  # [n, 3, S, S] or flat [sum(3·h·w)]
-    atomic_write(shard_dir / f"{name}.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
-    return len(chunk)
 
 
 def _finish(
@@ -324,7 +270,7 @@ def _finish(
     stored = asdict(summary)
     for key in ("resumed_shards", "elapsed_s", "images_per_s", "out", "rejects"):
         stored.pop(key)  # run-specific: kept out of the file so reruns are byte-identical
-    stored["ignored_files"] = [_rel(p, root) for p in ignored]
+    stored["ignored_files"] = [relative_path(p, root) for p in ignored]
     atomic_write(out / f"summary-{config.tag}.json", json.dumps(stored, indent=2, sort_keys=True) + "\n")
     elapsed = time.perf_counter() - start
     summary.resumed_shards = resumed
