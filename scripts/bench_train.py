@@ -26,11 +26,11 @@ from pathlib import Path
 import torch
 
 from tokenloom.encoder.config import EncoderConfig
-from tokenloom.vision._optim import param_groups, soft_cross_entropy, soft_targets
-from tokenloom.vision._train_data import Subset, build_loaders, to_device
 from tokenloom.vision.data import ImageDataset, ShardDataset
+from tokenloom.vision.optim import param_groups, soft_cross_entropy, soft_targets
 from tokenloom.vision.shards import PreprocessConfig, preprocess_images
 from tokenloom.vision.train import TrainConfig, build_classifier
+from tokenloom.vision.train_data import Subset, build_loaders, to_device
 from tokenloom.vision.transforms import TransformConfig, train_transform
 
 HERE = Path(__file__).resolve().parent

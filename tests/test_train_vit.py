@@ -20,7 +20,7 @@ import tokenloom
 from tokenloom import cli
 from tokenloom.encoder.config import EncoderConfig
 from tokenloom.errors import ConfigError
-from tokenloom.vision._optim import (
+from tokenloom.vision.optim import (
     cosine_warmup,
     mix_batch,
     no_decay,
@@ -28,9 +28,9 @@ from tokenloom.vision._optim import (
     soft_cross_entropy,
     soft_targets,
 )
-from tokenloom.vision._train_data import StepSampler, split_indices
 from tokenloom.vision.shards import PreprocessConfig, preprocess_images
 from tokenloom.vision.train import TrainConfig, build_classifier, train_vit
+from tokenloom.vision.train_data import StepSampler, split_indices
 
 TINY = EncoderConfig(width=32, depth=2, heads=2)
 

@@ -13,27 +13,50 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from tokenloom.costs import format_bytes, training_memory, vit_tokens
 from tokenloom.vision._checkpoint import CHECKPOINT_NAME, load_checkpoint, restore_rng, save_checkpoint
 from tokenloom.vision._trainlog import format_row, plot_log, write_log
+from tokenloom.vision.optim import cosine_warmup, mix_batch, param_groups, soft_cross_entropy, soft_targets
+from tokenloom.vision.train_data import build_loaders, to_device
 
 if TYPE_CHECKING:
     import torch
+    from torch import nn
 
-    from tokenloom.vision.train import TrainConfig, TrainResult
+    from tokenloom.vision.train import TrainConfig
 
-__all__ = ["Loop"]
+__all__ = ["Loop", "TrainResult"]
+
+
+@dataclass
+class TrainResult:
+    """What a run did: steps, the log rows, the final held-out metrics and where files went."""
+
+    steps: int
+    log: list[dict[str, Any]]
+    eval_loss: float
+    eval_top1: float
+    images_per_s: float  # over all training steps of this process's run (global images)
+    data_wait: float  # fraction of training time spent waiting for the loader
+    out: str
 
 
 class Loop:
-    """Model, optimizer, schedule and loaders of one process; :meth:`run` trains to the last step."""
+    """Model, optimizer, schedule and loaders of one process; :meth:`run` trains to the last step.
+
+    ``module`` is the freshly initialized classifier (every process builds it from the same seed); the loop
+    wraps it in DistributedDataParallel when ``world > 1``.
+    """
 
     def __init__(
         self,
         config: TrainConfig,
         out: Path,
+        module: nn.Module,
         train_set: Any,
         eval_set: Any,
         classes: int,
@@ -44,15 +67,10 @@ class Loop:
     ) -> None:
         import torch
 
-        from tokenloom.vision._optim import cosine_warmup, param_groups
-        from tokenloom.vision._train_data import build_loaders
-        from tokenloom.vision.train import build_classifier
-
         self.config, self.out, self.classes = config, out, classes
         self.rank, self.world, self.device = rank, world, device
         self.quiet = False
-        torch.manual_seed(config.seed)  # the same initial weights in every process
-        self.module = build_classifier(config, classes).to(device)
+        self.module = module.to(device)
         self.model: Any = self.module
         if world > 1:
             from torch.nn.parallel import DistributedDataParallel
@@ -114,8 +132,6 @@ class Loop:
     def _train_step(self, images: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         import torch
 
-        from tokenloom.vision._optim import mix_batch, soft_cross_entropy, soft_targets
-
         c = self.config
         targets = soft_targets(labels, self.classes, c.label_smoothing)  # [B, K]
         mix_seed = (c.seed * 1_000_003 + self.step) * 64 + self.rank
@@ -144,8 +160,6 @@ class Loop:
         return t.tolist()
 
     def _train_epoch(self, epoch: int, on_step: Any) -> None:
-        from tokenloom.vision._train_data import to_device
-
         it = iter(self.train_loader)
         losses: list[float] = []
         tick = time.perf_counter()
@@ -186,8 +200,6 @@ class Loop:
         import torch
         import torch.nn.functional as F
 
-        from tokenloom.vision._train_data import to_device
-
         self.model.eval()
         total_loss = correct = count = 0.0
         with torch.no_grad(), self._autocast():
@@ -209,8 +221,6 @@ class Loop:
     # ------------------------------------------------------------------------------------------ run
 
     def run(self, on_step: Any = None) -> TrainResult:
-        from tokenloom.vision.train import TrainResult
-
         self.out.mkdir(parents=True, exist_ok=True)
         if not self.quiet:
             print(self._estimate(), flush=True)
@@ -245,8 +255,6 @@ class Loop:
         )
 
     def _estimate(self) -> str:
-        from tokenloom.costs import format_bytes, training_memory, vit_tokens
-
         c = self.config
         tokens = vit_tokens(c.image_size, c.patch_size, class_token=c.pool == "token")
         path: Literal["flash", "materialized"] = (

@@ -25,7 +25,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from tokenloom.errors import ConfigError, ImageDecodeError
+from tokenloom.vision.io import error_kind, load_image
 from tokenloom.vision.listing import ImageItem, list_csv, list_file, list_folder
+from tokenloom.vision.shards import read_manifest
+from tokenloom.vision.store import row_view
+from tokenloom.vision.transforms import eval_transform, plain_transform
 
 if TYPE_CHECKING:
     import torch
@@ -33,7 +37,7 @@ if TYPE_CHECKING:
     from tokenloom.vision.io import DecodeConfig
     from tokenloom.vision.transforms import ImageTransform
 
-__all__ = ["ImageDataset", "ImageLoader", "Rejected", "ShardDataset", "build_loader"]
+__all__ = ["ImageDataset", "ImageLoader", "Rejected", "ShardDataset", "build_loader", "collate"]
 
 logger = logging.getLogger(__name__)
 
@@ -101,8 +105,6 @@ class ImageDataset(_BaseDataset):
         decode: DecodeConfig | None = None,
         classes: Sequence[str] = (),
     ) -> None:
-        from tokenloom.vision.transforms import eval_transform
-
         _check_common(output, on_error, patch_size)
         self.items = [ImageItem(Path(p), int(lab)) for p, lab in items]
         self.transform = transform or eval_transform()
@@ -135,8 +137,6 @@ class ImageDataset(_BaseDataset):
         return len(self.items)
 
     def __getitem__(self, key: int | tuple[int, int]) -> tuple[torch.Tensor, int] | Rejected:
-        from tokenloom.vision.io import error_kind, load_image
-
         index, seed = self._split_key(key)
         item = self.items[index]
         target = self.transform.decode_size if self.transform.config.draft else None
@@ -175,9 +175,6 @@ class ShardDataset(_BaseDataset):
         output: Output = "pixels",
         patch_size: int = 16,
     ) -> None:
-        from tokenloom.vision.shards import read_manifest
-        from tokenloom.vision.transforms import eval_transform, plain_transform
-
         _check_common(output, "raise", patch_size)
         self.root = Path(root)
         self.rows = read_manifest(self.root)  # one dict per stored image, in shard order
@@ -232,8 +229,6 @@ class ShardDataset(_BaseDataset):
         import numpy as np
         import torch
 
-        from tokenloom.vision.store import row_view
-
         row = self._row(index)
         return torch.from_numpy(np.array(row_view(self._shard(row["shard"]), row)))  # [3, h, w]
 
@@ -270,7 +265,9 @@ class _SeededSampler:
             yield i, (base + i * 0x27D4EB2F) % (1 << 62)
 
 
-def _collate(batch: list[Any]) -> tuple[torch.Tensor | None, torch.Tensor | None, list[Rejected]]:
+def collate(batch: list[Any]) -> tuple[torch.Tensor | None, torch.Tensor | None, list[Rejected]]:
+    """The loaders' ``collate_fn``: ``(images [B, ...], labels [B], rejects)`` from a list of dataset items,
+    :class:`Rejected` records kept apart (``(None, None, rejects)`` when every item was rejected)."""
     import torch
 
     rejects = [b for b in batch if isinstance(b, Rejected)]
@@ -349,7 +346,7 @@ def build_loader(
         batch_size=batch_size,
         sampler=sampler,
         num_workers=num_workers,
-        collate_fn=_collate,
+        collate_fn=collate,
         pin_memory=pin_memory,
         drop_last=drop_last,
         persistent_workers=persistent_workers,

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from tokenloom._atomic import atomic_open
 from tokenloom.errors import ConfigError
+from tokenloom.vision.data import ShardDataset
 
 __all__ = ["export_webdataset"]
 
@@ -54,8 +55,6 @@ def export_webdataset(
     quality: int = 95,
 ) -> list[Path]:
     """Write the images of the preprocessed folder ``shards`` as WebDataset tars under ``out``; returns them."""
-    from tokenloom.vision.data import ShardDataset
-
     if samples_per_tar < 1:
         raise ConfigError(f"samples_per_tar must be positive, got {samples_per_tar}")
     if image_format not in ("png", "jpg"):

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from tokenloom.errors import ConfigError
+from tokenloom.vision.transforms import TransformConfig, eval_transform
 
 if TYPE_CHECKING:
     import numpy as np
@@ -77,8 +78,6 @@ class _EvalCrop:
     """The eval transform without normalize, with the ``key`` / ``decode_size`` the preprocessor reads."""
 
     def __init__(self, size: int) -> None:
-        from tokenloom.vision.transforms import TransformConfig, eval_transform
-
         self.transform = eval_transform(TransformConfig(size=size, normalize=False))
         self.decode_size = self.transform.decode_size
         self.size = size

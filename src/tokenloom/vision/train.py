@@ -9,7 +9,7 @@ mixup / cutmix, gradient clipping, and bf16 autocast on CUDA. Every epoch it eva
 loss, learning rate and the fraction of time spent waiting for data (see ``_trainlog.py``).
 
 Distributed: under ``torchrun`` (``WORLD_SIZE > 1``) each process joins a process group (gloo on CPU,
-nccl on CUDA) and takes its share of each global batch (``_train_data.StepSampler``); only rank 0 prints,
+nccl on CUDA) and takes its share of each global batch (``train_data.StepSampler``); only rank 0 prints,
 writes the log and checkpoints. With the same global batch and seed, K processes follow one process's
 loss curve up to float rounding (gradients are averaged over equal shares).
 
@@ -29,7 +29,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tokenloom.encoder.config import EncoderConfig
 from tokenloom.errors import ConfigError
-from tokenloom.vision.transforms import AutoAugment
+from tokenloom.vision._loop import Loop, TrainResult
+from tokenloom.vision.data import ShardDataset
+from tokenloom.vision.train_data import Subset, split_indices
+from tokenloom.vision.transforms import AutoAugment, TransformConfig, eval_transform, train_transform
 
 if TYPE_CHECKING:
     import torch
@@ -106,19 +109,6 @@ class TrainConfig:
         return out
 
 
-@dataclass
-class TrainResult:
-    """What a run did: steps, the log rows, the final held-out metrics and where files went."""
-
-    steps: int
-    log: list[dict[str, Any]]
-    eval_loss: float
-    eval_top1: float
-    images_per_s: float  # over all training steps of this process's run (global images)
-    data_wait: float  # fraction of training time spent waiting for the loader
-    out: str
-
-
 def build_classifier(config: TrainConfig, num_classes: int) -> nn.Module:
     """``ImageClassifier(ImageEmbed, Encoder(config.encoder), Linear(width, num_classes))``, head zero-init."""
     from torch import nn
@@ -162,10 +152,6 @@ def _device(config: TrainConfig, local_rank: int) -> torch.device:
 
 
 def _datasets(config: TrainConfig, data: Path, eval_data: Path | None) -> tuple[Any, Any, int]:
-    from tokenloom.vision._train_data import Subset, split_indices
-    from tokenloom.vision.data import ShardDataset
-    from tokenloom.vision.transforms import TransformConfig, eval_transform, train_transform
-
     tcfg = TransformConfig(size=config.image_size, auto_augment=config.auto_augment)
     train_all = ShardDataset(data, transform=train_transform(tcfg))
     labels = [int(r["label"]) for r in train_all.rows]
@@ -198,7 +184,7 @@ def train_vit(
     ``eval_data``: a preprocessed folder to evaluate on (default: a held-out ``val_fraction`` of ``data``).
     ``on_step(step)`` runs after each optimizer step and checkpoint (a hook for tests and fault injection).
     """
-    from tokenloom.vision._loop import Loop
+    import torch
 
     config = config or TrainConfig()
     rank, world, local_rank = _distributed()  # the process group lives until this call returns
@@ -206,7 +192,9 @@ def train_vit(
     train_set, eval_set, classes = _datasets(
         config, Path(data), None if eval_data is None else Path(eval_data)
     )
-    loop = Loop(config, Path(out), train_set, eval_set, classes, rank=rank, world=world, device=device)
+    torch.manual_seed(config.seed)  # the same initial weights in every process
+    model = build_classifier(config, classes)
+    loop = Loop(config, Path(out), model, train_set, eval_set, classes, rank=rank, world=world, device=device)
     loop.quiet = quiet or rank != 0
     try:
         if resume:

@@ -18,11 +18,12 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tokenloom.errors import ConfigError
+from tokenloom.vision.data import collate
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["StepSampler", "Subset", "build_loaders", "eval_order", "split_indices"]
+__all__ = ["StepSampler", "Subset", "build_loaders", "eval_order", "split_indices", "to_device"]
 
 
 def split_indices(n: int, val_fraction: float, seed: int) -> tuple[list[int], list[int]]:
@@ -105,12 +106,10 @@ def build_loaders(
     import torch
     from torch.utils.data import DataLoader
 
-    from tokenloom.vision.data import _collate
-
     sampler = StepSampler(len(train_set), batch=batch, rank=rank, world=world, seed=seed)
     per = batch // world
     # worker seeds come from the loaders' own generators: iterating never advances the global torch RNG
-    common: dict[str, Any] = {"num_workers": workers, "collate_fn": _collate}
+    common: dict[str, Any] = {"num_workers": workers, "collate_fn": collate}
     if workers:
         # the samplers run in this process, so persistent workers still follow set_epoch
         common.update(persistent_workers=True, prefetch_factor=4)

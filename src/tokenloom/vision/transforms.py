@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from tokenloom.errors import ConfigError
+from tokenloom.vision.io import load_image
 
 if TYPE_CHECKING:
     import torch
@@ -212,8 +213,6 @@ class ImageTransform:
         name: str | None = None,
     ) -> torch.Tensor:
         """Decode ``source`` (JPEG draft to ``decode_size`` when ``config.draft``) and transform it."""
-        from tokenloom.vision.io import load_image
-
         target = self.decode_size if self.config.draft else None  # "none": full decode, no resize follows
         return self(load_image(source, target_size=target, config=decode, name=name), seed=seed)
 
