@@ -34,6 +34,7 @@ from torch import nn
 
 from tokenloom.encoder.attention import Impl, attention
 from tokenloom.encoder.config import EncoderConfig
+from tokenloom.encoder.masks import combine, key_padding
 from tokenloom.encoder.positions import RotaryEmbedding
 
 __all__ = [
@@ -267,8 +268,6 @@ class CrossAttention(nn.Module):
         k = self.k(memory).view(b, m, self.kv_heads, self.head_dim).transpose(1, 2)  # [B, Hkv, M, D]
         v = self.v(memory).view(b, m, self.kv_heads, self.head_dim).transpose(1, 2)  # [B, Hkv, M, D]
         if key_lengths is not None:
-            from tokenloom.encoder.masks import combine, key_padding
-
             mask = combine(mask, key_padding(key_lengths, m, device=x.device))  # [B, 1|H, 1|N, M]
         out = attention(
             q, k, v, mask, dropout_p=self.attn_dropout if self.training else 0.0, impl=self.impl

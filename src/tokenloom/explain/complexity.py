@@ -13,6 +13,16 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from tokenloom.costs import (
+    attention_edges,
+    attention_flops,
+    bytes_per_element,
+    format_bytes,
+    format_count,
+    score_bytes,
+    tensor_bytes,
+)
+from tokenloom.encoder.patterns import parse_pattern
 from tokenloom.explain._format import figure, table, write_png
 
 __all__ = ["ascii_mask", "explain_complexity", "plot_complexity", "render_complexity"]
@@ -40,9 +50,6 @@ def explain_complexity(
     dtype: str = "bf16",
 ) -> dict[str, Any]:
     """Rows of (N, pattern, edges, FLOPs, score bytes, ratio to dense), plus ASCII masks for small N."""
-    from tokenloom.costs import attention_edges, attention_flops, bytes_per_element, score_bytes, tensor_bytes
-    from tokenloom.encoder.patterns import parse_pattern
-
     parsed = [parse_pattern(p) for p in patterns]
     s = bytes_per_element(dtype)
     rows, pictures = [], []
@@ -66,8 +73,6 @@ def explain_complexity(
 
 def render_complexity(r: dict[str, Any]) -> str:
     """The table (and pictures) as text."""
-    from tokenloom.costs import format_bytes, format_count
-
     header = ["N", "pattern", "edges", "edges/N", "FLOPs", "scores dense", "scores pattern", "ratio"]
     body = [
         [f"{x['n']:,}", x["pattern"], f"{x['edges']:,}", f"{x['edges_per_query']:,.1f}", format_count(x["flops"]),
