@@ -28,8 +28,19 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from tokenloom import costs
-from tokenloom._tables import format_table
 from tokenloom.encoder.attention import attention, last_impl
+
+
+def format_table(header: list[str], rows: list[list[str]]) -> str:
+    """Aligned text columns under a dashed rule: the first left-aligned, the others right-aligned."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = [header, ["-" * w for w in widths], *rows]
+    return "\n".join(
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True))
+        )
+        for line in lines
+    )
 
 
 def peak_bytes(fn) -> int:
