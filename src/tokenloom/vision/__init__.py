@@ -12,6 +12,8 @@ Names are imported lazily (torch, torchvision and PIL load on first use):
   ``"eval"`` crops, see ``store``), :func:`read_manifest`
 * ``export``: :func:`export_webdataset`
 * ``train``: :func:`train_vit`, :class:`TrainConfig`, :func:`build_classifier`
+  (its building blocks: ``optim`` — parameter groups, schedule, losses, mixing — and ``train_data`` —
+  held-out split, distributed sampler, loaders)
 """
 
 from __future__ import annotations
