@@ -3,7 +3,8 @@ functions of every pattern kind (``dense()`` … ``bigbird()``).
 
 Positions follow the attention conventions (see :mod:`tokenloom.encoder.patterns`, which re-exports every
 public name): query row ``i`` sits at position ``p = i + (M − N)``, key ``j`` at position ``j``. Each kind
-has a closed-form edge count. Imports torch only when a mask is built.
+counts its edges without listing them (in closed form; ``Strided`` in O(1) per row). Imports torch only
+when a mask is built.
 
 Shapes: ``N`` queries, ``M`` keys, ``bq``/``bk`` tile rows/columns.
 """
