@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from tokenloom import cli
 from tokenloom.errors import ConfigError, CorpusError
-from tokenloom.text._hf_build import BYTE_PIECES
 from tokenloom.text._stream import LineStream, split_long
 from tokenloom.text.sources import resolve_inputs
 from tokenloom.text.tokenizer import load_tokenizer
 from tokenloom.text.train import TrainerConfig, train_tokenizer, train_with_heldout
+from tokenloom.text.train_config import BYTE_PIECES
 
 COMBOS = [("bpe", "hf"), ("unigram", "hf"), ("bpe", "sentencepiece"), ("unigram", "sentencepiece")]
 SPECIALS = ["<unk>", "<s>", "</s>", "<pad>"]
@@ -138,7 +138,7 @@ def _artifacts(folder: Path) -> dict[str, object]:
 def test_same_corpus_config_seed_give_identical_artifacts(
     shared_dir: Path, tmp_path: Path, algorithm: str, engine: str
 ) -> None:
-    from tokenloom._commands.train import save_with_fertility  # the files `tokenloom train` writes
+    from tokenloom.fertility.heldout import save_with_fertility  # the files `tokenloom train` writes
 
     corpus = _flores_subset(shared_dir, tmp_path)
     folders = []
@@ -177,7 +177,7 @@ def test_same_corpus_config_seed_give_identical_artifacts(
 def test_record_and_heldout_fertility(default_corpus: Path, tmp_path: Path) -> None:
     """The held-out lines come back with the tokenizer; the train command's saver measures and writes their
     fertility beside the tokenizer's own files (which never include it)."""
-    from tokenloom._commands.train import save_with_fertility
+    from tokenloom.fertility.heldout import save_with_fertility
 
     result = train_with_heldout(default_corpus, TrainerConfig(vocab_size=1200, heldout=0.2, seed=3))
     tok = result.tokenizer
