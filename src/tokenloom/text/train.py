@@ -49,8 +49,8 @@ from dataclasses import dataclass
 from typing import Unpack
 
 from tokenloom.errors import ConfigError, VocabSizeError
-from tokenloom.text._engines import check_not_empty, train_bytelevel, train_hf, train_spm
-from tokenloom.text._stream import CorpusInput, LineStream
+from tokenloom.text._engines import train_bytelevel, train_hf, train_spm
+from tokenloom.text._stream import CorpusInput, StreamStats, TrainingCorpus
 from tokenloom.text.tokenizer import Tokenizer
 from tokenloom.text.train_config import AUTO_ENGINE, TrainerConfig, TrainerSettings, resolve_engine
 
@@ -155,51 +155,23 @@ def train_tokenizer(
 def train_with_heldout(corpus: CorpusInput, config: TrainerConfig, *, quiet: bool = False) -> TrainResult:
     """:func:`train_tokenizer` with a config, returning the held-out lines too (see :class:`TrainResult`)."""
     cfg = config
-    stream = LineStream(
-        corpus,
-        errors=cfg.errors,
-        max_bytes=cfg.max_bytes,
-        seed=cfg.seed,
-        heldout=cfg.heldout,
-        max_line_bytes=cfg.max_line_bytes,
-        sample_size=cfg.verify_sample,
-        quiet=quiet,
-    )
+    source = TrainingCorpus.of(corpus)  # paths are checked before any engine starts
     engine_name = cfg.resolved_engine
     start = time.perf_counter()
     if cfg.algorithm == "bytelevel-bpe":
         train = train_bytelevel
     else:
         train = train_spm if engine_name == "sentencepiece" else train_hf
-    tok = train(stream, cfg, quiet=quiet)
+    tok, stats = train(source, cfg, quiet=quiet)
     seconds = time.perf_counter() - start
-    check_not_empty(stream)
-    if stream.split_lines:
+    if stats.split_lines:
         log.warning(
             "%d lines longer than %d bytes were split into %d chunks for training (nothing dropped)",
-            stream.split_lines,
+            stats.split_lines,
             cfg.max_line_bytes,
-            stream.split_chunks,
+            stats.split_chunks,
         )
-    tok.record = {
-        "format": "tokenloom-tokenizer/1",
-        "config": {**dataclasses.asdict(cfg), "special_tokens": list(cfg.special_tokens)},
-        "resolved": {
-            "engine": engine_name,
-            "special_tokens": list(cfg.resolved_special_tokens),
-            "threads": cfg.resolved_threads,
-            "max_piece_length": cfg.resolved_max_piece_length,
-            **_bytelevel_record(cfg),
-        },
-        "corpus": stream.summary(),
-        "versions": _versions(),
-        # volatile: the only part of the saved folder that differs between identical runs
-        "training": {
-            "seconds": round(seconds, 3),
-            # throughput of what the engine trained on (a max_bytes sample, held-out lines excluded)
-            "mb_per_s": round(stream.train_bytes / 1e6 / max(seconds, 1e-9), 3),
-        },
-    }
+    tok.record = _record(cfg, stats, seconds)
     if tok.vocab_size < cfg.vocab_size:  # nothing more to learn: one rule for every engine
         where = f"{cfg.algorithm} on {engine_name}"
         if not cfg.allow_smaller_vocab:
@@ -209,4 +181,27 @@ def train_with_heldout(corpus: CorpusInput, config: TrainerConfig, *, quiet: boo
             "smaller tokenizer %s (allow_smaller_vocab=True)",
             cfg.vocab_size, where, tok.vocab_size, tok.name,
         )  # fmt: skip
-    return TrainResult(tok, tuple(stream.heldout_records) if cfg.heldout > 0 else ())
+    return TrainResult(tok, stats.heldout if cfg.heldout > 0 else ())
+
+
+def _record(cfg: TrainerConfig, stats: StreamStats, seconds: float) -> dict[str, object]:
+    """What ``tokenloom.json`` says of a training: config, resolved settings, corpus, versions, timing."""
+    return {
+        "format": "tokenloom-tokenizer/1",
+        "config": {**dataclasses.asdict(cfg), "special_tokens": list(cfg.special_tokens)},
+        "resolved": {
+            "engine": cfg.resolved_engine,
+            "special_tokens": list(cfg.resolved_special_tokens),
+            "threads": cfg.resolved_threads,
+            "max_piece_length": cfg.resolved_max_piece_length,
+            **_bytelevel_record(cfg),
+        },
+        "corpus": stats.summary(),
+        "versions": _versions(),
+        # volatile: the only part of the saved folder that differs between identical runs
+        "training": {
+            "seconds": round(seconds, 3),
+            # throughput of what the engine trained on (a max_bytes sample, held-out lines excluded)
+            "mb_per_s": round(stats.train_bytes / 1e6 / max(seconds, 1e-9), 3),
+        },
+    }
