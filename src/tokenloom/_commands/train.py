@@ -28,7 +28,10 @@ HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "inputs", nargs="+", metavar="INPUT", help="text files, folders (searched for corpus files) or globs"
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="corpus files (text, .jsonl/.csv/.parquet tables, source code), folders or globs",
     )
     add_config_arguments(parser)
     parser.add_argument(
@@ -68,7 +71,8 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         elif isinstance(f.default, tuple):
             kind["action"] = "append"
         else:  # int, float or str, or None
-            convert = next(t for t in typing.get_args(hints[f.name]) or (hints[f.name],) if t is not type(None))
+            hint = hints[f.name]
+            convert = next(t for t in typing.get_args(hint) or (hint,) if t is not type(None))
             kind["type"] = parse_seed if f.name == "seed" else convert
             kind["metavar"] = kind["metavar"] or {int: "N", float: "F"}.get(convert, "TEXT")
         text = f"{f.metadata['help']}; default: {shown}"
@@ -81,7 +85,9 @@ def config_from_args(args: argparse.Namespace) -> TrainerConfig:
 
     from tokenloom.text.train_config import TrainerConfig
 
-    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainerConfig) if hasattr(args, f.name)}
+    given = {
+        f.name: getattr(args, f.name) for f in dataclasses.fields(TrainerConfig) if hasattr(args, f.name)
+    }
     return TrainerConfig(**given)
 
 

@@ -1,4 +1,4 @@
-"""``TrainerConfig`` and ``train_tokenizer()``: BPE or unigram, on the HF ``tokenizers`` or ``sentencepiece``
+"""``train_tokenizer()`` (settings: ``TrainerConfig``, ``train_config.py``): BPE or unigram, on the HF ``tokenizers`` or ``sentencepiece``
 engine, with byte fallback and a lossless SentencePiece-style treatment of whitespace; and byte-level BPE
 (``algorithm="bytelevel-bpe"``, GPT-2 / tiktoken style) on the HF ``tokenizers`` engine.
 
@@ -18,9 +18,8 @@ For BPE and unigram both engines get equivalent settings:
 - the characters that spell special and byte pieces are always in the alphabet (sentencepiece
   ``required_chars``, HF ``initial_alphabet``) so literal ``"<s>"`` or ``"<0x41>"`` in text stays text.
 
-``engine="auto"`` picks sentencepiece for both algorithms: on a 40.6 MB multilingual corpus (FLORES-200
-devtest plus the test data's ``corpora/train``) the raw engines took 5.3 s (spm BPE) vs 25.4 s (HF BPE) and 73 s (spm unigram) vs 595 s (HF unigram), with
-less memory; a sentencepiece tokenizer is saved with an id-for-id identical ``tokenizer.json`` as well.
+``engine="auto"`` picks sentencepiece for both algorithms (``train_config.resolve_engine``, with the
+measurements); a sentencepiece tokenizer is saved with an id-for-id identical ``tokenizer.json`` as well.
 
 Byte-level BPE splits text with a regular expression (``pretokenizer``: "gpt2", "cl100k", "llama3",
 "o200k" — the default — or a pattern of one's own, see ``bytelevel.py``; ``split_digits`` makes every digit
@@ -33,10 +32,11 @@ merge ``i`` id ``k + 256 + i``; ``max_piece_length`` counts bytes and is unlimit
 GPT-2 / tiktoken vocabularies. The tokenizer saves to tiktoken's format too
 (``Tokenizer.save(path, formats=("tokenizer.json", "tiktoken"))``, ``tiktoken_export.py``).
 
-The corpus is streamed (``_stream.LineStream``): statistics, fingerprint, deterministic ``max_bytes``
-sampling, held-out lines (returned by ``train_with_heldout`` for a fertility check), long lines split into chunks (counted, never dropped).
-What it does not do: encode/decode/save (``tokenizer.py``), measure fertility (``tokenloom.fertility``;
-the ``train`` command writes ``fertility.csv``) or read file formats other than text.
+The corpus is streamed (``_stream.stream_lines``), its files read as ``load_corpus`` reads them
+(``reader.py``: a table's ``text`` column, a text file's lines): statistics, fingerprint, deterministic
+``max_bytes`` sampling, held-out lines (returned by ``train_with_heldout`` for a fertility check), long
+lines split into chunks (counted, never dropped). What it does not do: encode/decode/save
+(``tokenizer.py``) or measure fertility (``tokenloom.fertility.heldout`` writes ``fertility.csv``).
 """
 
 from __future__ import annotations
