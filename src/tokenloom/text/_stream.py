@@ -78,12 +78,12 @@ class TrainingCorpus:
     def of(cls, corpus: CorpusInput) -> TrainingCorpus:
         """Path(s), folder(s) or glob(s) — a str, a PathLike or a list/tuple of them — or any other iterable
         of str. A missing path that looks like a sentence says how to pass texts."""
-        single = isinstance(corpus, str | os.PathLike)
-        if not single and not (
-            isinstance(corpus, list | tuple) and all(isinstance(x, str | os.PathLike) for x in corpus)
-        ):
+        if isinstance(corpus, str | os.PathLike):
+            items: list[str | os.PathLike[str]] = [corpus]
+        elif isinstance(corpus, list | tuple) and all(isinstance(x, str | os.PathLike) for x in corpus):
+            items = list(corpus)
+        else:
             return cls(texts=corpus)
-        items = [corpus] if single else list(corpus)  # type: ignore[arg-type]
         for item in items:
             text = os.fspath(item)
             if isinstance(item, str) and not Path(text).exists() and (" " in text or "\n" in text):
