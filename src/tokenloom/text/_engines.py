@@ -85,7 +85,7 @@ class _Feed:
     def raise_error(self) -> None:
         """Raise what the stream raised, if anything (never train on part of a corpus silently)."""
         if self.error is not None:
-            raise self.error
+            raise self.error from None  # the stream's error, not the engine's report of it
 
     def stats(self) -> StreamStats:
         """The statistics of the whole corpus, after the engine read every line."""
