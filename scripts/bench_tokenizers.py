@@ -75,7 +75,7 @@ def worker(case: str, corpus: str, vocab: int, threads: int) -> dict[str, float]
     if engine == "sentencepiece":
         import sentencepiece as spm
 
-        from tokenloom.text._hf_build import spelling_chars
+        from tokenloom import TrainerConfig
 
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()
@@ -89,7 +89,7 @@ def worker(case: str, corpus: str, vocab: int, threads: int) -> dict[str, float]
                 add_dummy_prefix=False,
                 remove_extra_whitespaces=False,
                 allow_whitespace_only_pieces=True,
-                required_chars=spelling_chars(SPECIALS, byte_fallback=True),
+                required_chars=TrainerConfig(special_tokens=tuple(SPECIALS)).required_chars,
                 max_sentence_length=16384,
                 input_sentence_size=0,
                 shuffle_input_sentence=False,
@@ -208,12 +208,12 @@ def main() -> None:
         )
         print("|---|---|---|---|---|---|")
         sys.path.insert(0, str(REPO / "src"))
-        from tokenloom.text.train import AUTO_ENGINE
+        from tokenloom.text.train_config import resolve_engine
 
         for algorithm in algorithms:
             by_engine = {e: (raw, ours) for a, e, raw, ours in rows if a == algorithm}
             fastest = min(by_engine, key=lambda e: by_engine[e][0]["seconds"])
-            auto = AUTO_ENGINE[algorithm]
+            auto = resolve_engine(algorithm)
             auto_s, fast_s = by_engine[auto][1]["seconds"], by_engine[fastest][0]["seconds"]
             print(
                 f"| {algorithm} | {auto} | {auto_s:.2f} | {fastest} | {fast_s:.2f} | {auto_s / fast_s:.2f} |"

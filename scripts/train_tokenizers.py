@@ -14,9 +14,10 @@ import argparse
 from pathlib import Path
 
 from tokenloom import TrainerConfig
-from tokenloom._commands.train import save_with_fertility
+from tokenloom.fertility.heldout import save_with_fertility
 from tokenloom.text.sources import iter_lines, resolve_inputs
 from tokenloom.text.train import train_with_heldout
+from tokenloom.text.train_config import choices
 
 COMBOS = [("bpe", "hf"), ("unigram", "hf"), ("bpe", "sentencepiece"), ("unigram", "sentencepiece")]
 
@@ -25,12 +26,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("inputs", nargs="+", help="text files, folders or globs")
     parser.add_argument("--out", type=Path, required=True, help="folder that receives the four tokenizers")
-    parser.add_argument("--vocab-size", type=int, default=8000)
-    parser.add_argument("--normalization", choices=("none", "nfc", "nfkc"), default="none")
-    parser.add_argument("--max-bytes", type=int, default=None)
-    parser.add_argument("--heldout", type=float, default=0.01)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--errors", choices=("strict", "replace"), default="strict")
+    # the settings this script varies, with TrainerConfig's defaults
+    parser.add_argument("--vocab-size", type=int, default=TrainerConfig.vocab_size)
+    parser.add_argument(
+        "--normalization", choices=choices()["normalization"], default=TrainerConfig.normalization
+    )
+    parser.add_argument("--max-bytes", type=int, default=TrainerConfig.max_bytes)
+    parser.add_argument("--heldout", type=float, default=TrainerConfig.heldout)
+    parser.add_argument("--seed", type=int, default=TrainerConfig.seed)
+    parser.add_argument("--errors", choices=choices()["errors"], default=TrainerConfig.errors)
     parser.add_argument("--overwrite", action="store_true")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from tokenloom import cli
 from tokenloom.errors import ConfigError, CorpusError
-from tokenloom.text._hf_build import BYTE_PIECES
-from tokenloom.text._stream import LineStream, split_long
+from tokenloom.text._stream import TrainingCorpus, split_long, stream_lines
 from tokenloom.text.sources import resolve_inputs
 from tokenloom.text.tokenizer import load_tokenizer
 from tokenloom.text.train import TrainerConfig, train_tokenizer, train_with_heldout
+from tokenloom.text.train_config import BYTE_PIECES
 
 COMBOS = [("bpe", "hf"), ("unigram", "hf"), ("bpe", "sentencepiece"), ("unigram", "sentencepiece")]
 SPECIALS = ["<unk>", "<s>", "</s>", "<pad>"]
@@ -138,7 +138,7 @@ def _artifacts(folder: Path) -> dict[str, object]:
 def test_same_corpus_config_seed_give_identical_artifacts(
     shared_dir: Path, tmp_path: Path, algorithm: str, engine: str
 ) -> None:
-    from tokenloom._commands.train import save_with_fertility  # the files `tokenloom train` writes
+    from tokenloom.fertility.heldout import save_with_fertility  # the files `tokenloom train` writes
 
     corpus = _flores_subset(shared_dir, tmp_path)
     folders = []
@@ -177,7 +177,7 @@ def test_same_corpus_config_seed_give_identical_artifacts(
 def test_record_and_heldout_fertility(default_corpus: Path, tmp_path: Path) -> None:
     """The held-out lines come back with the tokenizer; the train command's saver measures and writes their
     fertility beside the tokenizer's own files (which never include it)."""
-    from tokenloom._commands.train import save_with_fertility
+    from tokenloom.fertility.heldout import save_with_fertility
 
     result = train_with_heldout(default_corpus, TrainerConfig(vocab_size=1200, heldout=0.2, seed=3))
     tok = result.tokenizer
@@ -225,7 +225,7 @@ def test_stream_is_lazy() -> None:
             consumed.append(i)
             yield f"line {i}"
 
-    lines = iter(LineStream(texts()))
+    lines = stream_lines(TrainingCorpus.of(texts()), TrainerConfig(heldout=0))
     assert next(lines) == "line 0"
     assert consumed == [0]  # one item pulled for one line: nothing is read ahead into a list
 
@@ -562,3 +562,22 @@ def test_cli_errors_replace_reports_the_count(tmp_path: Path, capsys: pytest.Cap
     assert not (tmp_path / "a").exists()
     assert cli.main([*base, "--errors", "replace", "--out", str(tmp_path / "a")]) == 0
     assert "invalid UTF-8  2 replacements in 1 line\n" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("engine", ["hf", "sentencepiece"])
+def test_a_table_trains_on_its_text_column(default_corpus: Path, tmp_path: Path, engine: str) -> None:
+    """Training reads a .jsonl as load_corpus does: the texts, not the JSON around them."""
+    from tokenloom.text.corpus import load_corpus
+
+    texts = [ln for p in resolve_inputs(default_corpus) for ln in p.read_text(encoding="utf-8").splitlines()]
+    table = tmp_path / "corpus.jsonl"
+    table.write_text("".join(json.dumps({"text": t, "lang": "und"}) + "\n" for t in texts), encoding="utf-8")
+    tok = train_tokenizer(table, engine=engine, vocab_size=1200, heldout=0)  # type: ignore[arg-type]
+    vocab = tok.hf_export().get_vocab()  # piece -> id (sentencepiece: its verified export)
+    pieces = sorted(vocab, key=vocab.__getitem__)
+    assert not [p for p in pieces if '"text"' in p or '{"' in p or '":' in p]
+    assert tok.record["corpus"]["train_lines"] == len(texts) and tok.record["corpus"]["files"] == 1
+    alone = train_tokenizer(iter(texts), engine=engine, vocab_size=1200, heldout=0)  # type: ignore[arg-type]
+    assert alone.hf_export().get_vocab() == vocab  # the same texts, the same pieces
+    loaded = [t for part in load_corpus(table) for t in part.load()[0]]  # parts: one per script
+    assert sorted(loaded) == sorted(texts)

@@ -2,7 +2,8 @@
 one-screen summary.
 
 The saved folder is the tokenizer's (``Tokenizer.save``) plus ``fertility.csv``: the fertility of the
-held-out lines, measured here (``tokenloom.fertility``), since the tokenizer itself knows nothing of reports.
+held-out lines (``tokenloom.fertility.heldout.save_with_fertility``). The training flags are generated from
+the :class:`~tokenloom.text.train_config.TrainerConfig` fields (:func:`add_config_arguments`).
 A byte-level BPE tokenizer is saved in tiktoken's format too (``tokenizer.tiktoken``) when it has one
 (no ``--split-digits``, normalization none) and tiktoken is installed to verify it. An export that fails
 its check is left out with a warning and a line in the summary (``--strict-export``: the command fails and
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tokenloom.text.tokenizer import SaveFormat, Tokenizer
-    from tokenloom.text.train import TrainResult
+    from tokenloom.text.train_config import TrainerConfig
 
 NAME = "train"
 HELP = (
@@ -27,87 +28,67 @@ HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "inputs", nargs="+", metavar="INPUT", help="text files, folders (searched for .txt) or globs"
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="corpus files (text, .jsonl/.csv/.parquet tables, source code), folders or globs",
     )
-    parser.add_argument(
-        "--algorithm",
-        choices=("bpe", "unigram", "bytelevel-bpe"),
-        default="bpe",
-        help="bytelevel-bpe: GPT-2 / tiktoken-style byte-level BPE (tokenizers engine); default: bpe",
-    )
-    parser.add_argument(
-        "--engine",
-        choices=("auto", "hf", "sentencepiece"),
-        default="auto",
-        help="auto = sentencepiece for bpe and unigram (fastest), hf for bytelevel-bpe; default: auto",
-    )
-    parser.add_argument(
-        "--pretokenizer",
-        default=None,
-        metavar="NAME|REGEX",
-        help="bytelevel-bpe: split pattern gpt2, cl100k, llama3 (= cl100k) or o200k, or a regex; default: o200k",
-    )
-    parser.add_argument(
-        "--split-digits", action="store_true", help="bytelevel-bpe: every digit a token of its own"
-    )
-    parser.add_argument(
-        "--vocab-size", type=int, default=8000, metavar="N", help="total vocabulary; default 8000"
-    )
-    parser.add_argument(
-        "--no-byte-fallback",
-        dest="byte_fallback",
-        action="store_false",
-        help="no <0x00>..<0xFF> pieces (unseen characters then become <unk>)",
-    )
-    parser.add_argument(
-        "--normalization", choices=("none", "nfc", "nfkc"), default="none", help="default: none (lossless)"
-    )
-    parser.add_argument(
-        "--special-token",
-        dest="special_tokens",
-        action="append",
-        metavar="T",
-        help="a special token (repeat; default: <unk> <s> </s> <pad>)",
-    )
-    parser.add_argument(
-        "--max-bytes", type=int, default=None, metavar="N", help="train on a deterministic sample of N bytes"
-    )
-    parser.add_argument(
-        "--seed",
-        type=parse_seed,
-        default=0,
-        metavar="N",
-        help="seed of sampling and training, 0 <= N < 2**32; default 0",
-    )
-    parser.add_argument(
-        "--errors",
-        choices=("strict", "replace"),
-        default="strict",
-        help="invalid UTF-8: strict stops with file/line/offset; replace substitutes U+FFFD and counts",
-    )
-    parser.add_argument(
-        "--heldout",
-        type=float,
-        default=0.01,
-        metavar="F",
-        help="fraction of lines held out and reported in fertility.csv; default 0.01 (0 disables)",
-    )
+    add_config_arguments(parser)
     parser.add_argument(
         "--out", type=Path, required=True, metavar="DIR", help="output folder (must not exist)"
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
-    parser.add_argument(
-        "--allow-smaller-vocab",
-        action="store_true",
-        help="keep the tokenizer when the corpus gives fewer pieces than --vocab-size (a warning; the folder "
-        "records the real size); by default that is an error naming the size reached",
-    )
     parser.add_argument(
         "--strict-export",
         action="store_true",
         help="fail, writing nothing, when an export (tokenizer.json beside a sentencepiece model, tiktoken) "
         "differs from the tokenizer; by default such an export is left out with a warning",
     )
+
+
+# the one flag not spelled after its field: it is given once per token
+_FLAGS = {"special_tokens": "--special-token"}
+
+
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """One flag per :class:`~tokenloom.text.train_config.TrainerConfig` field, its help and default taken
+    from the field; a flag not given leaves the field out of :func:`config_from_args` (the default applies)."""
+    import dataclasses
+    import typing
+
+    from tokenloom.text.train_config import TrainerConfig, choices
+
+    group = parser.add_argument_group("training settings (TrainerConfig fields)")
+    hints, listed = typing.get_type_hints(TrainerConfig), choices()
+    for f in dataclasses.fields(TrainerConfig):
+        flag = _FLAGS.get(f.name, "--" + f.name.replace("_", "-"))
+        shown = " ".join(f.default) if isinstance(f.default, tuple) else f.default
+        kind: dict[str, Any] = {"metavar": f.metadata["metavar"]}
+        if f.name in listed:
+            kind = {"choices": listed[f.name]}
+        elif isinstance(f.default, bool):
+            kind = {"action": argparse.BooleanOptionalAction}
+        elif isinstance(f.default, tuple):
+            kind["action"] = "append"
+        else:  # int, float or str, or None
+            hint = hints[f.name]
+            convert = next(t for t in typing.get_args(hint) or (hint,) if t is not type(None))
+            kind["type"] = parse_seed if f.name == "seed" else convert
+            kind["metavar"] = kind["metavar"] or {int: "N", float: "F"}.get(convert, "TEXT")
+        text = f"{f.metadata['help']}; default: {shown}"
+        group.add_argument(flag, dest=f.name, default=argparse.SUPPRESS, help=text, **kind)
+
+
+def config_from_args(args: argparse.Namespace) -> TrainerConfig:
+    """The :class:`TrainerConfig` of the flags given (:func:`add_config_arguments`); the others default."""
+    import dataclasses
+
+    from tokenloom.text.train_config import TrainerConfig
+
+    given = {
+        f.name: getattr(args, f.name) for f in dataclasses.fields(TrainerConfig) if hasattr(args, f.name)
+    }
+    return TrainerConfig(**given)
 
 
 def parse_seed(text: str) -> int:
@@ -125,53 +106,14 @@ def parse_seed(text: str) -> int:
     return value
 
 
-def save_with_fertility(
-    result: TrainResult,
-    out: Path,
-    *,
-    overwrite: bool = False,
-    formats: tuple[SaveFormat, ...] = ("tokenizer.json",),
-    strict: bool = False,
-) -> Any:
-    """Save the trained tokenizer to ``out`` (in ``formats``; ``strict``: see ``Tokenizer.save``) and, when
-    lines were held out, their per-script and per-language fertility as ``out/fertility.csv`` (written
-    atomically); returns that table (a DataFrame) or ``None``."""
-    from tokenloom._atomic import atomic_write
-
-    tok = result.tokenizer
-    table = None
-    if result.heldout:
-        from tokenloom.fertility.report import fertility_by_source
-
-        table = fertility_by_source(tok, result.heldout)
-    tok.save(out, overwrite=overwrite, formats=formats, strict=strict)
-    if table is not None:
-        atomic_write(out / "fertility.csv", table.to_csv(index=False))
-    return table
-
-
 def run(args: argparse.Namespace) -> int:
     from tokenloom.errors import ConfigError
-    from tokenloom.text.train import TrainerConfig, train_with_heldout
+    from tokenloom.fertility.heldout import save_with_fertility
+    from tokenloom.text.train import train_with_heldout
 
     if args.out.exists() and not args.overwrite:
         raise ConfigError(f"output folder {str(args.out)!r} already exists; pass --overwrite to replace it")
-    specials = tuple(args.special_tokens) if args.special_tokens else TrainerConfig.special_tokens
-    config = TrainerConfig(
-        algorithm=args.algorithm,
-        engine=args.engine,
-        vocab_size=args.vocab_size,
-        byte_fallback=args.byte_fallback,
-        normalization=args.normalization,
-        special_tokens=specials,
-        seed=args.seed,
-        max_bytes=args.max_bytes,
-        heldout=args.heldout,
-        errors=args.errors,
-        pretokenizer=args.pretokenizer,
-        split_digits=args.split_digits,
-        allow_smaller_vocab=args.allow_smaller_vocab,
-    )
+    config = config_from_args(args)
     inputs = [str(p) for p in args.inputs]
     result = train_with_heldout(inputs, config, quiet=args.quiet)
     from tokenloom.text.tiktoken_export import can_export

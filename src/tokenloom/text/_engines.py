@@ -2,9 +2,10 @@
 equivalent settings described in ``train.py``, byte-level BPE on HF ``tokenizers`` (pre-tokenizer from
 ``bytelevel.py``), plus the engine-specific error translation.
 
-What it does: turns a :class:`~tokenloom.text._stream.LineStream` and a ``TrainerConfig`` into a
-:class:`~tokenloom.text.tokenizer.Tokenizer`; an exception raised while streaming the corpus (e.g. invalid
-UTF-8) always surfaces, even when the engine calls the stream from native code; engine errors about the
+What it does: turns a corpus (``_stream.TrainingCorpus``, read by ``_stream.stream_lines``) and a
+``TrainerConfig`` into a :class:`~tokenloom.text.tokenizer.Tokenizer` and the stream's statistics; an
+exception raised while streaming the corpus (invalid UTF-8, a corpus with nothing to train on) always
+surfaces, even when the engine calls the stream from native code; engine errors about the
 vocabulary size become ``ConfigError`` naming the bound (``VocabSizeError`` when the corpus gives fewer pieces
 than asked: ``train.py`` checks the other engines' results the same way). What it does not do: read files,
 record statistics or save.
@@ -18,21 +19,21 @@ import logging
 import re
 import tempfile
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tokenloom._progress import show_progress
 from tokenloom.errors import ConfigError, CorpusError, VocabSizeError
-from tokenloom.text._stream import LineStream
+from tokenloom.text._stream import StreamStats, TrainingCorpus, stream_lines
 from tokenloom.text.backends.hf import HFBackend
 from tokenloom.text.backends.sentencepiece import SentencePieceBackend
 from tokenloom.text.tokenizer import Tokenizer
 
 if TYPE_CHECKING:
-    from tokenloom.text.train import TrainerConfig
+    from tokenloom.text.train_config import TrainerConfig
 
-__all__ = ["check_not_empty", "train_bytelevel", "train_hf", "train_spm"]
+__all__ = ["Trained", "train_bytelevel", "train_hf", "train_spm"]
 
 log = logging.getLogger(__name__)
 
@@ -59,38 +60,42 @@ def _nfc_rule_tsv() -> str:
     )
 
 
-class _Guard:
-    """Wraps the stream for an engine that calls it from native code: remembers the exception it raised."""
+Trained = tuple[Tokenizer, StreamStats]
 
-    def __init__(self, stream: LineStream) -> None:
-        self.stream = stream
+
+class _Feed:
+    """The training lines, for an engine that calls them from native code: iterated once, it keeps the
+    exception raised while streaming (an engine may swallow it) and the stream's statistics at its end."""
+
+    def __init__(self, lines: Generator[str, None, StreamStats]) -> None:
+        self._lines: Generator[str, None, StreamStats] | None = lines
         self.error: BaseException | None = None
+        self._stats: StreamStats | None = None
 
     def __iter__(self) -> Iterator[str]:
+        lines, self._lines = self._lines, None
+        if lines is None:
+            raise RuntimeError("the training lines are read once; this engine asked for them twice")
         try:
-            yield from self.stream
+            self._stats = yield from lines
         except BaseException as exc:
             self.error = exc
             raise
 
+    def raise_error(self) -> None:
+        """Raise what the stream raised, if anything (never train on part of a corpus silently)."""
+        if self.error is not None:
+            raise self.error from None  # the stream's error, not the engine's report of it
 
-def _corpus_name(stream: LineStream) -> str:
-    if stream.files:
-        return ", ".join(str(p) for p in stream.files[:3]) + (" ..." if len(stream.files) > 3 else "")
-    return "the given texts"
-
-
-def check_not_empty(stream: LineStream) -> None:
-    if stream.train_lines == 0:
-        where = _corpus_name(stream)
-        if stream.heldout_lines:
-            raise CorpusError(
-                f"corpus {where}: every non-empty line was held out; pass heldout=0 for tiny corpora"
-            )
-        raise CorpusError(f"corpus {where} is empty: no non-empty lines to train on")
+    def stats(self) -> StreamStats:
+        """The statistics of the whole corpus, after the engine read every line."""
+        self.raise_error()
+        if self._stats is None:
+            raise RuntimeError("the engine stopped before the end of the corpus")
+        return self._stats
 
 
-def train_spm(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenizer:
+def train_spm(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) -> Trained:
     import sentencepiece as spm
 
     names = cfg.resolved_special_tokens
@@ -124,7 +129,7 @@ def train_spm(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokeniz
     if controls:
         options["control_symbols"] = controls
     spm.set_random_generator_seed(cfg.seed)
-    guard = _Guard(stream)
+    feed = _Feed(stream_lines(corpus, cfg, quiet=quiet))
     model = io.BytesIO()
     with tempfile.TemporaryDirectory(prefix="tokenloom-spm-") as tmp:
         if cfg.normalization == "nfc":
@@ -134,22 +139,20 @@ def train_spm(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokeniz
         else:
             options["normalization_rule_name"] = {"none": "identity", "nfkc": "nfkc"}[cfg.normalization]
         try:
-            spm.SentencePieceTrainer.train(sentence_iterator=iter(guard), model_writer=model, **options)
+            spm.SentencePieceTrainer.train(sentence_iterator=iter(feed), model_writer=model, **options)
         except Exception as exc:
-            if guard.error is not None:
-                raise guard.error from None
-            check_not_empty(stream)
+            feed.raise_error()
             raise _spm_error(exc, cfg) from None
-    if guard.error is not None:  # the engine swallowed it: never train on part of a corpus silently
-        raise guard.error
+    stats = feed.stats()
     data = model.getvalue()
     sp = spm.SentencePieceProcessor()
     sp.LoadFromSerializedProto(data)
-    return Tokenizer(
+    tok = Tokenizer(
         name=f"{cfg.algorithm}-sentencepiece-{sp.get_piece_size()}",
         backend=SentencePieceBackend(sp, data),
-        verify_texts=stream.sample,
+        verify_texts=stats.sample,
     )
+    return tok, stats
 
 
 def _spm_error(exc: Exception, cfg: TrainerConfig) -> Exception:
@@ -179,16 +182,17 @@ def _batches(lines: Any, size: int = 1000) -> Iterator[list[str]]:
         yield batch
 
 
-def _alphabet_too_large(stream: LineStream, cfg: TrainerConfig) -> ConfigError:
+def _alphabet_too_large(corpus: TrainingCorpus, cfg: TrainerConfig) -> ConfigError:
     """HF's UnigramTrainer needs a piece for every distinct character: say how many (files are re-read)."""
-    from tokenloom.text.sources import iter_lines
+    from tokenloom.text.reader import iter_texts
 
     chars = set(cfg.required_chars)
-    for path in stream.files:
-        for line in iter_lines(path, errors="replace"):
-            chars.update(line)
+    for path in corpus.files:
+        for text in iter_texts(path, errors="replace"):
+            chars.update(text)
+    chars.discard("\n")
     fixed = len(cfg.resolved_special_tokens) + (256 if cfg.byte_fallback else 0)
-    need = f"at least {fixed + len(chars) + 1}" if stream.files else "more"
+    need = f"at least {fixed + len(chars) + 1}" if corpus.files else "more"
     return ConfigError(
         f"vocab_size={cfg.vocab_size} is too small for this corpus: HF's unigram trainer keeps every distinct "
         f"character as a piece ({len(chars)} here, when read from files) besides {fixed} special and byte pieces; "
@@ -197,7 +201,7 @@ def _alphabet_too_large(stream: LineStream, cfg: TrainerConfig) -> ConfigError:
     )
 
 
-def train_hf(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenizer:
+def train_hf(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) -> Trained:
     from tokenizers import Tokenizer as HFTokenizer
     from tokenizers import models, normalizers, pre_tokenizers, trainers
 
@@ -230,7 +234,7 @@ def train_hf(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenize
     if normalizer is not None:
         raw.normalizer = normalizer
     raw.pre_tokenizer = pre
-    _train_raw(raw, trainer, stream, cfg)
+    stats = _train_raw(raw, trainer, corpus, cfg, quiet=quiet)
     model = byte_fallback_model(raw, special_tokens=names, byte_fallback=cfg.byte_fallback, unk_token="<unk>")
     hf = HFTokenizer(model)
     if normalizer is not None:
@@ -244,28 +248,27 @@ def train_hf(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenize
             f"corpus alphabet already need {size}; raise vocab_size to at least {size} (or use the sentencepiece "
             "engine, whose character_coverage leaves rare characters to byte fallback)"
         )
-    return Tokenizer(name=f"{cfg.algorithm}-hf-{size}", backend=HFBackend(hf))
+    return Tokenizer(name=f"{cfg.algorithm}-hf-{size}", backend=HFBackend(hf)), stats
 
 
-def _train_raw(raw: Any, trainer: Any, stream: LineStream, cfg: TrainerConfig) -> None:
-    """``raw.train_from_iterator`` over the guarded stream, engine errors translated (see module doc)."""
-    guard = _Guard(stream)
+def _train_raw(
+    raw: Any, trainer: Any, corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool
+) -> StreamStats:
+    """``raw.train_from_iterator`` over the corpus's lines, engine errors translated (see module doc)."""
+    feed = _Feed(stream_lines(corpus, cfg, quiet=quiet))
     try:
-        raw.train_from_iterator(_batches(guard), trainer=trainer)
+        raw.train_from_iterator(_batches(feed), trainer=trainer)
     except BaseException as exc:
-        if guard.error is not None:
-            raise guard.error from None
+        feed.raise_error()
         if isinstance(exc, KeyboardInterrupt | SystemExit):
             raise
         if "not large enough to contain all chars" in str(exc):
-            raise _alphabet_too_large(stream, cfg) from None
+            raise _alphabet_too_large(corpus, cfg) from None
         raise CorpusError(f"tokenizers training failed: {str(exc).strip()[:300]}") from None
-    if guard.error is not None:
-        raise guard.error
-    check_not_empty(stream)
+    return feed.stats()
 
 
-def train_bytelevel(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> Tokenizer:
+def train_bytelevel(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) -> Trained:
     """Byte-level BPE (``bytelevel.py``): special tokens get ids 0..k-1, the 256 byte characters k..k+255,
     merge ``i`` id ``k + 256 + i``; ``ignore_merges`` makes a pre-token that is in the vocabulary one token,
     as tiktoken does."""
@@ -288,6 +291,8 @@ def train_bytelevel(stream: LineStream, cfg: TrainerConfig, *, quiet: bool) -> T
         show_progress=show_progress(quiet),
         max_token_length=None if limit is None else limit + 1,  # the trainer keeps pieces shorter than this
     )
-    _train_raw(hf, trainer, stream, cfg)
+    stats = _train_raw(hf, trainer, corpus, cfg, quiet=quiet)
     size = hf.get_vocab_size(with_added_tokens=True)  # smaller when no pair was left to merge (train.py)
-    return Tokenizer(name=f"{cfg.algorithm}-hf-{size}", backend=HFBackend(hf), verify_texts=stream.sample)
+    return Tokenizer(
+        name=f"{cfg.algorithm}-hf-{size}", backend=HFBackend(hf), verify_texts=stats.sample
+    ), stats

@@ -115,7 +115,7 @@ def export_spm(sp: Any, proto: Any) -> Any:
     from tokenizers import Regex, models, normalizers
     from tokenizers import Tokenizer as HFTokenizer
 
-    from tokenloom.text.backends.sentencepiece import model_type
+    from tokenloom.text.backends._spm_proto import model_type
 
     kind, byte_fallback, spec = model_type(proto), proto.trainer_spec.byte_fallback, proto.normalizer_spec
 

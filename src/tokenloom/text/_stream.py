@@ -1,20 +1,26 @@
-"""The training-line stream: corpus inputs → the lines an engine trains on, with statistics on the side.
+"""The training-line stream: a corpus → the lines an engine trains on, and the statistics of what was read.
 
-What it does, in one pass and without holding the corpus in memory:
+:func:`stream_lines` is a generator: it yields the training lines and, once they are all consumed, returns
+a frozen :class:`StreamStats` (``stats = yield from stream_lines(...)``); a generator runs once, so every
+line is read once and the statistics describe exactly the lines given. In one pass, without holding the
+corpus in memory, it:
 
-- reads files (``sources.iter_lines``) or an iterable of strings (each item split on ``\\n``);
+- reads files through the corpus reader (``reader.iter_texts``: a text file's lines, a table's ``text``
+  column, a code file whole) or an iterable of strings, splitting every text on ``\\n``;
 - counts what was read (files, bytes, lines, characters) and fingerprints it (SHA-256 of the lines);
 - samples deterministically when ``max_bytes`` is set: for files, each line is kept with probability
   ``max_bytes / total file bytes`` from a ``random.Random(seed)``; for an iterable (size unknown) the first
-  ``max_bytes`` are used; either way training stops once ``max_bytes`` have been kept;
+  ``max_bytes`` are used; either way training stops once ``max_bytes`` have been kept (reading goes on, so
+  the statistics and fingerprint cover the whole corpus);
 - holds out a fraction of lines (``heldout``) for the fertility check, as (source name, text) records,
   at most ``MAX_HELDOUT`` of them;
 - splits lines longer than ``max_line_bytes`` into chunks (at a space near the limit when there is one,
   else at a character boundary), counting the lines split and the chunks made — nothing is dropped;
-- keeps an evenly spread sample of up to ``sample_size`` training lines (every k-th line, k doubling as the
-  corpus grows) to verify exports against.
+- keeps an evenly spread sample of up to ``verify_sample`` training lines (every k-th line, k doubling as
+  the corpus grows) to verify exports against;
+- raises :class:`~tokenloom.errors.CorpusError` at the end when no line is left to train on.
 
-Empty lines are counted but not passed to the engine. What it does not do: talk to an engine.
+Empty lines are counted but not yielded. What it does not do: talk to an engine (``_engines.py``).
 """
 
 from __future__ import annotations
@@ -22,16 +28,20 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tokenloom._progress import show_progress
 from tokenloom.errors import CorpusError
-from tokenloom.text.sources import Errors, SourceStats, iter_lines, resolve_inputs
+from tokenloom.text.reader import corpus_files, iter_texts
+from tokenloom.text.sources import Errors, SourceStats
 
-__all__ = ["MAX_HELDOUT", "CorpusInput", "LineStream", "split_long"]
+if TYPE_CHECKING:
+    from tokenloom.text.train_config import TrainerConfig
+
+__all__ = ["MAX_HELDOUT", "CorpusInput", "StreamStats", "TrainingCorpus", "split_long", "stream_lines"]
 
 MAX_HELDOUT = 20_000  # at most this many held-out records are kept (enough for a fertility table)
 CorpusInput = str | os.PathLike[str] | Iterable[Any]
@@ -57,132 +67,79 @@ def split_long(line: str, max_bytes: int) -> list[str]:
     return chunks
 
 
-@dataclass
-class LineStream:
-    """An iterable of training lines over ``corpus``; iterate once, then read the statistics."""
+@dataclass(frozen=True)
+class TrainingCorpus:
+    """What a training reads: files (``files``, found by :func:`TrainingCorpus.of`) or an iterable of str."""
 
-    corpus: CorpusInput
-    errors: Errors = "strict"  # invalid UTF-8: "strict" raises CorpusError, "replace" substitutes and counts
-    max_bytes: int | None = None  # deterministic sampling cap (None: everything)
-    seed: int = 0  # seed of the max_bytes sampling and held-out generators
-    heldout: float = 0.0  # fraction of lines held out from training
-    max_line_bytes: int = 16384  # longer lines are split into chunks
-    sample_size: int = 2000  # training lines kept (evenly spread) for export verification
-    quiet: bool = True  # no progress bar
-    stats: SourceStats = field(default_factory=SourceStats)
-    files: list[Path] = field(default_factory=list)
-    train_lines: int = 0  # lines (or chunks) given to the engine
-    train_bytes: int = 0  # their UTF-8 bytes
-    split_lines: int = 0  # lines longer than max_line_bytes
-    split_chunks: int = 0  # chunks those lines became
-    heldout_records: list[tuple[str, str]] = field(default_factory=list)
-    heldout_lines: int = 0
-    sample: list[str] = field(default_factory=list)
-    _hash: Any = field(default_factory=hashlib.sha256, repr=False)
+    files: tuple[Path, ...] = ()
+    texts: Iterable[Any] | None = None  # read once, item by item
 
-    def __post_init__(self) -> None:
-        if isinstance(self.corpus, str | os.PathLike) or (
-            isinstance(self.corpus, list | tuple)
-            and all(isinstance(x, str | os.PathLike) for x in self.corpus)
-        ):
-            items = [self.corpus] if isinstance(self.corpus, str | os.PathLike) else list(self.corpus)
-            for item in items:
-                text = os.fspath(item)
-                if isinstance(item, str) and not Path(text).exists() and (" " in text or "\n" in text):
-                    raise CorpusError(
-                        f"corpus path {text[:60]!r} does not exist; strings in a list or tuple are paths — "
-                        "to train on texts pass an iterator, e.g. iter(texts)"
-                    )
-            self.files = resolve_inputs(items)
+    @classmethod
+    def of(cls, corpus: CorpusInput) -> TrainingCorpus:
+        """Path(s), folder(s) or glob(s) — a str, a PathLike or a list/tuple of them — or any other iterable
+        of str. A missing path that looks like a sentence says how to pass texts."""
+        if isinstance(corpus, str | os.PathLike):
+            items: list[str | os.PathLike[str]] = [corpus]
+        elif isinstance(corpus, list | tuple) and all(isinstance(x, str | os.PathLike) for x in corpus):
+            items = list(corpus)
+        else:
+            return cls(texts=corpus)
+        for item in items:
+            text = os.fspath(item)
+            if isinstance(item, str) and not Path(text).exists() and (" " in text or "\n" in text):
+                raise CorpusError(
+                    f"corpus path {text[:60]!r} does not exist; strings in a list or tuple are paths — "
+                    "to train on texts pass an iterator, e.g. iter(texts)"
+                )
+        return cls(files=tuple(corpus_files(items)))
 
     @property
-    def fingerprint(self) -> str:
-        """SHA-256 of the lines read (``\\n``-terminated UTF-8), available after iteration."""
-        return self._hash.hexdigest()
+    def name(self) -> str:
+        """The corpus as named in messages."""
+        if self.texts is not None:
+            return "the given texts"
+        return ", ".join(str(p) for p in self.files[:3]) + (" ..." if len(self.files) > 3 else "")
 
-    def _sources(self) -> Iterator[tuple[str, str]]:
-        if self.files:
+    def lines(self, errors: Errors, stats: SourceStats) -> Iterator[tuple[str, str]]:
+        """(source name, line) of every line, counted in ``stats``."""
+        if self.texts is None:
             for path in self.files:
-                for line in iter_lines(path, errors=self.errors, stats=self.stats):
-                    yield path.name, line
+                for text in iter_texts(path, errors=errors, stats=stats):
+                    for line in text.split("\n"):
+                        yield path.name, line
             return
-        assert not isinstance(self.corpus, str | os.PathLike)  # a path became self.files in __post_init__
-        for number, item in enumerate(self.corpus, start=1):
+        for number, item in enumerate(self.texts, start=1):
             if not isinstance(item, str):
                 raise CorpusError(
                     f"corpus item #{number} is {type(item).__name__}, not str; pass texts or paths"
                 )
             for line in item.split("\n"):
-                self.stats.lines += 1
-                self.stats.bytes += len(line.encode("utf-8")) + 1
-                self.stats.chars += len(line)
+                stats.lines += 1
+                stats.bytes += len(line.encode("utf-8")) + 1
+                stats.chars += len(line)
                 yield "<texts>", line
 
-    def __iter__(self) -> Iterator[str]:
-        sampler = random.Random(self.seed)
-        holder = random.Random(self.seed + 1)
-        sample, stride = self.sample, 1
-        keep_p = 1.0
-        if self.max_bytes is not None and self.files:
-            total = sum(p.stat().st_size for p in self.files)
-            keep_p = min(1.0, self.max_bytes / max(total, 1))
-        bar = None
-        if show_progress(self.quiet):
-            from tqdm.auto import tqdm
 
-            total_bytes = sum(p.stat().st_size for p in self.files) if self.files else None
-            bar = tqdm(
-                total=total_bytes, unit="B", unit_scale=True, desc="reading corpus", dynamic_ncols=True
-            )
-        seen_bytes = 0
-        update = self._hash.update
-        try:
-            for source, line in self._sources():
-                encoded = line.encode("utf-8")
-                update(encoded + b"\n")
-                if bar is not None:
-                    seen_bytes += len(encoded) + 1
-                    if seen_bytes >= 1 << 20:
-                        bar.update(seen_bytes)
-                        seen_bytes = 0
-                if not line:
-                    continue
-                if self.max_bytes is not None:
-                    if self.train_bytes >= self.max_bytes:
-                        continue  # keep reading: statistics and fingerprint cover the whole corpus
-                    if keep_p < 1.0 and sampler.random() >= keep_p:
-                        continue
-                if self.heldout > 0.0 and holder.random() < self.heldout:
-                    self.heldout_lines += 1
-                    if len(self.heldout_records) < MAX_HELDOUT:
-                        self.heldout_records.append((source, line))
-                    continue
-                chunks = (
-                    [line] if len(encoded) <= self.max_line_bytes else split_long(line, self.max_line_bytes)
-                )
-                if len(chunks) > 1:
-                    self.split_lines += 1
-                    self.split_chunks += len(chunks)
-                for chunk in chunks:
-                    if self.train_lines % stride == 0:  # every stride-th line, thinned as the corpus grows
-                        sample.append(chunk)
-                        if len(sample) >= 2 * self.sample_size:
-                            del sample[1::2]
-                            stride *= 2
-                    self.train_lines += 1
-                    self.train_bytes += len(chunk.encode("utf-8")) if len(chunks) > 1 else len(encoded)
-                    yield chunk
-        finally:
-            del sample[self.sample_size :]
-            if bar is not None:
-                bar.update(seen_bytes)
-                bar.close()
+@dataclass(frozen=True)
+class StreamStats:
+    """What one pass of :func:`stream_lines` read, trained on, split and held out."""
+
+    read: dict[str, int]  # SourceStats.as_dict(): files, lines, bytes, chars, replacements
+    file_names: tuple[str, ...]
+    fingerprint: str  # SHA-256 of the lines read (``\n``-terminated UTF-8)
+    train_lines: int  # lines (or chunks) given to the engine
+    train_bytes: int  # their UTF-8 bytes
+    split_lines: int  # lines longer than max_line_bytes
+    split_chunks: int  # chunks those lines became
+    heldout_lines: int
+    heldout: tuple[tuple[str, str], ...]  # (source name, line), at most MAX_HELDOUT
+    sample: tuple[str, ...]  # evenly spread training lines, for export verification
 
     def summary(self) -> dict[str, Any]:
         """Corpus statistics for ``tokenloom.json`` (deterministic: no paths, no timings)."""
         return {
-            **self.stats.as_dict(),
-            "file_names": [p.name for p in self.files],
+            **self.read,
+            "file_names": list(self.file_names),
             "fingerprint": f"sha256:{self.fingerprint}",
             "train_lines": self.train_lines,
             "train_bytes": self.train_bytes,
@@ -190,3 +147,95 @@ class LineStream:
             "split_chunks": self.split_chunks,
             "heldout_lines": self.heldout_lines,
         }
+
+
+class _Spread:
+    """An evenly spread sample of at most ``size`` items: every stride-th, the stride doubling as they come."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.items: list[str] = []
+        self.stride = 1
+        self.seen = 0
+
+    def add(self, item: str) -> None:
+        if self.seen % self.stride == 0:
+            self.items.append(item)
+            if len(self.items) >= 2 * self.size:
+                del self.items[1::2]
+                self.stride *= 2
+        self.seen += 1
+
+
+def _read(
+    corpus: TrainingCorpus, errors: Errors, stats: SourceStats, digest: Any, *, quiet: bool
+) -> Iterator[tuple[str, str, bytes]]:
+    """(source, line, its UTF-8) of the non-empty lines; every line hashed into ``digest``, a progress bar
+    on a terminal unless ``quiet``."""
+    bar = None
+    if show_progress(quiet):
+        from tqdm.auto import tqdm
+
+        total = sum(p.stat().st_size for p in corpus.files) if corpus.texts is None else None
+        bar = tqdm(total=total, unit="B", unit_scale=True, desc="reading corpus", dynamic_ncols=True)
+    seen, update = 0, digest.update
+    try:
+        for source, line in corpus.lines(errors, stats):
+            encoded = line.encode("utf-8")
+            update(encoded + b"\n")
+            if bar is not None:
+                seen += len(encoded) + 1
+                if seen >= 1 << 20:
+                    bar.update(seen)
+                    seen = 0
+            if line:
+                yield source, line, encoded
+    finally:
+        if bar is not None:
+            bar.update(seen)
+            bar.close()
+
+
+def stream_lines(
+    corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool = True
+) -> Generator[str, None, StreamStats]:
+    """The training lines of ``corpus`` under ``cfg`` (``max_bytes``, ``seed``, ``heldout``, ``errors``,
+    ``max_line_bytes``, ``verify_sample``); returns the :class:`StreamStats` (see the module docstring)."""
+    stats, digest, spread = SourceStats(), hashlib.sha256(), _Spread(cfg.verify_sample)
+    sampler, holder = random.Random(cfg.seed), random.Random(cfg.seed + 1)
+    cap, limit = cfg.max_bytes, cfg.max_line_bytes
+    keep_p = 1.0
+    if cap is not None and corpus.texts is None:
+        keep_p = min(1.0, cap / max(sum(p.stat().st_size for p in corpus.files), 1))
+    heldout: list[tuple[str, str]] = []
+    held = lines = size = split = chunks = 0
+    for source, line, encoded in _read(corpus, cfg.errors, stats, digest, quiet=quiet):
+        if cap is not None and (size >= cap or (keep_p < 1.0 and sampler.random() >= keep_p)):
+            continue
+        if cfg.heldout > 0.0 and holder.random() < cfg.heldout:
+            held += 1
+            if len(heldout) < MAX_HELDOUT:
+                heldout.append((source, line))
+            continue
+        if len(encoded) <= limit:
+            spread.add(line)
+            lines, size = lines + 1, size + len(encoded)
+            yield line
+            continue
+        pieces = split_long(line, limit)
+        split, chunks = split + 1, chunks + len(pieces)
+        for chunk in pieces:
+            spread.add(chunk)
+            lines, size = lines + 1, size + len(chunk.encode("utf-8"))
+            yield chunk
+    if lines == 0:
+        if held:
+            raise CorpusError(
+                f"corpus {corpus.name}: every non-empty line was held out; pass heldout=0 for tiny corpora"
+            )
+        raise CorpusError(f"corpus {corpus.name} is empty: no non-empty lines to train on")
+    names = tuple(p.name for p in corpus.files)
+    return StreamStats(
+        stats.as_dict(), names, digest.hexdigest(), lines, size, split, chunks, held, tuple(heldout),
+        tuple(spread.items[: spread.size]),
+    )  # fmt: skip

@@ -16,7 +16,8 @@ What it reads (:func:`load_corpus`):
 - **Source files** (``.py``, ``.rs``, ...): one text per file, a ``code`` slice per programming language,
   the language taken from the file extension.
 
-Bad input raises :class:`~tokenloom.errors.CorpusError` naming file and line: missing ``text`` column,
+Files are found and read by ``tokenloom.text.reader``, the reader training uses too. Bad input raises
+:class:`~tokenloom.errors.CorpusError` naming file and line: missing ``text`` column,
 empty file, null / non-string text, invalid JSON, undecodable bytes (or, with ``errors="replace"``,
 U+FFFD substitutions counted in :attr:`Corpus.stats`), mismatched line counts in a parallel folder.
 Nothing is dropped: blank lines are texts too (with no words and no tokens).
@@ -28,8 +29,6 @@ words or transliterate (``tokenloom.fertility.slices`` generates transliterated 
 
 from __future__ import annotations
 
-import io
-import json
 import logging
 import os
 import re
@@ -40,7 +39,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tokenloom.errors import CorpusError
-from tokenloom.text.sources import Errors, SourceStats, decode_utf8, iter_lines, resolve_inputs
+from tokenloom.text.reader import CODE_EXTENSIONS, corpus_files, file_kind, iter_texts, read_table
+from tokenloom.text.sources import Errors, SourceStats
 
 __all__ = [
     "CODE_EXTENSIONS",
@@ -55,18 +55,6 @@ logger = logging.getLogger(__name__)
 
 SliceKind = Literal["language", "code_mixed", "transliterated", "code"]
 
-# file extension -> programming language of a code slice
-CODE_EXTENSIONS: dict[str, str] = {
-    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".ts": "typescript",
-    ".tsx": "typescript", ".java": "java", ".kt": "kotlin", ".scala": "scala", ".c": "c", ".h": "c",
-    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".cs": "csharp", ".go": "go", ".rs": "rust",
-    ".rb": "ruby", ".php": "php", ".swift": "swift", ".sh": "shell", ".bash": "shell", ".sql": "sql",
-    ".r": "r", ".R": "r", ".jl": "julia", ".lua": "lua", ".pl": "perl", ".hs": "haskell", ".ml": "ocaml",
-    ".html": "html", ".css": "css", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
-}  # fmt: skip
-_TEXT_SUFFIXES = (".txt",)
-_TABLE_SUFFIXES = (".jsonl", ".csv", ".parquet")
-ALL_SUFFIXES = _TEXT_SUFFIXES + _TABLE_SUFFIXES + tuple(CODE_EXTENSIONS)
 _LANG_CODE = re.compile(r"^([a-z]{2,3})_([A-Z][a-z]{3})(?:-[A-Za-z0-9-]+)?$")  # "acu_Latn-1": a variant
 
 
@@ -167,90 +155,32 @@ def _count_lines(path: Path) -> int:
 
 
 def _read_lines(path: Path, errors: Errors, stats: SourceStats) -> tuple[list[str], list[Any]]:
-    texts = list(iter_lines(path, errors=errors, stats=stats, max_line_bytes=MAX_TEXT_BYTES))
+    texts = list(iter_texts(path, errors=errors, stats=stats, max_line_bytes=MAX_TEXT_BYTES))
     if not texts:
         raise CorpusError(f"{path}: empty file (no lines); remove it or put text in it")
     return texts, list(range(1, len(texts) + 1))
 
 
-def _decode(path: Path, data: bytes, errors: Errors, stats: SourceStats) -> str:
-    text = decode_utf8(data, path, errors=errors, stats=stats)
-    stats.files += 1
-    stats.bytes += len(data)
-    return text.removeprefix("\ufeff")
-
-
-def _read_table(path: Path, errors: Errors, stats: SourceStats) -> tuple[Any, int]:
-    """The table as a pandas DataFrame and the file line of its first row (for messages)."""
-    import pandas as pd
-
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        try:
-            df = pd.read_parquet(path)
-        except Exception as exc:  # pyarrow raises several types for corrupt files
-            raise CorpusError(f"{path}: cannot read as Parquet ({exc}); check the file") from None
-        return df, 0
-    data = path.read_bytes()
-    text = _decode(path, data, errors, stats)
-    if not text.strip():
-        raise CorpusError(f"{path}: empty file (no rows); remove it or put rows in it")
-    if suffix == ".jsonl":
-        rows = []
-        for number, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CorpusError(
-                    f"{path}: line {number}: invalid JSON ({exc.msg} at column {exc.colno})"
-                ) from None
-            if not isinstance(row, dict):
-                raise CorpusError(
-                    f"{path}: line {number}: expected a JSON object with a 'text' key, got {row!r:.60}"
-                )
-            row["__line__"] = number
-            rows.append(row)
-        return pd.DataFrame(rows), 1
-    try:
-        df = pd.read_csv(io.StringIO(text), dtype=object, keep_default_na=False, na_values=[])
-    except Exception as exc:  # pandas.errors.ParserError and friends
-        raise CorpusError(f"{path}: cannot parse as CSV ({exc})") from None
-    return df, 2  # header is line 1
-
-
 def _table_parts(path: Path, errors: Errors, stats: SourceStats) -> list[CorpusPart]:
     from tokenloom.text.unicode import dominant_script
 
-    df, first_line = _read_table(path, errors, stats)
-    if "text" not in df.columns:
-        cols = [c for c in df.columns if c != "__line__"]
-        raise CorpusError(f"{path}: no 'text' column (columns: {cols}); rename the text column to 'text'")
-    if len(df) == 0:
-        raise CorpusError(f"{path}: no rows; remove it or put rows in it")
-    lines = df["__line__"].tolist() if "__line__" in df.columns else [first_line + i for i in range(len(df))]
-    where = "line" if first_line else "row"
+    table = read_table(path, errors, stats)
     groups: dict[tuple[str, str, str, SliceKind], tuple[list[str], list[Any]]] = {}
-    has_id = "id" in df.columns
-    for i, row in enumerate(df.to_dict("records")):
-        text = row.get("text")
-        loc = f"{path}: {where} {lines[i] if first_line else i + 1}"
-        if not isinstance(text, str):
-            raise CorpusError(f"{loc}: 'text' must be a string, got {text!r}; fill or remove the row")
-        lang = _cell(row, "lang") or "und"
-        script = _cell(row, "script")
+    has_id = "id" in table.columns
+    for row in table.rows:
+        lang = _cell(row.cells, "lang") or "und"
+        script = _cell(row.cells, "script")
         parsed = parse_lang_code(lang)
         if parsed:
             lang, script = parsed[0], script or parsed[1]
-        script = script or dominant_script(text)
-        label = _cell(row, "slice") or f"{lang}_{script}"
-        rid = row.get("id") if has_id else None
+        script = script or dominant_script(row.text)
+        label = _cell(row.cells, "slice") or f"{lang}_{script}"
+        rid = row.cells.get("id") if has_id else None
         if has_id and (rid is None or (isinstance(rid, float) and rid != rid)):
-            raise CorpusError(f"{loc}: empty 'id'; give every row an id or drop the column")
+            raise CorpusError(f"{table.at(row)}: empty 'id'; give every row an id or drop the column")
         texts, ids = groups.setdefault((lang, script, label, _kind(label)), ([], []))
-        texts.append(text)
-        ids.append(str(rid) if has_id else lines[i] if first_line else i + 1)
+        texts.append(row.text)
+        ids.append(str(rid) if has_id else row.number)
     parts = []
     for (lang, script, label, kind), (texts, ids) in groups.items():
         parts.append(
@@ -292,7 +222,7 @@ def _code_parts(files: list[Path], errors: Errors, stats: SourceStats) -> list[C
 
     def loader(paths: list[Path]) -> Callable[[], tuple[list[str], list[Any]]]:
         def load() -> tuple[list[str], list[Any]]:
-            texts = ["\n".join(iter_lines(p, errors=errors, stats=stats)) for p in paths]
+            texts = [text for p in paths for text in iter_texts(p, errors=errors, stats=stats)]
             return texts, [str(p) for p in paths]
 
         return load
@@ -383,16 +313,17 @@ def load_corpus(
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
     stats = SourceStats()
-    files = resolve_inputs(inputs, suffixes=ALL_SUFFIXES)
+    files = corpus_files(inputs)
     flores: dict[Path, list[Path]] = {}
     code: list[Path] = []
     parts: list[CorpusPart] = []
     for f in files:
+        kind = file_kind(f)
         if f.suffix == ".txt" and parse_lang_code(f.name):
             flores.setdefault(f.parent, []).append(f)
-        elif f.suffix in CODE_EXTENSIONS:
+        elif kind == "code":
             code.append(f)
-        elif f.suffix.lower() in _TABLE_SUFFIXES:
+        elif kind == "table":
             parts.extend(_table_parts(f, errors, stats))
         else:
             if f.stat().st_size == 0:

@@ -1,7 +1,7 @@
 """The sentencepiece backend: a ``SentencePieceProcessor`` and its serialized ``ModelProto``.
 
 What it does: ids, offsets, decoding and normalization by the C++ engine (batch calls run on all cores);
-the model's settings read with the ``sentencepiece_model_pb2`` module sentencepiece ships (``protobuf``);
+the model's settings (read by ``_spm_proto``, with the ``sentencepiece_model_pb2`` module sentencepiece ships);
 the piece-width tables when the model's offsets are running sums of piece lengths (identity
 normalization, no dummy prefix, no whitespace removal); the ``tokenizer.json`` export
 (``_hf_build.export_spm``) and its id-for-id check against the engine (``Tokenizer.save`` writes it only
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tokenloom.errors import TokenizerError
+from tokenloom.text.backends._spm_proto import model_type, read_model
 from tokenloom.text.backends.base import ByteFallback, Capabilities, OffsetsFn, first_difference, panic_safe
 
 if TYPE_CHECKING:
@@ -40,23 +41,6 @@ PROBES: tuple[str, ...] = (
     "<s> </s> <unk> <pad> <0x41> literal specials",
     "mixed हिन्दी and 中文 and العربية",
 )
-
-
-def read_model(data: bytes) -> Any:
-    """The ``sentencepiece_model_pb2.ModelProto`` of serialized model bytes; TokenizerError if malformed."""
-    from google.protobuf.message import DecodeError
-    from sentencepiece import sentencepiece_model_pb2
-
-    proto_type: Any = sentencepiece_model_pb2.ModelProto  # type: ignore[attr-defined]  # generated, no stubs
-    try:
-        return proto_type.FromString(data)
-    except DecodeError as exc:
-        raise TokenizerError(f"cannot read the sentencepiece model: {exc}") from None
-
-
-def model_type(proto: Any) -> str:
-    """``"unigram"`` | ``"bpe"`` | ``"word"`` | ``"char"`` of a ``ModelProto``."""
-    return str(proto.trainer_spec.ModelType.Name(proto.trainer_spec.model_type)).lower()
 
 
 class SentencePieceBackend:
