@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tokenloom._lazy import lazy_exports
-
-__version__ = "0.1.0"
+from tokenloom._version import __version__
 
 # public name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {

@@ -27,6 +27,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from tokenloom.text._spm_model import model_type
+
 __all__ = [
     "BYTE_PIECES",
     "META",
@@ -114,8 +116,6 @@ def export_spm(sp: Any, proto: Any) -> Any:
     ``sentencepiece_model_pb2.ModelProto``, for the trainer and normalizer settings)."""
     from tokenizers import Regex, models, normalizers
     from tokenizers import Tokenizer as HFTokenizer
-
-    from tokenloom.text.backends._spm_proto import model_type
 
     kind, byte_fallback, spec = model_type(proto), proto.trainer_spec.byte_fallback, proto.normalizer_spec
 

@@ -48,6 +48,7 @@ import time
 from dataclasses import dataclass
 from typing import Unpack
 
+from tokenloom._version import __version__
 from tokenloom.errors import ConfigError, VocabSizeError
 from tokenloom.text._engines import train_bytelevel, train_hf, train_spm
 from tokenloom.text._stream import CorpusInput, StreamStats, TrainingCorpus
@@ -70,8 +71,6 @@ log = logging.getLogger(__name__)
 
 def _versions() -> dict[str, str]:
     from importlib.metadata import version  # no engine import just for its version (memory, start-up)
-
-    from tokenloom import __version__
 
     return {
         "tokenloom": __version__,

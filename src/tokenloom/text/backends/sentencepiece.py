@@ -1,7 +1,7 @@
 """The sentencepiece backend: a ``SentencePieceProcessor`` and its serialized ``ModelProto``.
 
 What it does: ids, offsets, decoding and normalization by the C++ engine (batch calls run on all cores);
-the model's settings (read by ``_spm_proto``, with the ``sentencepiece_model_pb2`` module sentencepiece ships);
+the model's settings (read by ``tokenloom.text._spm_model``, with the ``sentencepiece_model_pb2`` module sentencepiece ships);
 the piece-width tables when the model's offsets are running sums of piece lengths (identity
 normalization, no dummy prefix, no whitespace removal); the ``tokenizer.json`` export
 (``_hf_build.export_spm``) and its id-for-id check against the engine (``Tokenizer.save`` writes it only
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tokenloom.errors import TokenizerError
-from tokenloom.text.backends._spm_proto import model_type, read_model
+from tokenloom.text._spm_model import model_type, read_model
 from tokenloom.text.backends.base import ByteFallback, Capabilities, OffsetsFn, first_difference, panic_safe
 
 if TYPE_CHECKING:
