@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -10,11 +9,11 @@ import pandas as pd
 import pytest
 
 from tokenloom import cli
-from tokenloom._commands.sweep import parse_vocab_sizes
 from tokenloom.costs import embedding_params, encoder_kv_cache_bytes
 from tokenloom.encoder.config import EncoderConfig
 from tokenloom.errors import ConfigError, TokenizerError
 from tokenloom.fertility.sweep import SweepConfig, vocab_sweep
+from tokenloom.fertility.sweep_types import parse_vocab_sizes
 from tokenloom.text.bpe_cut import bpe_base_size, cut_bpe
 from tokenloom.text.tokenizer import load_tokenizer
 from tokenloom.text.train import train_tokenizer
@@ -184,11 +183,14 @@ def test_sweep_cli_three_algorithms(
         SweepConfig(algorithms=("bpe",), pretokenizer="o200k")
 
 
-def test_vocab_size_flag() -> None:
+def test_vocab_size_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert parse_vocab_sizes("8k, 16K,32000") == (8000, 16000, 32000)
     for bad in ("8x", "0", "", "-1k"):
-        with pytest.raises(argparse.ArgumentTypeError, match="positive number"):
+        with pytest.raises(ConfigError, match="positive number"):
             parse_vocab_sizes(bad)
+    with pytest.raises(SystemExit):  # the flag: argparse's one-line error, with the same reason
+        cli.main(["sweep", "c/", "--vocab-sizes", "8k,8x", "--eval", "c/", "--out", "o/"])
+    assert "vocabulary size '8x' is not a positive number like 8k or 32000" in capsys.readouterr().err
 
 
 def test_sweep_writes_the_rest_when_one_tokenizer_cannot_be_saved(
