@@ -9,12 +9,13 @@ derives two tables:
   what the vocabulary itself costs — embedding and output-layer parameters and bytes (``V·d``, doubled when
   untied, :func:`tokenloom.costs.embedding_params`);
 - ``languages``, one row per tokenizer × language: the tokens the same content needs and what that costs
-  at a reference context. The reference is the pivot language's text under the sweep's first tokenizer at
-  ``context`` tokens; a language whose text took ``t`` tokens under a tokenizer (the pivot: ``t₀`` under the
-  first) needs ``round(context · t / t₀)`` tokens for the same content, and the encoder's attention FLOPs and
-  KV-cache bytes follow from that length (:func:`tokenloom.costs.encoder_flops`,
-  :func:`tokenloom.costs.encoder_kv_cache_bytes`). The evaluation corpus must be parallel for this to mean
-  anything (FLORES-style ``<lang>_<Script>.txt`` files).
+  at a reference context, by :func:`tokenloom.costs.languages.language_cost` (the definition the report's
+  ``rel_*`` columns and ``tokenloom costs languages`` use). The reference is the pivot language's content
+  in ``context`` tokens of the sweep's first tokenizer, so the premium of a language under a tokenizer is
+  its report ``premium_mean`` (against the pivot under the same tokenizer) times that tokenizer's pivot
+  tokens ÷ the first tokenizer's (the same pivot texts under both); under the first tokenizer it is the
+  report's ``premium_mean`` itself. The evaluation corpus must be parallel for this to mean anything
+  (FLORES-style ``<lang>_<Script>.txt`` files).
 
 The BPE shortcut: with the ``tokenizers`` engine the merges of a smaller BPE vocabulary are a prefix of a
 larger one's, so the largest BPE (and the largest byte-level BPE) is trained once and the smaller ones are
@@ -42,7 +43,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from tokenloom._atomic import atomic_dir
-from tokenloom.costs import embedding_params, encoder_flops, encoder_kv_cache_bytes, tensor_bytes
+from tokenloom.costs import embedding_params, tensor_bytes
+from tokenloom.costs.languages import language_cost
 from tokenloom.encoder.config import EncoderConfig
 from tokenloom.errors import ConfigError, TokenizerError, VocabSizeError
 from tokenloom.fertility.report import fertility_report
@@ -249,30 +251,34 @@ _METRICS = (
 
 
 def _languages(result: SweepResult) -> pd.DataFrame:
+    """One :func:`~tokenloom.costs.languages.language_cost` per tokenizer × language of the report, its
+    premium against the pivot under the first tokenizer (see the module docstring)."""
     import pandas as pd
 
     cfg, df = result.config, result.report
     model = EncoderConfig.preset(cfg.preset)
     langs = df[df["slice_kind"] == "language"]
-    first = next(iter(result.tokenizers))
-    ref = langs[(langs["tokenizer"] == first) & (langs["slice"] == cfg.pivot)]
-    if ref.empty:
+    pivot = langs[langs["slice"] == cfg.pivot]
+    pivot_tokens = dict(zip(pivot["tokenizer"], pivot["tokens"].astype(int), strict=True))
+    t0 = pivot_tokens.get(next(iter(result.tokenizers)), 0)
+    if t0 <= 0:
         raise ConfigError(
             f"pivot {cfg.pivot!r} is not a language of the evaluation corpus; name one of its "
             f"<lang>_<Script> files with --pivot (found {sorted(set(langs['slice']))})"
         )
-    t0 = int(ref["tokens"].to_numpy()[0])
     rows = []
-    columns = (langs[c].tolist() for c in ("tokenizer", "slice", "script", "tokens"))
-    for name, lang, script, tokens in zip(*columns, strict=True):
-        n = max(1, round(cfg.context * int(tokens) / t0))
-        fl = encoder_flops(model, 1, n)
+    columns = (langs[c].tolist() for c in ("tokenizer", "slice", "script", "tokens", "premium_mean"))
+    for name, lang, script, tokens, premium in zip(*columns, strict=True):
+        cost = language_cost(premium * (pivot_tokens[name] / t0), model, context=cfg.context, dtype=cfg.dtype)
         rows.append(
-            dict(tokenizer=name, lang=lang, script=script, tokens=int(tokens), seq_len=n,
-                 attention_flops=fl.attention, encoder_flops=fl.total,
-                 kv_cache_bytes=encoder_kv_cache_bytes(model, 1, n, cfg.dtype))
+            dict(tokenizer=name, lang=lang, script=script, tokens=int(tokens), premium=cost.premium,
+                 seq_len=cost.seq_len, attention_flops=cost.attention_flops, encoder_flops=cost.encoder_flops,
+                 kv_cache_bytes=cost.kv_cache_bytes)
         )  # fmt: skip
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    return frame.astype(
+        dict.fromkeys(("seq_len", "attention_flops", "encoder_flops", "kv_cache_bytes"), "Int64")
+    )
 
 
 def vocab_sweep(
