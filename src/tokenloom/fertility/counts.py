@@ -8,8 +8,8 @@
   :meth:`SliceCounts.of` counts some texts, :meth:`SliceCounts.merge` combines two counts — any two
   partitions of a corpus counted anywhere merge into the one-pass result —, :func:`close_part` resamples
   a finished part (bootstrap over its texts, stratified by part) and folds its per-text values into sums,
-  :meth:`SliceCounts.finish` gives the slice's report columns (the relative KV bytes and attention work of
-its mean premium are :func:`tokenloom.costs.languages.language_cost`'s).
+  :meth:`SliceCounts.finish` gives the slice's report columns (the relative KV bytes and attention work
+  of its mean premium are :func:`tokenloom.costs.languages.language_cost`'s).
 
 Memory: a slice holds per-text values only for the parts still open (one language file while it is
 being counted), never for the whole corpus. Intervals: percentile bootstrap over texts **stratified by

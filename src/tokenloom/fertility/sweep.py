@@ -26,8 +26,8 @@ a row of its own, ``made`` = ``"not trained: <reason>"`` with no metrics, and th
 ``allow_smaller_vocab`` the smaller tokenizer is kept once instead, named after its real size (a smaller
 size of a cut algorithm is still cut from what the corpus gave). :func:`train_sweep` is the training
 alone; :func:`write_sweep` writes the tokenizers, the tables, the full report and charts. The config, the
-result and the training records are :mod:`tokenloom.fertility.sweep_types`. What it does not do: define metrics (``metrics``),
-count tokens (``report``) or draw (``plots``).
+result and the training records are :mod:`tokenloom.fertility.sweep_types`. What it does not do: define
+metrics (``metrics``), count tokens (``report``) or draw (``plots``).
 """
 
 from __future__ import annotations
