@@ -20,8 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-from tokenloom._commands.sweep import parse_vocab_sizes
-from tokenloom.fertility.sweep import SweepConfig, _train_all
+from tokenloom.fertility.sweep import SweepConfig, train_sweep
+from tokenloom.fertility.sweep_types import parse_vocab_sizes
 from tokenloom.text.train import train_tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,11 +33,18 @@ def _seconds(fn) -> tuple[float, object]:  # type: ignore[no-untyped-def]
     return time.perf_counter() - start, value
 
 
+def _vocab_sizes(text: str) -> tuple[int, ...]:
+    try:
+        return parse_vocab_sizes(text)
+    except ValueError as error:  # argparse's one-line error
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     shared = Path(os.environ.get("TOKENLOOM_SHARED", ROOT.parent / "shared"))
     parser.add_argument("--corpus", type=Path, default=shared / "corpora" / "flores200" / "dev")
-    parser.add_argument("--vocab-sizes", type=parse_vocab_sizes, default=(8000, 16000, 32000, 64000))
+    parser.add_argument("--vocab-sizes", type=_vocab_sizes, default=(8000, 16000, 32000, 64000))
     parser.add_argument("--algorithm", choices=("bpe", "bytelevel-bpe"), default="bpe")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     args = parser.parse_args()
@@ -50,7 +57,7 @@ def main() -> int:
 
     largest, _ = _seconds(lambda: train(sizes[-1]))
     config = SweepConfig(algorithms=(args.algorithm,), vocab_sizes=tuple(sizes))
-    shortcut, (cut, _) = _seconds(lambda: _train_all(corpus, config, quiet=True))  # type: ignore[misc]
+    shortcut, (cut, _) = _seconds(lambda: train_sweep(corpus, config, quiet=True))  # type: ignore[misc]
     separate_times, separate = {}, {}
     for v in sizes:
         separate_times[v], separate[v] = _seconds(lambda v=v: train(v))  # type: ignore[misc]

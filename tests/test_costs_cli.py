@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from tokenloom import cli, costs
+from tokenloom.costs import languages as cost_languages
 from tokenloom.costs import tables as cost_tables
 from tokenloom.encoder.config import EncoderConfig
 from tokenloom.errors import ConfigError, CorpusError
@@ -223,9 +224,9 @@ def _report(tmp_path: Path) -> Path:
 
 def test_language_costs_scale_with_premium(tmp_path: Path) -> None:
     cfg = EncoderConfig.preset("vit-b16")
-    report = cost_tables.load_fertility_report(_report(tmp_path))
-    frame = cost_tables.language_costs(report, cfg, pivot="eng_Latn", context=1000, dtype="bf16")
-    assert list(frame.columns) == list(cost_tables.LANGUAGE_COLUMNS)
+    report = cost_languages.load_fertility_report(_report(tmp_path))
+    frame = cost_languages.language_costs(report, cfg, pivot="eng_Latn", context=1000, dtype="bf16")
+    assert list(frame.columns) == list(cost_languages.LANGUAGE_COLUMNS)
     assert len(frame) == 8  # 4 languages x 2 tokenizers; 'all' and 'script' rows skipped
     bpe = frame[frame["tokenizer"] == "bpe-8k"].set_index("lang")
     assert list(bpe.index) == ["eng_Latn", "zho_Hans", "hin_Deva", "tha_Thai"]  # sorted by premium, NaN last
@@ -245,30 +246,30 @@ def test_language_costs_scale_with_premium(tmp_path: Path) -> None:
 
 
 def test_language_costs_against_another_pivot(tmp_path: Path) -> None:
-    report = cost_tables.load_fertility_report(_report(tmp_path))
-    frame = cost_tables.language_costs(report, EncoderConfig(), pivot="hin_Deva", context=2000)
+    report = cost_languages.load_fertility_report(_report(tmp_path))
+    frame = cost_languages.language_costs(report, EncoderConfig(), pivot="hin_Deva", context=2000)
     bpe = frame[frame["tokenizer"] == "bpe-8k"].set_index("lang")
     assert bpe.loc["eng_Latn", "premium"] == 0.5 and bpe.loc["eng_Latn", "seq_len"] == 1000
     assert bpe.loc["hin_Deva", "premium"] == 1.0
     assert frame["premium_lo"].isna().all()  # intervals are not rescaled to another pivot
     with pytest.raises(ConfigError, match=r"pivot 'xxx_Latn' is not a language.*among \['eng_Latn'"):
-        cost_tables.language_costs(report, EncoderConfig(), pivot="xxx_Latn")
+        cost_languages.language_costs(report, EncoderConfig(), pivot="xxx_Latn")
     with pytest.raises(ConfigError, match="pivot 'tha_Thai' has no premium_mean"):
-        cost_tables.language_costs(report, EncoderConfig(), pivot="tha_Thai")
+        cost_languages.language_costs(report, EncoderConfig(), pivot="tha_Thai")
 
 
 def test_bad_reports_name_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("tokenizer,slice\nx,eng_Latn\n")
     with pytest.raises(CorpusError, match=r"bad.csv' lacks the columns \['slice_kind', 'tokens'"):
-        cost_tables.load_fertility_report(bad)
+        cost_languages.load_fertility_report(bad)
     with pytest.raises(CorpusError, match=r"missing\.csv' does not exist"):
-        cost_tables.load_fertility_report(tmp_path / "missing.csv")
+        cost_languages.load_fertility_report(tmp_path / "missing.csv")
     with pytest.raises(CorpusError, match="cannot read fertility report"):
-        cost_tables.load_fertility_report(tmp_path)  # a folder
+        cost_languages.load_fertility_report(tmp_path)  # a folder
     (tmp_path / "empty.csv").write_text("")
     with pytest.raises(CorpusError, match=r"empty\.csv' is not a readable CSV"):
-        cost_tables.load_fertility_report(tmp_path / "empty.csv")
+        cost_languages.load_fertility_report(tmp_path / "empty.csv")
 
 
 def test_languages_cli_table_csv_and_chart(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -285,7 +286,7 @@ def test_languages_cli_table_csv_and_chart(capsys: pytest.CaptureFixture[str], t
     assert "\n2 languages without pivot-aligned text (no premium): tha_Thai, tha_Thai\n" in out
     assert png.read_bytes()[:4] == b"\x89PNG"
     written = pd.read_csv(csv)
-    assert list(written.columns) == list(cost_tables.LANGUAGE_COLUMNS) and len(written) == 8
+    assert list(written.columns) == list(cost_languages.LANGUAGE_COLUMNS) and len(written) == 8
     only = _out(capsys, [*argv[:3], "--tokenizer", "uni-8k", "--pivot", "zho_Hans"])
     assert "tokenizer bpe-8k" not in only and "same content as 4,096 zho_Hans tokens" in only
     err = _out(capsys, [*argv[:3], "--tokenizer", "nope"], status=2)

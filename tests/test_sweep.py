@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -10,11 +9,11 @@ import pandas as pd
 import pytest
 
 from tokenloom import cli
-from tokenloom._commands.sweep import parse_vocab_sizes
 from tokenloom.costs import embedding_params, encoder_kv_cache_bytes
 from tokenloom.encoder.config import EncoderConfig
 from tokenloom.errors import ConfigError, TokenizerError
 from tokenloom.fertility.sweep import SweepConfig, vocab_sweep
+from tokenloom.fertility.sweep_types import parse_vocab_sizes
 from tokenloom.text.bpe_cut import bpe_base_size, cut_bpe
 from tokenloom.text.tokenizer import load_tokenizer
 from tokenloom.text.train import train_tokenizer
@@ -111,11 +110,21 @@ def test_sweep_tables(default_corpus: Path) -> None:
     assert table.loc[0, "fertility"] > table.loc[1, "fertility"]  # a bigger vocabulary, fewer tokens per word
     langs = result.languages
     pivot = langs[(langs["tokenizer"] == "bpe-1k") & (langs["lang"] == "eng_Latn")].iloc[0]
-    assert pivot.seq_len == 1024  # the reference: the pivot under the first tokenizer
+    assert pivot.seq_len == 1024 and pivot.premium == 1.0  # the reference: the pivot, first tokenizer
     model = EncoderConfig.preset("vit-b16")
+    report = result.report[result.report["slice_kind"] == "language"].set_index(["tokenizer", "slice"])
     for r in langs.itertuples(index=False):
-        assert r.seq_len == max(1, round(1024 * r.tokens / pivot.tokens))
-        assert r.kv_cache_bytes == encoder_kv_cache_bytes(model, 1, r.seq_len, "bf16")
+        # the report's premium against the pivot under the same tokenizer, times that tokenizer's pivot
+        # tokens over the first tokenizer's: the premium against the pivot under the first tokenizer
+        own = report.loc[(r.tokenizer, r.lang), "premium_mean"]
+        scale = report.loc[(r.tokenizer, "eng_Latn"), "tokens"] / pivot.tokens
+        assert r.premium == pytest.approx(own * scale, rel=1e-12)
+        assert r.seq_len == max(1, round(1024 * r.premium))
+        assert r.kv_cache_bytes == encoder_kv_cache_bytes(model, 1, int(r.seq_len), "bf16")  # nullable Int64
+        if r.tokenizer == "bpe-1k":
+            assert r.premium == own  # the first tokenizer's rows: the report's premium_mean itself
+    bigger = langs[(langs["tokenizer"] == "bpe-1200") & (langs["lang"] == "eng_Latn")].iloc[0]
+    assert bigger.seq_len < 1024  # a bigger vocabulary needs fewer tokens for the pivot's content
     assert len(langs) == 4 * 12 and set(langs["tokenizer"]) == set(table["tokenizer"])
 
 
@@ -184,11 +193,14 @@ def test_sweep_cli_three_algorithms(
         SweepConfig(algorithms=("bpe",), pretokenizer="o200k")
 
 
-def test_vocab_size_flag() -> None:
+def test_vocab_size_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert parse_vocab_sizes("8k, 16K,32000") == (8000, 16000, 32000)
     for bad in ("8x", "0", "", "-1k"):
-        with pytest.raises(argparse.ArgumentTypeError, match="positive number"):
+        with pytest.raises(ConfigError, match="positive number"):
             parse_vocab_sizes(bad)
+    with pytest.raises(SystemExit):  # the flag: argparse's one-line error, with the same reason
+        cli.main(["sweep", "c/", "--vocab-sizes", "8k,8x", "--eval", "c/", "--out", "o/"])
+    assert "vocabulary size '8x' is not a positive number like 8k or 32000" in capsys.readouterr().err
 
 
 def test_sweep_writes_the_rest_when_one_tokenizer_cannot_be_saved(

@@ -1,10 +1,10 @@
 """``tokenloom costs``: FLOPs, attention-score memory, KV-cache bytes and weights, from the command line.
 
 Sub-commands: ``kv``, ``attention``, ``weights``, ``encoder``, ``sweep``, ``languages``, ``train``. Thin over
-:mod:`tokenloom.costs` and :mod:`tokenloom.costs.tables`; pandas and matplotlib are imported only by the
+:mod:`tokenloom.costs`, :mod:`tokenloom.costs.tables` and :mod:`tokenloom.costs.languages`; pandas and matplotlib are imported only by the
 sub-commands that need them. Lengths accept ``k``/``m`` suffixes (powers of 1024: ``4k`` = 4096).
 Memory is printed in binary units (KiB, MiB, GiB) unless ``--units decimal``; ``--bytes`` prints exact bytes.
-This module parses arguments and prints; the tables are built by :mod:`tokenloom.costs.tables`. Options
+This module parses arguments and prints; the tables are built by the library. Options
 that a command would silently ignore in the given combination are errors. The shared options live in
 ``_costs_args``, the sparse-pattern reports in ``_costs_patterns`` and ``train`` in ``_costs_train``.
 """
@@ -301,7 +301,8 @@ def _run_sweep(args: argparse.Namespace) -> int:
 
 def _run_languages(args: argparse.Namespace) -> int:
     from tokenloom._atomic import atomic_write
-    from tokenloom.costs.tables import describe, language_costs, language_table, load_fertility_report
+    from tokenloom.costs.languages import language_costs, language_table, load_fertility_report
+    from tokenloom.costs.tables import describe
     from tokenloom.errors import ConfigError
 
     cfg, name = model_config(args)

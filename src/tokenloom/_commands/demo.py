@@ -91,7 +91,7 @@ def _report(tok, out: Path, *, quiet: bool):  # -> pandas.DataFrame
 
 def _costs(report) -> None:
     from tokenloom._tables import format_table
-    from tokenloom.costs.tables import language_costs
+    from tokenloom.costs.languages import language_costs
     from tokenloom.encoder.config import EncoderConfig
 
     table = language_costs(report, EncoderConfig.preset("vit-b16"), pivot="eng_Latn", context=4096)

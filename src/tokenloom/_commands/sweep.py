@@ -5,23 +5,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tokenloom._commands._args import argument_value
+
 NAME = "sweep"
 HELP = "train tokenizers over algorithms × vocabulary sizes and compare fertility, premiums and costs"
 
 
-def parse_vocab_sizes(text: str) -> tuple[int, ...]:
-    """``"8k,16k,32000"`` → ``(8000, 16000, 32000)``: ``k`` is 1000, as vocabulary sizes are usually quoted."""
-    sizes = []
-    for part in text.split(","):
-        item = part.strip().lower()
-        scale = 1000 if item.endswith("k") else 1
-        digits = item[:-1] if item.endswith("k") else item
-        if not digits.isdigit() or int(digits) == 0:
-            raise argparse.ArgumentTypeError(
-                f"vocabulary size {part!r} is not a positive number like 8k or 32000"
-            )
-        sizes.append(int(digits) * scale)
-    return tuple(sizes)
+def _vocab_sizes(text: str) -> tuple[int, ...]:
+    """``--vocab-sizes``: :func:`tokenloom.fertility.sweep_types.parse_vocab_sizes` (imported on use, so that
+    ``--help`` stays cheap), its error argparse's one-line error."""
+    from tokenloom.fertility.sweep_types import parse_vocab_sizes
+
+    return argument_value(parse_vocab_sizes, text)
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -38,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--vocab-sizes",
-        type=parse_vocab_sizes,
+        type=_vocab_sizes,
         default=(8000, 16000, 32000, 64000),
         help="comma-separated, k = 1000 (default: 8k,16k,32k,64k)",
     )

@@ -2,8 +2,9 @@
 
 ``formulas`` holds the pure formulas (integers in, integers out; no torch, numpy or pandas), ``weights``
 the parameter counts and weight bytes, and ``training`` what one training step holds in memory; all three
-are re-exported here; ``tables`` builds the CLI's tables from them (pandas only for fertility reports) and
-``plots`` draws them (matplotlib, imported on use).
+are re-exported here; ``tables`` builds the CLI's tables from them, ``languages`` is what a language with a
+given token premium costs (pandas only for fertility reports) and ``plots`` draws them (matplotlib,
+imported on use).
 """
 
 from __future__ import annotations

@@ -1,34 +1,25 @@
-"""Cost tables built from :mod:`tokenloom.costs`: per component, across sequence lengths, per language.
+"""Cost tables built from :mod:`tokenloom.costs`: per component and across sequence lengths.
 
 ``encoder_cost_rows`` splits one encoder into components (params, forward FLOPs, per-layer activation or
-score memory, and whether each grows with N or N²); ``sweep_rows`` repeats the totals across lengths;
-``language_costs`` turns a fertility report (the columns ``tokenloom fertility`` writes) into the
-sequence length, attention FLOPs, KV-cache bytes and encoder FLOPs each language needs for the same
-content. ``encoder_table``, ``sweep_table`` and ``language_table`` render them as the text tables the
-``tokenloom costs`` commands print, through the shared :func:`tokenloom._tables.format_table`. This module
-does no plotting and no printing; pandas is imported only by the per-language functions.
+score memory, and whether each grows with N or N²); ``sweep_rows`` repeats the totals across lengths.
+``encoder_table`` and ``sweep_table`` render them as the text tables the ``tokenloom costs`` commands
+print, through the shared :func:`tokenloom._tables.format_table`. What each language costs is
+:mod:`tokenloom.costs.languages`. This module does no plotting and no printing.
 """
 
 from __future__ import annotations
 
-import math
-import numbers
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from tokenloom import costs
 from tokenloom._tables import format_table
-from tokenloom.errors import ConfigError, CorpusError
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from tokenloom.encoder.config import EncoderConfig
 
 __all__ = [
-    "LANGUAGE_COLUMNS",
     "ComponentCost",
     "SweepRow",
     "Units",
@@ -36,9 +27,6 @@ __all__ = [
     "encoder_cost_rows",
     "encoder_table",
     "format_memory",
-    "language_costs",
-    "language_table",
-    "load_fertility_report",
     "sweep_rows",
     "sweep_table",
 ]
@@ -246,155 +234,3 @@ def sweep_table(
         for label, r in zip(labels, rows, strict=True)
     ]
     return format_table(header, cells)
-
-
-def _num(value: object, spec: str) -> str:
-    """A number formatted by ``spec``; ``-`` for a missing value (None, NaN, pandas NA)."""
-    if not isinstance(value, numbers.Real) or math.isnan(value):
-        return "-"
-    return format(value, spec)
-
-
-def language_table(frame: pd.DataFrame, *, units: Units = "binary") -> str:
-    """Rows of :func:`language_costs` (one tokenizer's) as a text table; ``-`` where a premium is unknown."""
-    header = ["lang", "premium", "95% CI", "tokens N", "content fits", "attn FLOPs ×", "KV cache", "KV ×",
-              "encoder FLOPs", "encoder ×"]  # fmt: skip
-    cells = []
-    for r in frame.to_dict("records"):
-        known = _num(r["premium"], "") != "-"
-        lo, hi = _num(r["premium_lo"], ".2f"), _num(r["premium_hi"], ".2f")
-        cells.append([
-            r["lang"], _num(r["premium"], ".2f"), f"{lo}–{hi}" if lo != "-" else "-",
-            f"{int(r['seq_len']):,}" if known else "-", _num(r["content_in_context"], ".0%"),
-            _num(r["attention_flops_ratio"], ".2f"),
-            format_memory(int(r["kv_cache_bytes"]), units) if known else "-",
-            _num(r["kv_cache_ratio"], ".2f"), costs.format_count(int(r["encoder_flops"])) if known else "-",
-            _num(r["encoder_flops_ratio"], ".2f"),
-        ])  # fmt: skip
-    return format_table(header, cells)
-
-
-# --------------------------------------------------------------------------- per language
-
-# the columns of a fertility report (as `tokenloom fertility` writes it) that the per-language table reads
-_REPORT_COLUMNS = ("tokenizer", "slice_kind", "slice", "tokens", "premium_mean", "premium_lo", "premium_hi")
-
-# the columns of language_costs(), in order
-LANGUAGE_COLUMNS = (
-    "tokenizer",
-    "lang",
-    "premium",
-    "premium_lo",
-    "premium_hi",
-    "seq_len",
-    "content_in_context",
-    "attention_flops_ratio",
-    "kv_cache_bytes",
-    "kv_cache_ratio",
-    "encoder_flops",
-    "encoder_flops_ratio",
-)
-
-
-def load_fertility_report(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read a fertility report CSV and check it has the columns the cost table needs."""
-    import pandas as pd
-
-    try:
-        frame = pd.read_csv(path)
-    except FileNotFoundError:
-        raise CorpusError(
-            f"fertility report {str(path)!r} does not exist; write one with `tokenloom fertility`"
-        ) from None
-    except OSError as exc:
-        raise CorpusError(f"cannot read fertility report {str(path)!r}: {exc.strerror or exc}") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise CorpusError(f"fertility report {str(path)!r} is not a readable CSV: {exc}") from None
-    missing = [c for c in _REPORT_COLUMNS if c not in frame.columns]
-    if missing:
-        raise CorpusError(
-            f"fertility report {str(path)!r} lacks the columns {missing}; expected a report with the columns "
-            f"of `tokenloom fertility` (found {list(frame.columns)})"
-        )
-    return frame
-
-
-def language_costs(
-    report: pd.DataFrame,
-    config: EncoderConfig,
-    *,
-    pivot: str = "eng_Latn",
-    context: int = 4096,
-    batch: int = 1,
-    dtype: str | float = "bf16",
-    statistic: Literal["mean", "median"] = "mean",
-) -> pd.DataFrame:
-    """What each language pays for the same content, from a fertility report's token premiums.
-
-    A language with premium p (its tokens for a text ÷ the pivot's tokens for the same text) needs
-    ``seq_len = round(p · context)`` tokens for the content the pivot fits in ``context`` tokens, so only
-    ``1/p`` of that content fits in the context; attention FLOPs grow ≈ p² (:func:`costs.attention_flops`),
-    KV-cache bytes ∝ p (:func:`costs.kv_cache_bytes`); ``encoder_flops`` (forward, all layers) mixes the two
-    (:func:`costs.encoder_flops`). Ratios are against the pivot at ``context`` tokens.
-
-    Rows are the report's ``slice_kind == "language"`` rows, per tokenizer. Premiums come from
-    ``premium_<statistic>``; when the report was made against another pivot, each is divided by the chosen
-    pivot's (exact for ratios of totals, approximate for per-text averages; the interval columns are then
-    NaN). Languages without pivot-aligned text (NaN premium) keep NaN costs: nothing is guessed.
-    """
-    import pandas as pd
-
-    column = f"premium_{statistic}"
-    if column not in report.columns:
-        raise ConfigError(
-            f"statistic must be 'mean' or 'median' (a premium_<statistic> column), got {statistic!r}"
-        )
-    if not (isinstance(context, int) and context > 0):
-        raise ConfigError(f"context must be a positive int, got {context!r}")
-    languages = report[report["slice_kind"] == "language"]
-    if languages.empty:
-        raise CorpusError(
-            "the fertility report has no slice_kind == 'language' rows; make it from files named "
-            "<lang>_<Script>.txt (e.g. eng_Latn.txt) so tokens can be compared across languages"
-        )
-    base = costs.encoder_flops(config, batch, context)
-    base_kv = costs.encoder_kv_cache_bytes(config, batch, context, dtype)
-    out = []
-    for tokenizer, group in languages.groupby("tokenizer", sort=True):
-        pivot_rows = group[group["slice"] == pivot]
-        if pivot_rows.empty:
-            raise ConfigError(
-                f"pivot {pivot!r} is not a language of tokenizer {tokenizer!r} in the report; "
-                f"choose --pivot among {sorted(group['slice'])}"
-            )
-        pivot_premium = float(pivot_rows[column].iloc[0])
-        if not math.isfinite(pivot_premium) or pivot_premium <= 0:
-            raise ConfigError(
-                f"pivot {pivot!r} has no {column} in the report for tokenizer {tokenizer!r} (no pivot-aligned "
-                "text); choose a pivot with parallel text, such as the report's own pivot"
-            )
-        own_pivot = pivot_premium == 1.0
-        for _, row in group.iterrows():
-            p = float(row[column]) / pivot_premium
-            record: dict[str, object] = {"tokenizer": tokenizer, "lang": row["slice"], "premium": p}
-            record["premium_lo"] = float(row["premium_lo"]) if own_pivot else math.nan
-            record["premium_hi"] = float(row["premium_hi"]) if own_pivot else math.nan
-            if math.isfinite(p) and p > 0:
-                n = max(1, round(p * context))
-                fl = costs.encoder_flops(config, batch, n)
-                kv = costs.encoder_kv_cache_bytes(config, batch, n, dtype)
-                record.update(
-                    seq_len=n,
-                    content_in_context=1 / p,
-                    attention_flops_ratio=p * p,
-                    kv_cache_bytes=kv,
-                    kv_cache_ratio=kv / base_kv,
-                    encoder_flops=fl.total,
-                    encoder_flops_ratio=fl.total / base.total,
-                )
-            out.append(record)
-    frame = pd.DataFrame(out).reindex(columns=list(LANGUAGE_COLUMNS))
-    frame["seq_len"] = frame["seq_len"].astype("Int64")
-    frame["kv_cache_bytes"] = frame["kv_cache_bytes"].astype("Int64")
-    frame["encoder_flops"] = frame["encoder_flops"].astype("Int64")
-    return frame.sort_values(["tokenizer", "premium", "lang"], na_position="last").reset_index(drop=True)

@@ -9,12 +9,13 @@ derives two tables:
   what the vocabulary itself costs — embedding and output-layer parameters and bytes (``V·d``, doubled when
   untied, :func:`tokenloom.costs.embedding_params`);
 - ``languages``, one row per tokenizer × language: the tokens the same content needs and what that costs
-  at a reference context. The reference is the pivot language's text under the sweep's first tokenizer at
-  ``context`` tokens; a language whose text took ``t`` tokens under a tokenizer (the pivot: ``t₀`` under the
-  first) needs ``round(context · t / t₀)`` tokens for the same content, and the encoder's attention FLOPs and
-  KV-cache bytes follow from that length (:func:`tokenloom.costs.encoder_flops`,
-  :func:`tokenloom.costs.encoder_kv_cache_bytes`). The evaluation corpus must be parallel for this to mean
-  anything (FLORES-style ``<lang>_<Script>.txt`` files).
+  at a reference context, by :func:`tokenloom.costs.languages.language_cost` (the definition the report's
+  ``rel_*`` columns and ``tokenloom costs languages`` use). The reference is the pivot language's content
+  in ``context`` tokens of the sweep's first tokenizer, so the premium of a language under a tokenizer is
+  its report ``premium_mean`` (against the pivot under the same tokenizer) times that tokenizer's pivot
+  tokens ÷ the first tokenizer's (the same pivot texts under both); under the first tokenizer it is the
+  report's ``premium_mean`` itself. The evaluation corpus must be parallel for this to mean anything
+  (FLORES-style ``<lang>_<Script>.txt`` files).
 
 The BPE shortcut: with the ``tokenizers`` engine the merges of a smaller BPE vocabulary are a prefix of a
 larger one's, so the largest BPE (and the largest byte-level BPE) is trained once and the smaller ones are
@@ -23,9 +24,10 @@ cut from it (:mod:`tokenloom.text.bpe_cut`; tests compare the cut with separate 
 A size the training corpus cannot fill (it gives fewer pieces, :class:`~tokenloom.errors.VocabSizeError`) is
 a row of its own, ``made`` = ``"not trained: <reason>"`` with no metrics, and the sweep goes on; with
 ``allow_smaller_vocab`` the smaller tokenizer is kept once instead, named after its real size (a smaller
-size of a cut algorithm is still cut from what the corpus gave). :func:`write_sweep` writes
-the tokenizers, the tables, the full report and charts. What it does not do: define metrics (``metrics``),
-count tokens (``report``) or draw (``plots``).
+size of a cut algorithm is still cut from what the corpus gave). :func:`train_sweep` is the training
+alone; :func:`write_sweep` writes the tokenizers, the tables, the full report and charts. The config, the
+result and the training records are :mod:`tokenloom.fertility.sweep_types`. What it does not do: define
+metrics (``metrics``), count tokens (``report``) or draw (``plots``).
 """
 
 from __future__ import annotations
@@ -38,96 +40,50 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, NamedTuple
 
-from tokenloom._fields import check_bools, check_ints, check_seed
-from tokenloom.errors import ConfigError, TokenizerError
+from tokenloom._atomic import atomic_dir
+from tokenloom.costs import embedding_params, tensor_bytes
+from tokenloom.costs.languages import language_cost
+from tokenloom.encoder.config import EncoderConfig
+from tokenloom.errors import ConfigError, TokenizerError, VocabSizeError
+from tokenloom.fertility.report import fertility_report
+from tokenloom.fertility.summary import summarize
+from tokenloom.fertility.sweep_types import (
+    EvalCorpus,
+    SweepAlgorithm,
+    SweepConfig,
+    SweepResult,
+    TrainCorpus,
+    TrainingRecord,
+    sweep_name,
+)
+from tokenloom.fertility.sweep_writers import write_sweep_files
+from tokenloom.text.bpe_cut import cut_bpe
+from tokenloom.text.tiktoken_export import can_export
+from tokenloom.text.tokenizer import SaveFormat, Tokenizer, load_tokenizer
+from tokenloom.text.train import train_tokenizer
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tokenloom.text.tokenizer import SaveFormat, Tokenizer
+__all__ = ["SweepConfig", "SweepResult", "SweepTraining", "train_sweep", "vocab_sweep", "write_sweep"]
 
-__all__ = ["SweepConfig", "SweepResult", "vocab_sweep", "write_sweep"]
-
-SweepEngine = Literal["auto", "hf", "sentencepiece"]
-# engine="auto" in a sweep: BPE on the tokenizers engine (the cut shortcut applies), the rest as training does
 logger = logging.getLogger(__name__)
-_AUTO_ENGINE = {"bpe": "hf", "unigram": "sentencepiece", "bytelevel-bpe": "hf"}
 _CUTTABLE = ("bpe", "bytelevel-bpe")  # trained in merge order by the tokenizers engine (bpe_cut)
 
 
-@dataclass(frozen=True)
-class SweepConfig:
-    """What a vocabulary sweep trains, how it evaluates, and the model it prices the results for."""
+class SweepTraining(NamedTuple):
+    """The tokenizers a sweep made (``{name: Tokenizer}``, in table order) and how every row of its table was
+    made (sizes that were not trained too)."""
 
-    algorithms: tuple[str, ...] = ("bpe", "unigram")  # "bpe" | "unigram" | "bytelevel-bpe"
-    vocab_sizes: tuple[int, ...] = (8000, 16000, 32000, 64000)  # trained for every algorithm
-    engine: SweepEngine = "auto"  # "auto": bpe, bytelevel-bpe -> hf (cut shortcut), unigram -> sentencepiece
-    shortcut: bool = (
-        True  # cut smaller (byte-level) BPE vocabularies from the largest (tokenizers engine only)
-    )
-    pivot: str = "eng_Latn"  # premiums and the reference context are the pivot language's
-    translit: bool = False  # also report generated transliterated slices (slower)
-    preset: str = "vit-b16"  # EncoderConfig preset whose width, depth and heads price the results
-    context: int = 4096  # reference context: the pivot's content in this many tokens of the first tokenizer
-    dtype: str = "bf16"  # bytes of embeddings and the KV cache
-    tied: bool = True  # output layer shares the embedding matrix
-    max_bytes: int | None = None  # deterministic sample of the training corpus (None: all of it)
-    seed: int = 0  # training seed, 0 <= seed < 2**32
-    pretokenizer: str | None = None  # bytelevel-bpe's split pattern: a name or a regex (None: "o200k")
-    allow_smaller_vocab: bool = False  # a size the corpus cannot fill: a "not trained" row (False), or
-    #                                    the smaller tokenizer kept once, under its real size (True)
-
-    def __post_init__(self) -> None:
-        if not self.algorithms:
-            raise ConfigError("a sweep needs at least one algorithm, e.g. algorithms=('bpe', 'unigram')")
-        unknown = [a for a in self.algorithms if a not in _AUTO_ENGINE]
-        if unknown:
-            raise ConfigError(f"unknown algorithm {unknown[0]!r}; choose from {tuple(_AUTO_ENGINE)}")
-        sizes = self.vocab_sizes
-        if not sizes or any(isinstance(v, bool) or not isinstance(v, int) or v <= 0 for v in sizes):
-            raise ConfigError(f"vocab_sizes must be positive ints, got {sizes!r}")
-        if len(set(sizes)) != len(sizes) or len(set(self.algorithms)) != len(self.algorithms):
-            raise ConfigError(f"duplicate algorithms or sizes: {self.algorithms!r}, {sizes!r}")
-        if self.engine not in ("auto", "hf", "sentencepiece"):
-            raise ConfigError(f"engine must be 'auto', 'hf' or 'sentencepiece', got {self.engine!r}")
-        if not isinstance(self.context, int) or self.context <= 0:
-            raise ConfigError(f"context must be a positive int, got {self.context!r}")
-        check_ints(self, {"seed": 0})
-        check_bools(self, ("shortcut", "translit", "tied", "allow_smaller_vocab"))
-        check_seed(self.seed, name="SweepConfig.seed")
-        if self.pretokenizer is not None and "bytelevel-bpe" not in self.algorithms:
-            raise ConfigError("pretokenizer applies to bytelevel-bpe only; add it to algorithms or drop it")
-
-    def engine_for(self, algorithm: str) -> str:
-        """The engine that trains ``algorithm`` in this sweep."""
-        return _AUTO_ENGINE.get(algorithm, "auto") if self.engine == "auto" else self.engine
-
-
-@dataclass
-class SweepResult:
-    """The tokenizers (``{name: Tokenizer}``, names like ``bpe-32k``), the report and the derived tables;
-    ``training`` has every row of the table (sizes that were not trained too), in order."""
-
-    config: SweepConfig
     tokenizers: dict[str, Tokenizer]
-    report: pd.DataFrame
-    table: pd.DataFrame
-    languages: pd.DataFrame
-    training: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> how it was made, seconds
-
-
-def _name(algorithm: str, vocab_size: int) -> str:
-    return f"{algorithm}-{vocab_size // 1000}k" if vocab_size % 1000 == 0 else f"{algorithm}-{vocab_size}"
+    training: dict[str, TrainingRecord]
 
 
 def _cut_all(big: Tokenizer, sizes: list[int], big_name: str) -> list[tuple[Tokenizer, float]]:
     """Smaller BPE tokenizers cut from ``big`` (saved to a temp folder to read its tokenizer.json), with the
     seconds each took."""
-    from tokenloom.text.bpe_cut import cut_bpe
-    from tokenloom.text.tokenizer import load_tokenizer
-
     out: list[tuple[Tokenizer, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         big.save(Path(tmp) / "big")
@@ -154,14 +110,14 @@ class _Rows:
     A size the corpus cannot fill is a row ``"not trained: <reason>"`` under its asked name; with
     ``allow_smaller_vocab`` the smaller tokenizer is kept once, under its real size."""
 
-    algorithm: str
+    algorithm: SweepAlgorithm
     engine: str
     allow: bool
-    training: dict[str, dict[str, Any]] = field(default_factory=dict)
+    training: dict[str, TrainingRecord] = field(default_factory=dict)
     tokenizers: dict[str, Tokenizer] = field(default_factory=dict)
 
     def made(self, tok: Tokenizer, how: str, seconds: float) -> str:
-        name = _name(self.algorithm, tok.vocab_size)
+        name = sweep_name(self.algorithm, tok.vocab_size)
         self.tokenizers[name] = tok
         self.training[name] = {
             "how": how,
@@ -172,16 +128,14 @@ class _Rows:
         return name
 
     def not_made(self, asked: int, reason: str, seconds: float) -> None:
-        self.training[_name(self.algorithm, asked)] = {
+        self.training[sweep_name(self.algorithm, asked)] = {
             "how": f"not trained: {reason}", "engine": self.engine, "seconds": seconds, "vocab_size": asked,
         }  # fmt: skip
 
     def short(self, asked: int, reached: int, tok: Tokenizer | None, seconds: float) -> str | None:
         """A size the corpus could not fill: it gave ``reached`` pieces (``tok``: that tokenizer, when the
         engine gave it); returns the name the tokenizer is kept under, if it is kept."""
-        from tokenloom.errors import VocabSizeError
-
-        kept = _name(self.algorithm, reached)
+        kept = sweep_name(self.algorithm, reached)
         if tok is None or not self.allow:
             reason = VocabSizeError(asked, reached, where=f"{self.algorithm} on {self.engine}")
             self.not_made(asked, str(reason), seconds)
@@ -193,17 +147,14 @@ class _Rows:
 
 
 def _train(
-    corpus: Any, config: SweepConfig, algorithm: str, size: int, quiet: bool
+    corpus: TrainCorpus, config: SweepConfig, algorithm: SweepAlgorithm, size: int, quiet: bool
 ) -> tuple[Tokenizer | None, int, float]:
     """One training: the tokenizer (``None`` when the engine refused a size the corpus cannot fill), the size
     it reached and the seconds it took; a corpus too small for ``size`` is not an error here."""
-    from tokenloom.errors import VocabSizeError
-    from tokenloom.text.train import train_tokenizer
-
     start = time.perf_counter()
     try:
         trained = train_tokenizer(
-            corpus, algorithm=algorithm, vocab_size=size, engine=config.engine_for(algorithm),  # type: ignore[arg-type]
+            corpus, algorithm=algorithm, vocab_size=size, engine=config.engine_for(algorithm),
             max_bytes=config.max_bytes, seed=config.seed, quiet=quiet,
             pretokenizer=config.pretokenizer if algorithm == "bytelevel-bpe" else None,
             allow_smaller_vocab=config.allow_smaller_vocab,
@@ -213,9 +164,11 @@ def _train(
     return trained, trained.vocab_size, time.perf_counter() - start
 
 
-def _train_all(corpus: Any, config: SweepConfig, quiet: bool) -> tuple[dict[str, Tokenizer], dict[str, Any]]:
+def train_sweep(corpus: TrainCorpus, config: SweepConfig, *, quiet: bool = False) -> SweepTraining:
+    """Train every (algorithm, vocab size) of ``config`` on ``corpus`` (the BPE shortcut and the sizes the
+    corpus cannot fill as the module docstring says); no evaluation."""
     tokenizers: dict[str, Tokenizer] = {}
-    training: dict[str, dict[str, Any]] = {}
+    training: dict[str, TrainingRecord] = {}
     sizes = sorted(config.vocab_sizes)
     for algorithm in config.algorithms:
         engine = config.engine_for(algorithm)
@@ -231,20 +184,20 @@ def _train_all(corpus: Any, config: SweepConfig, quiet: bool) -> tuple[dict[str,
                     rows.short(size, reached, tok, seconds)
         tokenizers.update(rows.tokenizers)
         training.update(sorted(rows.training.items(), key=lambda row: int(row[1]["vocab_size"])))
-    return {name: tokenizers[name] for name in training if name in tokenizers}, training
+    return SweepTraining({name: tokenizers[name] for name in training if name in tokenizers}, training)
 
 
 def _cut_rows(rows: _Rows, big: Tokenizer | None, reached: int, seconds: float, sizes: list[int]) -> None:
     """The rows of a cut algorithm: ``big`` trained at ``sizes[-1]``, the sizes it reached cut from it; the
     sizes above what the corpus gave are short (the first carries the training time)."""
     assert big is not None  # the tokenizers engine always gives the tokenizer it trained
-    asked = sizes[-1]
+    asked, algorithm = sizes[-1], rows.algorithm
     if reached == asked:
-        source, cuts = _name(rows.algorithm, asked), sizes[:-1]
+        source, cuts = sweep_name(algorithm, asked), sizes[:-1]
     else:
         kept_as_big = rows.allow and reached not in sizes  # else: no row holds the big tokenizer itself
         source = (
-            _name(rows.algorithm, reached) if kept_as_big else f"the {_name(rows.algorithm, asked)} training"
+            sweep_name(algorithm, reached) if kept_as_big else f"the {sweep_name(algorithm, asked)} training"
         )
         cuts = [size for size in sizes if size <= reached]
     if cuts:
@@ -259,9 +212,6 @@ def _cut_rows(rows: _Rows, big: Tokenizer | None, reached: int, seconds: float, 
 
 def _table(result: SweepResult, d_model: int) -> pd.DataFrame:
     import pandas as pd
-
-    from tokenloom.costs import embedding_params, tensor_bytes
-    from tokenloom.fertility.summary import summarize
 
     cfg, df = result.config, result.report
     summaries = {s.tokenizer: s for s in summarize(df)}
@@ -301,45 +251,44 @@ _METRICS = (
 
 
 def _languages(result: SweepResult) -> pd.DataFrame:
+    """One :func:`~tokenloom.costs.languages.language_cost` per tokenizer × language of the report, its
+    premium against the pivot under the first tokenizer (see the module docstring)."""
     import pandas as pd
-
-    from tokenloom.costs import encoder_flops, encoder_kv_cache_bytes
-    from tokenloom.encoder.config import EncoderConfig
 
     cfg, df = result.config, result.report
     model = EncoderConfig.preset(cfg.preset)
     langs = df[df["slice_kind"] == "language"]
-    first = next(iter(result.tokenizers))
-    ref = langs[(langs["tokenizer"] == first) & (langs["slice"] == cfg.pivot)]
-    if ref.empty:
+    pivot = langs[langs["slice"] == cfg.pivot]
+    pivot_tokens = dict(zip(pivot["tokenizer"], pivot["tokens"].astype(int), strict=True))
+    t0 = pivot_tokens.get(next(iter(result.tokenizers)), 0)
+    if t0 <= 0:
         raise ConfigError(
             f"pivot {cfg.pivot!r} is not a language of the evaluation corpus; name one of its "
             f"<lang>_<Script> files with --pivot (found {sorted(set(langs['slice']))})"
         )
-    t0 = int(ref["tokens"].to_numpy()[0])
     rows = []
-    columns = (langs[c].tolist() for c in ("tokenizer", "slice", "script", "tokens"))
-    for name, lang, script, tokens in zip(*columns, strict=True):
-        n = max(1, round(cfg.context * int(tokens) / t0))
-        fl = encoder_flops(model, 1, n)
+    columns = (langs[c].tolist() for c in ("tokenizer", "slice", "script", "tokens", "premium_mean"))
+    for name, lang, script, tokens, premium in zip(*columns, strict=True):
+        cost = language_cost(premium * (pivot_tokens[name] / t0), model, context=cfg.context, dtype=cfg.dtype)
         rows.append(
-            dict(tokenizer=name, lang=lang, script=script, tokens=int(tokens), seq_len=n,
-                 attention_flops=fl.attention, encoder_flops=fl.total,
-                 kv_cache_bytes=encoder_kv_cache_bytes(model, 1, n, cfg.dtype))
+            dict(tokenizer=name, lang=lang, script=script, tokens=int(tokens), premium=cost.premium,
+                 seq_len=cost.seq_len, attention_flops=cost.attention_flops, encoder_flops=cost.encoder_flops,
+                 kv_cache_bytes=cost.kv_cache_bytes)
         )  # fmt: skip
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    return frame.astype(
+        dict.fromkeys(("seq_len", "attention_flops", "encoder_flops", "kv_cache_bytes"), "Int64")
+    )
 
 
 def vocab_sweep(
-    corpus: Any, eval_corpus: Any, config: SweepConfig | None = None, *, quiet: bool = True
+    corpus: TrainCorpus, eval_corpus: EvalCorpus, config: SweepConfig | None = None, *, quiet: bool = False
 ) -> SweepResult:
-    """Train every (algorithm, vocab size) of ``config`` on ``corpus`` and evaluate all on ``eval_corpus``."""
-    from tokenloom.encoder.config import EncoderConfig
-    from tokenloom.fertility.report import fertility_report
-
+    """Train every (algorithm, vocab size) of ``config`` on ``corpus`` and evaluate all on ``eval_corpus``
+    (progress on stderr when it is a terminal, unless ``quiet``)."""
     config = config or SweepConfig()
     d_model = EncoderConfig.preset(config.preset).width  # fails early on an unknown preset
-    tokenizers, training = _train_all(corpus, config, quiet)
+    tokenizers, training = train_sweep(corpus, config, quiet=quiet)
     if not tokenizers:
         reasons = "; ".join(f"{name}: {made['how']}" for name, made in training.items())
         raise ConfigError(f"no tokenizer of the sweep was trained ({reasons})")
@@ -363,10 +312,6 @@ def write_sweep(
     engine's own file is written, the folder loads); ``"no: <reason>"`` when nothing could be written —
     with ``strict=True`` that is what a failed export check gives (logged; the rest of the sweep is written).
     """
-    from tokenloom._atomic import atomic_dir
-    from tokenloom.fertility.sweep_writers import write_sweep_files
-    from tokenloom.text.tiktoken_export import can_export
-
     with atomic_dir(out, overwrite=overwrite) as tmp:
         saved = []
         for name in result.table["tokenizer"]:

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 
 from tokenloom._atomic import atomic_write
 from tokenloom._tables import format_cell, format_table
+from tokenloom.fertility.sweep_types import SweepResult
+from tokenloom.fertility.writers import write_report
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from tokenloom.fertility.sweep import SweepResult
 
 __all__ = ["format_sweep", "sweep_charts", "write_sweep_files"]
 
@@ -115,8 +115,6 @@ def _page(result: SweepResult, charts: dict[str, bytes]) -> str:
 
 def write_sweep_files(result: SweepResult, folder: Path) -> None:
     """Write every sweep file into ``folder`` (which exists)."""
-    from tokenloom.fertility.writers import write_report
-
     atomic_write(folder / "sweep.csv", result.table.to_csv(index=False))
     atomic_write(folder / "languages.csv", result.languages.to_csv(index=False))
     charts = sweep_charts(result.table)
