@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 from tokenloom._fields import check_bools, check_ints, check_seed
 from tokenloom.errors import ConfigError
 from tokenloom.text.corpus import Corpus
+from tokenloom.text.train_config import AUTO_ENGINE, resolve_engine
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,13 +41,6 @@ SweepEngine = Literal["auto", "hf", "sentencepiece"]
 TrainCorpus = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 # the evaluation corpus: the same, or a loaded Corpus (tokenloom.text.corpus.load_corpus)
 EvalCorpus = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Corpus
-
-# engine="auto" in a sweep: BPE and byte-level BPE on the tokenizers engine, so that the smaller sizes can
-# be cut from the largest (tokenloom.text.bpe_cut); unigram on sentencepiece
-_AUTO_ENGINE: dict[str, Literal["hf", "sentencepiece"]] = {
-    "bpe": "hf", "unigram": "sentencepiece", "bytelevel-bpe": "hf",
-}  # fmt: skip
-
 
 @dataclass(frozen=True)
 class SweepConfig:
@@ -73,9 +67,9 @@ class SweepConfig:
     def __post_init__(self) -> None:
         if not self.algorithms:
             raise ConfigError("a sweep needs at least one algorithm, e.g. algorithms=('bpe', 'unigram')")
-        unknown = [a for a in self.algorithms if a not in _AUTO_ENGINE]
+        unknown = [a for a in self.algorithms if a not in AUTO_ENGINE]
         if unknown:
-            raise ConfigError(f"unknown algorithm {unknown[0]!r}; choose from {tuple(_AUTO_ENGINE)}")
+            raise ConfigError(f"unknown algorithm {unknown[0]!r}; choose from {tuple(AUTO_ENGINE)}")
         sizes = self.vocab_sizes
         if not sizes or any(isinstance(v, bool) or not isinstance(v, int) or v <= 0 for v in sizes):
             raise ConfigError(f"vocab_sizes must be positive ints, got {sizes!r}")
@@ -92,8 +86,10 @@ class SweepConfig:
             raise ConfigError("pretokenizer applies to bytelevel-bpe only; add it to algorithms or drop it")
 
     def engine_for(self, algorithm: SweepAlgorithm) -> Literal["hf", "sentencepiece"]:
-        """The engine that trains ``algorithm`` in this sweep (the sweep's own resolution of ``"auto"``)."""
-        return _AUTO_ENGINE[algorithm] if self.engine == "auto" else self.engine
+        """The engine that trains ``algorithm`` in this sweep: the trainer's resolution of ``"auto"`` for
+        vocabularies that may be cut from a larger one (BPE and byte-level BPE on the tokenizers engine,
+        so that ``tokenloom.text.bpe_cut`` applies; unigram on sentencepiece)."""
+        return resolve_engine(algorithm, self.engine, cut=True)
 
 
 class TrainingRecord(TypedDict):
