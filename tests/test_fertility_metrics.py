@@ -1,4 +1,4 @@
-"""tokenloom.fertility.metrics: per-text counts (reference vs vectorized), bootstrap, premium, Rényi."""
+"""tokenloom.fertility.metrics: per-text counts (the definition vs count_flat), bootstrap, premium, Rényi."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenloom.fertility import metrics as M
+from tokenloom.fertility import reference as R
+from tokenloom.text.backends.base import flat_ids
+from tokenloom.text.flat import flat_spans, text_bases
 
 
 def test_count_text_known_answer() -> None:
@@ -19,23 +22,23 @@ def test_count_text_known_answer() -> None:
     ids = [100, 5, 200, 300, 7]
     offsets = [(0, 5), (5, 6), (6, 10), (10, 12), (12, 13)]
     words = [(0, 5), (7, 12)]  # Hello, world
-    c = M.count_text(
+    c = R.count_text(
         text, ids, offsets, words, byte_fallback_ids={7, 8}, unk_id=5, decoded=text, normalized=text
     )
-    assert c == M.TextCounts(
+    assert c == R.TextCounts(
         tokens=5, chars=13, bytes=13, words=2, continued=1, byte_fallback=1, unk=1,
         roundtrip_exact=True, normalization_changed=False,
     )  # fmt: skip
-    c = M.count_text("é", [1, 2], [(0, 1), (0, 1)], [(0, 1)], decoded="e", normalized="e")
+    c = R.count_text("é", [1, 2], [(0, 1), (0, 1)], [(0, 1)], decoded="e", normalized="e")
     assert (c.bytes, c.continued, c.roundtrip_exact, c.normalization_changed) == (2, 1, False, True)
     with pytest.raises(ValueError, match="2 ids but 1 offsets"):
-        M.count_text("ab", [1, 2], [(0, 2)], [])
+        R.count_text("ab", [1, 2], [(0, 2)], [])
 
 
 def test_empty_token_spans_do_not_split_words() -> None:
     # a SentencePiece "▁" token may carry an empty span (i, i) at a word start
-    assert M.continued_words([(0, 3)], [(0, 0), (0, 3)]) == 0
-    assert M.continued_words([(0, 3)], [(0, 1), (1, 1), (1, 3)]) == 1
+    assert R.continued_words([(0, 3)], [(0, 0), (0, 3)]) == 0
+    assert R.continued_words([(0, 3)], [(0, 1), (1, 1), (1, 3)]) == 1
 
 
 @st.composite
@@ -57,22 +60,33 @@ def tokenized(draw: st.DrawFn) -> tuple[str, list[int], list[tuple[int, int]], l
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(tokenized(), min_size=1, max_size=5))
-def test_count_batch_equals_reference(batch: list) -> None:
+def test_count_flat_equals_reference(batch: list) -> None:
     texts, ids, offsets, words = (list(x) for x in zip(*batch, strict=True))
-    fast = M.count_batch(texts, ids, offsets, words, vocab_size=21, byte_fallback_ids={3, 4}, unk_id=0)
+    bases = text_bases(texts)
+    tok_len, flat = flat_ids(ids)
+    word_len, flat_words = flat_spans(words, bases)
+    fast = M.count_flat(
+        tok_len, flat, flat_spans(offsets, bases)[1], word_len, flat_words,
+        vocab_size=21, byte_fallback_ids={3, 4}, unk_id=0,
+    )  # fmt: skip
     for j, (text, i, o, w) in enumerate(batch):
-        ref = M.count_text(text, i, o, w, byte_fallback_ids={3, 4}, unk_id=0)
+        ref = R.count_text(text, i, o, w, byte_fallback_ids={3, 4}, unk_id=0)
         assert (fast.tokens[j], fast.continued[j], fast.byte_fallback[j], fast.unk[j]) == (
             ref.tokens, ref.continued, ref.byte_fallback, ref.unk,
         )  # fmt: skip
     assert fast.id_counts.tolist() == np.bincount([t for i in ids for t in i], minlength=21).tolist()
 
 
-def test_count_batch_rejects_mismatched_inputs() -> None:
-    with pytest.raises(ValueError, match="text 0: 1 ids but 0 offsets"):
-        M.count_batch(["a"], [[1]], [[]], [[]], vocab_size=2)
-    with pytest.raises(ValueError, match="one entry per text"):
-        M.count_batch(["a", "b"], [[1]], [[(0, 1)]], [[]], vocab_size=2)
+def test_count_flat_rejects_mismatched_inputs() -> None:
+    one, no_spans, no_words = np.array([1]), np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64)
+    with pytest.raises(ValueError, match="1 ids but 0 token spans"):
+        M.count_flat(one, np.array([1]), no_spans, np.array([0]), no_words, vocab_size=2)
+    with pytest.raises(ValueError, match="tokens per text add up to 2 but there are 1 ids"):
+        M.count_flat(
+            np.array([1, 1]), np.array([1]), np.array([[0, 1]]), np.array([0, 0]), no_words, vocab_size=2
+        )
+    with pytest.raises(ValueError, match="words per text add up to 1 but there are 0 word spans"):
+        M.count_flat(one, np.array([1]), np.array([[0, 1]]), np.array([1]), no_words, vocab_size=2)
 
 
 def test_bootstrap_is_deterministic_and_brackets_the_estimate() -> None:

@@ -19,7 +19,7 @@ import pytest
 
 from tokenloom import cli
 from tokenloom.errors import ConfigError, CorpusError, TokenizerError
-from tokenloom.fertility import metrics
+from tokenloom.fertility import metrics, reference
 from tokenloom.fertility.report import (
     REPORT_COLUMNS,
     ReportConfig,
@@ -184,7 +184,7 @@ def test_report_equals_per_text_reference(default_corpus: Path, trained: dict[st
         for t in texts:
             ids, offsets = tok.encode_with_offsets(t)
             ref.append(
-                metrics.count_text(
+                reference.count_text(
                     t, ids, offsets, word_spans(t, lang=label[:3]), byte_fallback_ids=tok.byte_fallback_ids,
                     unk_id=tok.unk_id, decoded=tok.decode(ids), normalized=tok.normalize(t),
                 )
@@ -241,7 +241,7 @@ def test_streams_one_part_at_a_time(default_corpus: Path, trained: dict[str, Pat
         {"spy": spy},
         default_corpus,
         translit=False,
-        config=ReportConfig(n_boot=10, batch_size=5, encode_path="reference"),  # through the spied contract
+        config=ReportConfig(n_boot=10, batch_size=5),  # an object keeping the contract: its own offsets
     )
     owner = {}
     for path in sorted(default_corpus.glob("*.txt")):

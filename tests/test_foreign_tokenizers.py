@@ -248,6 +248,7 @@ def _spans_by_walking(token_bytes: list[bytes], text: str) -> list[tuple[int, in
 def test_byte_offsets_equal_a_byte_walk(kinds: dict[str, Any], texts: list[str]) -> None:
     from tiktoken.load import load_tiktoken_bpe
 
+    from tokenloom.text.flat import text_bases
     from tokenloom.text.offsets import byte_offsets
 
     enc = kinds["enc"]
@@ -259,10 +260,10 @@ def test_byte_offsets_equal_a_byte_walk(kinds: dict[str, Any], texts: list[str])
     )  # [V]; id 0 (a special token elsewhere) is not in the ranks
     for raw, rank in load_tiktoken_bpe(str(kinds["ranks"])).items():
         nbytes[rank] = len(raw)
-    offsets, ok = byte_offsets(texts, lengths, ids, nbytes)
+    offsets, ok = byte_offsets(texts, lengths, ids, nbytes)  # [T, 2] whole-batch coordinates
     assert ok.all()
     k = 0
-    for text, one in zip(texts, lists, strict=True):
+    for text, one, base in zip(texts, lists, text_bases(texts).tolist(), strict=True):
         want = _spans_by_walking([enc.decode_single_token_bytes(i) for i in one], text)
-        assert [tuple(map(int, o)) for o in offsets[k : k + len(one)]] == want
+        assert [(int(s) - base, int(e) - base) for s, e in offsets[k : k + len(one)]] == want
         k += len(one)

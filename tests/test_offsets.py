@@ -1,8 +1,8 @@
-"""tokenloom.text.offsets: the fast path equals the reference path (real FLORES text), and the byte-run rule.
+"""tokenloom.text.offsets: ``Tokenizer.encode_flat`` equals the definition (real FLORES text), and the byte-run rule.
 
-The reference is the engine's own offsets with byte runs split text by text (plain Python); the fast path
-is the piece-width route for unnormalized tokenizers and the engine's offsets split vectorized otherwise.
-Nothing is patched to pick a route: the tokenizers' own settings decide it.
+The definition (``tokenloom.fertility.reference``) is the engine's own offsets with byte runs split text by
+text (plain Python); the flat batch is the piece-width route for unnormalized tokenizers and the engine's
+offsets split vectorized otherwise. Nothing is patched to pick a route: the tokenizers' own settings decide it.
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 
 import tokenloom
+from tokenloom.fertility import reference
+from tokenloom.fertility.reference import fix_byte_runs
 from tokenloom.text.backends.sentencepiece import SentencePieceBackend, read_model
-from tokenloom.text.offsets import encode_fast, encode_reference, fix_byte_runs, split_byte_runs
+from tokenloom.text.offsets import split_byte_runs
 from tokenloom.text.tokenizer import Tokenizer
 
 FLORES_CODES = ("asm_Beng", "ckb_Arab", "zho_Hant", "shn_Mymr", "amh_Ethi", "kor_Hang", "eng_Latn")
@@ -62,16 +64,16 @@ def test_fast_equals_reference_on_flores(tokenizers: dict[str, Tokenizer], flore
     dummy = _dummy_prefix_model(tokenizers["unigram-sentencepiece-none"])  # sentencepiece adds a character
     cases = {**tokenizers, "unigram-sentencepiece-dummy-prefix": dummy}
     for name, tok in cases.items():
-        fast = encode_fast(tok.backend, flores)
+        fast = tok.encode_flat(flores)
         assert (fast.widths is not None) == name.endswith("-none"), name  # which route the fast path took
-        ref = encode_reference(tok.backend, flores)
-        want = np.array([span for _, spans in ref for span in spans], dtype=np.int64).reshape(-1, 2)
+        ref = reference.encode_with_offsets(tok, flores)
+        want = reference.encode_flat(tok, flores).offsets  # [T, 2] whole-batch coordinates
         diff = int(np.abs(fast.offsets - want).max()) if fast.offsets.shape == want.shape else -1
         print(f"{name}: {len(flores)} texts, {len(want)} tokens, max offset difference {diff}")
+        assert diff == 0, name
         assert fast.pairs() == ref, name
-        assert tok.encode_batch_with_offsets(flores) == tok.encode_batch_with_offsets(
-            flores, path="reference"
-        )
+        assert tok.encode_batch_with_offsets(flores) == ref, name
+        assert tok.encode_flat(flores, batch_size=37).pairs() == ref, name  # several engine calls
         assert [ids for ids, _ in ref] == tok.encode_batch(flores), name
         assert any(set(ids) & tok.byte_fallback_ids for ids, _ in ref), name  # byte runs were exercised
 

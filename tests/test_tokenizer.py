@@ -7,15 +7,19 @@ default corpus (12 languages, 9 scripts) with a small vocabulary.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokenloom.errors import TokenizerError
+from tokenloom.fertility import reference
+from tokenloom.text.backends.base import Offsets
 from tokenloom.text.sources import iter_lines, resolve_inputs
-from tokenloom.text.tokenizer import PROBES, OffsetPath, Tokenizer, load_tokenizer
+from tokenloom.text.tokenizer import PROBES, Tokenizer, load_tokenizer
 from tokenloom.text.train import train_tokenizer
 
 COMBOS = [("bpe", "hf"), ("unigram", "hf"), ("bpe", "sentencepiece"), ("unigram", "sentencepiece")]
@@ -141,16 +145,20 @@ def _byte_runs_fix_per_token(ids: list[int], offsets: list, text: str, byte_ids:
     return out
 
 
-@pytest.mark.parametrize("path", ["fast", "reference"])
+def _fast(tok: Tokenizer, texts: list[str]) -> list[tuple[list[int], Offsets]]:
+    return tok.encode_batch_with_offsets(texts)
+
+
+@pytest.mark.parametrize("encode", [_fast, reference.encode_with_offsets], ids=["fast", "reference"])
 def test_batch_offsets_equal_per_text_engine_calls(
-    trained: Tokenizer, corpus_lines: list[str], path: OffsetPath
+    trained: Tokenizer, corpus_lines: list[str], encode: Callable[[Tokenizer, list[str]], list[Any]]
 ) -> None:
-    """The batch engine call (sentencepiece: one ``encode(list)``) and the run-by-run byte fix (the reference
-    path), or the running sums of piece widths (the fast path of these unnormalized tokenizers), give what
-    the engine gives text by text, fixed token by token."""
-    assert trained.piece_widths() is not None  # the fast path takes the piece-width route here
+    """The batch engine call (sentencepiece: one ``encode(list)``) and the run-by-run byte fix (the
+    definition), or the running sums of piece widths (the flat batch of these unnormalized tokenizers), give
+    what the engine gives text by text, fixed token by token."""
+    assert trained.piece_widths() is not None  # the flat batch takes the piece-width route here
     texts = corpus_lines[:60] + EDGE_CASES + ["\u13a3\u13b3 \U0001e900 mixed \u13a9x", "é\u0301\u13a3\u13a3"]
-    got = trained.encode_batch_with_offsets(texts, path=path)
+    got = encode(trained, texts)
     handle = trained.engine_handle()
     for text, (ids, offsets) in zip(texts, got, strict=True):
         if trained.engine == "sentencepiece":
@@ -444,13 +452,11 @@ def test_piece_widths_give_the_engine_offsets(trained: Tokenizer, corpus_lines: 
     widths = trained.piece_widths()
     assert widths is not None  # normalization "none": every trained combination qualifies
     texts = corpus_lines[:80] + EDGE_CASES + ["a\u2581b \u2581", "\U0001e900\U0001e922x\u13a3"]
-    ref = trained.encode_batch_with_offsets(texts, path="reference")  # the engine's offsets
-    ids = np.array([i for got, _ in ref for i in got], dtype=np.int64)
-    lengths = np.array([len(got) for got, _ in ref])
-    out, ok = widths.offsets(ids, lengths, np.array([len(t) for t in texts]))
+    ref = reference.encode_with_offsets(trained, texts)  # the engine's offsets
+    flat = reference.encode_flat(trained, texts)  # the same, in whole-batch coordinates
+    out, ok = widths.offsets(flat.ids, flat.lengths, np.array([len(t) for t in texts]), flat.bases)
     assert ok.all()
-    want = np.array([span for _, spans in ref for span in spans], dtype=np.int64).reshape(-1, 2)
-    assert np.array_equal(out, want)
+    assert np.array_equal(out, flat.offsets)
     # the round-trip rule (the pieces spell the text) agrees with decoding
     rule = widths.roundtrip_exact(texts)
     assert rule is not None
@@ -468,16 +474,19 @@ def test_piece_widths_known_answer() -> None:
     # " abé c" | "" | "x" as <unk> | a continuation byte with no lead | "b" after them
     ids = np.array([1, 2, 3, 4, 5, 0, 4, 2])
     lengths = np.array([5, 0, 1, 1, 1])
-    out, ok = widths.offsets(ids, lengths, np.array([6, 0, 1, 1, 1]))
+    bases = np.array([0, 7, 8, 10, 12])  # where each text starts in "\n".join(texts)
+    out, ok = widths.offsets(ids, lengths, np.array([6, 0, 1, 1, 1]), bases)
     assert ok.tolist() == [True, True, False, False, True]
     assert out[:5].tolist() == [[0, 2], [2, 3], [3, 4], [3, 4], [4, 6]]
-    assert out[7].tolist() == [0, 1]  # local to its own text
-    out, ok = widths.offsets(np.array([9]), np.array([1]), np.array([1]))  # id outside the vocabulary
+    assert out[7].tolist() == [12, 13]  # whole-batch coordinates: its text starts at 12
+    out, ok = widths.offsets(
+        np.array([9]), np.array([1]), np.array([1]), np.array([0])
+    )  # not in the vocabulary
     assert ok.tolist() == [False]
     # byte runs checked against the characters' UTF-8 lengths: "é" has 2 bytes, "x" 1
     for text, good in (("é", True), ("x", False)):
         cps = np.array([ord(ch) for ch in text])
-        _, ok = widths.offsets(np.array([3, 4]), np.array([2]), np.array([1]), cps=cps, bases=np.array([0]))
+        _, ok = widths.offsets(np.array([3, 4]), np.array([2]), np.array([1]), np.array([0]), cps=cps)
         assert ok.tolist() == [good], text
 
 

@@ -1,7 +1,8 @@
 """Fertility and multilingual slice reports: metrics, slices, the report table, its writers and charts.
 
 Submodules: ``metrics`` (pure per-text counts and per-slice aggregates), ``slices`` (which slices a text
-belongs to; generated transliterations), ``encoding`` (engine and reference encoding paths), ``counting``
+belongs to; generated transliterations), ``reference`` (the per-text definitions the fast paths are tested
+against: offsets, round trips, counts), ``counting``
 (one chunk of texts under every tokenizer -> per-slice counts), ``counts`` (``SliceCounts``: mergeable
 per-slice accumulation, stratified bootstrap), ``report`` (``fertility_report``, ``fertility_by_source``: the
 loop over parts and chunks), ``writers`` (CSV / Markdown / HTML / terminal table),

@@ -2,11 +2,13 @@
 
 :class:`ChunkCounter` turns a chunk of texts (consecutive texts of one part) into one
 :class:`~tokenloom.fertility.counts.SliceCounts` per tokenizer × slice the texts belong to. Encoding
-(:func:`tokenloom.fertility.encoding.encode_part`) is queued on the executor the counter is given
+(:meth:`Tokenizer.encode_flat <tokenloom.text.tokenizer.Tokenizer.encode_flat>`: ids, offsets and round
+trips of the whole chunk as flat arrays) is queued on the executor the counter is given
 (:meth:`ChunkCounter.submit`), so the engines — which release the GIL — run while the calling thread
 transliterates and segments words (:meth:`ChunkCounter.collect`); without an executor it runs in place.
-A chunk's token ids are reduced to per-text counts (:func:`tokenloom.fertility.metrics.count_flat`) and
-dropped, so memory follows the chunk size, not the size of a part or of the corpus.
+Token and word spans are both in the whole-batch coordinates of :mod:`tokenloom.text.flat`, as
+:func:`tokenloom.fertility.metrics.count_flat` takes them. A chunk's token ids are reduced to per-text
+counts and dropped, so memory follows the chunk size, not the size of a part or of the corpus.
 
 Premiums need the pivot's token count of the same content: the counter remembers the pivot part's
 per-text token counts by id (one number per pivot text); the pivot part must be counted first.
@@ -24,13 +26,13 @@ from typing import Any
 
 import numpy as np
 
-from tokenloom.errors import ConfigError
 from tokenloom.fertility import metrics
 from tokenloom.fertility.counts import ChunkCounts, SliceCounts
-from tokenloom.fertility.encoding import EncodedBatch, EncodePath, encode_part, engine_of
 from tokenloom.fertility.slices import SliceConfig, SliceKey, memberships
 from tokenloom.text.corpus import CorpusPart
-from tokenloom.text.unicode import Segmenter
+from tokenloom.text.offsets import FlatBatch
+from tokenloom.text.tokenizer import Tokenizer
+from tokenloom.text.unicode import BatchSegmenter
 
 __all__ = ["ChunkCounter", "CountOptions", "Pending", "part_id"]
 
@@ -39,7 +41,6 @@ __all__ = ["ChunkCounter", "CountOptions", "Pending", "part_id"]
 class CountOptions:
     """How chunks are encoded (the report's :class:`~tokenloom.fertility.report.ReportConfig` fields)."""
 
-    encode_path: EncodePath = "auto"  # engine batch API where available, else "reference"
     roundtrip: bool = True  # decode every text for the round-trip exact rate
     batch_size: int = 256  # texts per engine call
 
@@ -52,12 +53,12 @@ class Pending:
     texts: list[str]
     ids: list[Any]
     start: int  # position in the part of the first text
-    encoded: dict[str, Future[EncodedBatch]]  # tokenizer name -> its encoding of the texts
+    encoded: dict[str, Future[FlatBatch]]  # tokenizer name -> its encoding of the texts
 
 
-def _now(func: Callable[[], EncodedBatch]) -> Future[EncodedBatch]:
+def _now(func: Callable[[], FlatBatch]) -> Future[FlatBatch]:
     """A finished future: the no-executor path of :meth:`ChunkCounter.submit`."""
-    future: Future[EncodedBatch] = Future()
+    future: Future[FlatBatch] = Future()
     try:
         future.set_result(func())
     except Exception as exc:  # re-raised by .result(), as an executor would
@@ -70,10 +71,10 @@ class ChunkCounter:
 
     def __init__(
         self,
-        toks: dict[str, Any],
+        toks: dict[str, Tokenizer],
         *,
         pivot: str | None,
-        segmenter: Segmenter,
+        segmenter: BatchSegmenter,
         options: CountOptions,
         slice_config: SliceConfig,
         executor: Executor | None = None,
@@ -84,45 +85,28 @@ class ChunkCounter:
         self.options = options
         self.slice_config = slice_config
         self.executor = executor
-        # the engine batch path of each tokenizer (None: reference path), built once
-        self.engines = {
-            n: (engine_of(t) if options.encode_path != "reference" else None) for n, t in toks.items()
-        }
-        if options.encode_path == "engine" and any(e is None for e in self.engines.values()):
-            missing = [n for n, e in self.engines.items() if e is None]
-            raise ConfigError(f"tokenizer(s) {missing} have no engine batch path; use encode_path='auto'")
         self.locks = {n: threading.Lock() for n in toks}  # one tokenizer is never used by two workers
         self.pivot_tokens: dict[tuple[str, str], dict[Any, int]] = {}  # (tokenizer, align) -> id -> tokens
 
-    def _encode(self, name: str, texts: list[str], bases: np.ndarray) -> EncodedBatch:
+    def _encode(self, name: str, texts: list[str]) -> FlatBatch:
         opts = self.options
         with self.locks[name]:
-            return encode_part(
-                self.toks[name], texts, bases, path=opts.encode_path, decode=opts.roundtrip,
-                batch_size=opts.batch_size, engine=self.engines[name],
-            )  # fmt: skip
+            return self.toks[name].encode_flat(texts, decode=opts.roundtrip, batch_size=opts.batch_size)
 
     def submit(self, part: CorpusPart, texts: list[str], ids: list[Any], start: int) -> Pending:
         """Queue the encodings of a chunk (texts ``start ..`` of ``part``) on the executor."""
-        bases = metrics.text_bases(texts)
         encoded = {}
         for name in self.toks:
             if self.executor is None:
-                encoded[name] = _now(lambda name=name: self._encode(name, texts, bases))  # type: ignore[misc]
+                encoded[name] = _now(lambda name=name: self._encode(name, texts))  # type: ignore[misc]
             else:
-                encoded[name] = self.executor.submit(self._encode, name, texts, bases)
+                encoded[name] = self.executor.submit(self._encode, name, texts)
         return Pending(part, texts, ids, start, encoded)
 
     def _words(self, part: CorpusPart, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """[n] words per text and [W, 2] word spans in end-to-end coordinates."""
+        """[n] words per text and [W, 2] word spans in whole-batch coordinates."""
         lang = None if part.slice_kind == "code" or part.lang == "und" else part.lang
-        flat_segment = getattr(self.segmenter, "flat_word_spans", None)  # all texts in one call (ICU)
-        if flat_segment is not None:
-            words, flat_words = flat_segment(texts, lang)
-            return np.asarray(words), np.asarray(flat_words)
-        spans = [self.segmenter.word_spans(t, lang) for t in texts]
-        words = np.fromiter(map(len, spans), dtype=np.int64, count=len(texts))
-        return words, metrics.flat_spans(spans, words, metrics.text_bases(texts))  # [n], [W, 2]
+        return self.segmenter.flat_word_spans(texts, lang)
 
     def _premium(self, name: str, pending: Pending, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """[n] premium (0 where not aligned) and [n] aligned of a chunk; remembers the pivot's counts."""
@@ -146,12 +130,11 @@ class ChunkCounter:
         tok, texts, n = self.toks[name], pending.texts, len(pending.texts)
         enc = pending.encoded[name].result()
         bc = metrics.count_flat(
-            enc.lengths, enc.ids, enc.offsets, words, flat_words, vocab_size=int(tok.vocab_size),
-            byte_fallback_ids=getattr(tok, "fallback_ids", tok.byte_fallback_ids), unk_id=tok.unk_id,
+            enc.lengths, enc.ids, enc.offsets, words, flat_words, vocab_size=tok.vocab_size,
+            byte_fallback_ids=tok.fallback_ids, unk_id=tok.unk_id,
         )  # fmt: skip
         rt = enc.roundtrip if enc.roundtrip is not None else np.zeros(n, dtype=bool)
-        batch = getattr(tok, "normalize_batch", None)  # one engine call where the tokenizer has it
-        normalized = batch(texts) if batch is not None else map(tok.normalize, texts)
+        normalized = tok.normalize_batch(texts)
         nc = np.fromiter((a != t for a, t in zip(normalized, texts, strict=True)), dtype=bool, count=n)
         premium, aligned = self._premium(name, pending, bc.tokens)
         return ChunkCounts(
@@ -176,7 +159,7 @@ class ChunkCounter:
             counts = self._text_counts(name, pending, words, flat_words, np.stack([chars, nbytes]))
             for m in mems:
                 one = SliceCounts.of(
-                    counts, m.indices, part=part_id(part), vocab_size=int(tok.vocab_size),
+                    counts, m.indices, part=part_id(part), vocab_size=tok.vocab_size,
                     langs=m.langs, scripts=m.scripts, generated=part.generated,
                 )  # fmt: skip
                 out.append((name, m.key, one))

@@ -1,12 +1,11 @@
 """Pure fertility metrics: per-text counts, then per-slice aggregates with bootstrap intervals.
 
-Per text (:func:`count_text`, the clear reference; :func:`count_batch`, the vectorized fast path used by
-reports — tests check they agree):
+Per text, every text of a batch at once (:func:`count_flat`, what reports count with; its definition,
+text by text, is :func:`tokenloom.fertility.reference.count_text`, and tests check they agree):
 
-- tokens, characters (code points), UTF-8 bytes, words, byte-fallback tokens, unk tokens;
+- tokens, byte-fallback tokens, unk tokens, and the histogram of token ids;
 - continued words: words that overlap two or more tokens (token-to-word alignment by code-point offsets;
-  a token ``[s, e)`` overlaps a word ``[ws, we)`` when ``s < we and e > ws``);
-- round-trip exact (``decode(encode(s)) == s``) and normalization-changed (``normalize(s) != s``) flags.
+  a token ``[s, e)`` overlaps a word ``[ws, we)`` when ``s < we and e > ws``).
 
 Per slice (pure functions over per-text arrays):
 
@@ -33,86 +32,22 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 
 __all__ = [
     "BatchCounts",
-    "TextCounts",
     "bootstrap_ratio",
     "bootstrap_sums",
     "bootstrap_weights",
-    "continued_words",
-    "count_batch",
     "count_flat",
-    "count_text",
-    "flat_spans",
     "percentile_interval",
     "premium_stats",
     "ratio_interval",
     "renyi_efficiency",
-    "text_bases",
 ]
-
-Span = tuple[int, int]
-
-
-@dataclass(frozen=True)
-class TextCounts:
-    """Counts for one text under one tokenizer."""
-
-    tokens: int  # number of token ids
-    chars: int  # code points of the text
-    bytes: int  # UTF-8 bytes of the text
-    words: int  # word-like segments (from the segmenter)
-    continued: int  # words overlapping two or more tokens
-    byte_fallback: int  # tokens whose id is a byte-fallback piece <0x00>..<0xFF>
-    unk: int  # tokens equal to the unk id
-    roundtrip_exact: bool  # decode(encode(text)) == text
-    normalization_changed: bool  # tokenizer.normalize(text) != text
-
-
-def continued_words(word_spans: Sequence[Span], offsets: Sequence[Span]) -> int:
-    """Words overlapping two or more tokens (reference: a loop over words and tokens)."""
-    n = 0
-    for ws, we in word_spans:
-        overlapping = sum(1 for s, e in offsets if s < we and e > ws)
-        n += overlapping >= 2
-    return n
-
-
-def count_text(
-    text: str,
-    ids: Sequence[int],
-    offsets: Sequence[Span],
-    word_spans: Sequence[Span],
-    *,
-    byte_fallback_ids: Collection[int] = frozenset(),
-    unk_id: int | None = None,
-    decoded: str | None = None,
-    normalized: str | None = None,
-) -> TextCounts:
-    """Counts of one text: the reference implementation every fast path is tested against.
-
-    ``decoded`` is ``decode(ids)`` and ``normalized`` the tokenizer's normalization of ``text``; when
-    omitted, the text is taken as round-tripping / unchanged.
-    """
-    if len(ids) != len(offsets):
-        raise ValueError(f"{len(ids)} ids but {len(offsets)} offsets; pass the offsets of the same encoding")
-    return TextCounts(
-        tokens=len(ids),
-        chars=len(text),
-        bytes=len(text.encode("utf-8")),
-        words=len(word_spans),
-        continued=continued_words(word_spans, offsets),
-        byte_fallback=sum(1 for i in ids if i in byte_fallback_ids),
-        unk=sum(1 for i in ids if unk_id is not None and i == unk_id),
-        roundtrip_exact=decoded is None or decoded == text,
-        normalization_changed=normalized is not None and normalized != text,
-    )
 
 
 @dataclass(frozen=True)
@@ -128,58 +63,6 @@ class BatchCounts:
     token_text: np.ndarray  # index of the text each entry of flat_ids belongs to
 
 
-def flat_spans(spans: Sequence[Sequence[Span]], lengths: np.ndarray, bases: np.ndarray) -> np.ndarray:
-    """Concatenate per-text spans into global coordinates: [total, 2] (start, end) + base of each text."""
-    total = int(lengths.sum())
-    flat = np.fromiter(chain.from_iterable(chain.from_iterable(spans)), dtype=np.int64, count=2 * total)
-    flat = flat.reshape(total, 2)  # [total, 2]
-    flat += np.repeat(bases, lengths)[:, None]  # [total, 1] broadcast over (start, end)
-    return flat
-
-
-def count_batch(
-    texts: Sequence[str],
-    ids: Sequence[Sequence[int]],
-    offsets: Sequence[Sequence[Span]],
-    word_spans: Sequence[Sequence[Span]],
-    *,
-    vocab_size: int,
-    byte_fallback_ids: Collection[int] = frozenset(),
-    unk_id: int | None = None,
-) -> BatchCounts:
-    """Vectorized per-text token / continued-word / fallback / unk counts and the id histogram.
-
-    Texts are laid end to end in one coordinate space (text j starts at ``bases[j]``, one position after the
-    end of text j-1), so one ``searchsorted`` aligns every word with the tokens of its own text: the tokens
-    overlapping ``[ws, we)`` are those with ``start < we`` minus those with ``end <= ws`` (``end >= start``
-    makes the second set a subset of the first). Equal to :func:`count_text` per text.
-    """
-    n = len(texts)
-    if not (len(ids) == len(offsets) == len(word_spans) == n):
-        raise ValueError("texts, ids, offsets and word_spans must have one entry per text")
-    tok_len = np.fromiter(map(len, ids), dtype=np.int64, count=n)
-    off_len = np.fromiter(map(len, offsets), dtype=np.int64, count=n)
-    if not np.array_equal(tok_len, off_len):
-        j = int(np.flatnonzero(tok_len != off_len)[0])
-        raise ValueError(f"text {j}: {tok_len[j]} ids but {off_len[j]} offsets")
-    word_len = np.fromiter(map(len, word_spans), dtype=np.int64, count=n)
-    bases = text_bases(texts)
-    flat_ids = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(tok_len.sum()))
-    return count_flat(
-        tok_len, flat_ids, flat_spans(offsets, tok_len, bases), word_len, flat_spans(word_spans, word_len, bases),
-        vocab_size=vocab_size, byte_fallback_ids=byte_fallback_ids, unk_id=unk_id,
-    )  # fmt: skip
-
-
-def text_bases(texts: Sequence[str]) -> np.ndarray:
-    """[n] start of each text when the texts are laid end to end with one position between them."""
-    chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    bases = np.zeros(len(texts), dtype=np.int64)
-    if len(texts) > 1:
-        bases[1:] = np.cumsum(chars + 1)[:-1]
-    return bases
-
-
 def count_flat(
     tok_len: np.ndarray,
     flat_ids: np.ndarray,
@@ -191,9 +74,29 @@ def count_flat(
     byte_fallback_ids: Collection[int] = frozenset(),
     unk_id: int | None = None,
 ) -> BatchCounts:
-    """:func:`count_batch` on flat arrays: tokens per text [n], ids [T], token spans [T, 2] and word spans
-    [W, 2] in the end-to-end coordinates of :func:`text_bases`, words per text [n]."""
+    """Per-text token / continued-word / fallback / unk counts and the id histogram of a batch of n texts.
+
+    ``tok_len`` [n] tokens per text, ``flat_ids`` [T], ``tok`` [T, 2] token spans, ``word_len`` [n] words
+    per text and ``words`` [W, 2] word spans, spans in the whole-batch coordinates of
+    :mod:`tokenloom.text.flat` (text j starts at ``bases[j]``, one position after the end of text j - 1), so
+    one ``searchsorted`` aligns every word with the tokens of its own text: the tokens overlapping
+    ``[ws, we)`` are those with ``start < we`` minus those with ``end <= ws`` (``end >= start`` makes the
+    second set a subset of the first). Equal to :func:`tokenloom.fertility.reference.count_text` per text.
+    """
     n = len(tok_len)
+    if int(tok_len.sum()) != flat_ids.size or len(word_len) != n:
+        raise ValueError(
+            f"tokens per text add up to {int(tok_len.sum())} but there are {flat_ids.size} ids "
+            f"({n} texts, {len(word_len)} word counts); pass the lengths of the same batch"
+        )
+    if tok.shape != (flat_ids.size, 2):
+        raise ValueError(
+            f"{flat_ids.size} ids but {len(tok)} token spans; pass the spans of the same encoding"
+        )
+    if int(word_len.sum()) != len(words):
+        raise ValueError(
+            f"words per text add up to {int(word_len.sum())} but there are {len(words)} word spans"
+        )
     tok_text = np.repeat(np.arange(n), tok_len)  # [T] text index of each token
     starts = np.sort(tok[:, 0], kind="stable")  # timsort: linear on the (almost) sorted offsets
     ends = np.sort(tok[:, 1], kind="stable")

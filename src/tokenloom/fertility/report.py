@@ -1,7 +1,8 @@
 """``fertility_report``: one tidy table of tokenizer × slice metrics (and ``fertility_by_source``).
 
-What it does: loads tokenizers (objects, our folders, any ``tokenizer.json`` or sentencepiece ``.model``)
-and a corpus (paths or a :class:`~tokenloom.text.corpus.Corpus`), then streams the corpus **part by part**
+What it does: turns what it is given into tokenloom ``Tokenizer`` objects once, at the entry
+(:func:`~tokenloom.text.adapt.as_tokenizer`: objects, our folders, any ``tokenizer.json`` or sentencepiece
+``.model``), loads a corpus (paths or a :class:`~tokenloom.text.corpus.Corpus`), then streams the corpus **part by part**
 (one language file at a time), each part **chunk by chunk** (``ReportConfig.chunk_size`` texts): a
 :class:`~tokenloom.fertility.counting.ChunkCounter` encodes the chunk with every tokenizer (on the executor
 it is given: two background workers while words are segmented and the chunk is transliterated) and turns
@@ -28,22 +29,23 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import InitVar, dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from tokenloom._progress import progress
 from tokenloom.errors import ConfigError
 from tokenloom.fertility.counting import ChunkCounter, CountOptions, part_id
 from tokenloom.fertility.counts import SliceCounts, close_part
-from tokenloom.fertility.encoding import EncodePath
 from tokenloom.fertility.slices import KIND_ORDER, SliceConfig, SliceKey, translit_target
 from tokenloom.fertility.writers import report_table, to_markdown, write_report
-from tokenloom.text.backends.base import Capabilities
+from tokenloom.text.adapt import TokenizerLike, as_tokenizer
 from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
-from tokenloom.text.unicode import Segmenter, SegmenterName, get_segmenter, transliterate
+from tokenloom.text.tokenizer import Tokenizer
+from tokenloom.text.unicode import Segmenter, SegmenterName, batch_segmenter, transliterate
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,7 +53,9 @@ if TYPE_CHECKING:
 __all__ = [
     "EXTRA_COLUMNS",
     "REPORT_COLUMNS",
+    "CorpusLike",
     "ReportConfig",
+    "Tokenizers",
     "fertility_by_source",
     "fertility_report",
     "report_table",
@@ -60,6 +64,11 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+# what the entry points take: one tokenizer, a list of them (named after each), or {name: tokenizer}
+Tokenizers: TypeAlias = TokenizerLike | Mapping[str, TokenizerLike] | Sequence[TokenizerLike]
+# a corpus: a Corpus, or the paths load_corpus takes
+CorpusLike: TypeAlias = Corpus | str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 REPORT_COLUMNS: tuple[str, ...] = (
     "tokenizer", "slice_kind", "slice", "lang", "script", "texts", "tokens", "words", "chars", "bytes",
@@ -83,13 +92,19 @@ class ReportConfig:
     renyi_alpha: float = 2.5  # Rényi order α (Zouhar et al. 2023 find 2.5 correlates best with BLEU)
     batch_size: int = 256  # texts per engine call; its Python lists are turned into arrays per batch
     roundtrip: bool = True  # decode every text for the round-trip exact rate (NaN when off)
-    encode_path: EncodePath = "auto"  # engine batch API where available, else "reference" (encoding.py)
     prefetch: bool = True  # encode on two background workers while words are segmented and counted
     chunk_size: int = 1024  # texts counted at once: bounds memory, whatever the size of a language part
     translit_ascii: bool = False  # transliterated slices: Any-Latin, then Latin-ASCII
     mixed_min_share: float = 0.1  # code-mixed: every script counted holds at least this share of letters
+    encode_path: InitVar[str | None] = None  # removed: giving it is an error that says what to do instead
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, encode_path: str | None) -> None:
+        if encode_path is not None:
+            raise ConfigError(
+                f"ReportConfig.encode_path={encode_path!r}: there is no encode_path any more; reports always "
+                "encode with Tokenizer.encode_flat, which tests compare against the per-text definition "
+                "(tokenloom.fertility.reference.encode_flat); drop the argument"
+            )
         if not isinstance(self.n_boot, int) or self.n_boot < 0:
             raise ConfigError(
                 f"ReportConfig.n_boot must be an int >= 0 (0 = no intervals), got {self.n_boot!r}"
@@ -103,30 +118,24 @@ class ReportConfig:
         if not isinstance(self.chunk_size, int) or self.chunk_size <= 0:
             raise ConfigError(f"ReportConfig.chunk_size must be a positive int, got {self.chunk_size!r}")
         SliceConfig(mixed_min_share=self.mixed_min_share)  # validates the share
-        if self.encode_path not in ("auto", "engine", "reference"):
-            raise ConfigError(
-                f"ReportConfig.encode_path must be 'auto', 'engine' or 'reference', got {self.encode_path!r}"
-            )
 
 
-def _resolve_tokenizers(tokenizers: Any) -> dict[str, Any]:
-    """Name -> tokenizer: paths and foreign objects wrapped by :func:`~tokenloom.text.adapt.as_tokenizer`; an
-    object keeping the Tokenizer contract itself (``encode_batch_with_offsets`` and ``decode``) kept as is."""
-    from tokenloom.text.adapt import as_tokenizer
-
+def resolve_tokenizers(tokenizers: Tokenizers) -> dict[str, Tokenizer]:
+    """Name -> :class:`Tokenizer`, each through :func:`~tokenloom.text.adapt.as_tokenizer` (the one place
+    the entry points turn what they are given into tokenizers); two with the same name are numbered."""
+    items: list[tuple[str | None, TokenizerLike]]
     if isinstance(tokenizers, Mapping):
         items = list(tokenizers.items())
-    elif isinstance(tokenizers, list | tuple):
+    elif isinstance(tokenizers, Sequence) and not isinstance(tokenizers, str):
         items = [(None, t) for t in tokenizers]
     else:
         items = [(None, tokenizers)]
     if not items:
         raise ConfigError("no tokenizers given: pass at least one tokenizer object or path")
-    out: dict[str, Any] = {}
-    for name, tok in items:
-        if not hasattr(tok, "encode_batch_with_offsets"):  # a path or a foreign object
-            tok = as_tokenizer(tok)
-        label = str(name) if name is not None else str(tok.name)
+    out: dict[str, Tokenizer] = {}
+    for name, given in items:
+        tok = as_tokenizer(given)
+        label = str(name) if name is not None else tok.name
         base, k = label, 2
         while label in out:  # two files with the same stem: keep both, numbered
             label, k = f"{base}-{k}", k + 1
@@ -134,7 +143,7 @@ def _resolve_tokenizers(tokenizers: Any) -> dict[str, Any]:
     return out
 
 
-def _resolve_corpus(corpus: Any, errors: Literal["strict", "replace"]) -> Corpus:
+def _resolve_corpus(corpus: CorpusLike, errors: Literal["strict", "replace"]) -> Corpus:
     if isinstance(corpus, Corpus):
         return corpus
     return load_corpus(corpus, errors=errors)
@@ -144,7 +153,7 @@ class _Table:
     """Slice counts of a report, merged chunk by chunk; a slice becomes a row once no later part adds to it."""
 
     def __init__(
-        self, toks: dict[str, Any], *, config: ReportConfig, pivot: str | None, segmenter: str
+        self, toks: dict[str, Tokenizer], *, config: ReportConfig, pivot: str | None, segmenter: str
     ) -> None:
         self.toks = toks
         self.config = config
@@ -192,15 +201,15 @@ class _Table:
         tok, cfg = self.toks[name], self.config
         counts = self.counts.pop((name, key))
         metrics_ = counts.finish(
-            vocab_size=int(tok.vocab_size),
+            vocab_size=tok.vocab_size,
             level=cfg.level,
             renyi_alpha=cfg.renyi_alpha,
             roundtrip=cfg.roundtrip,
         )
         self.rows[(name, key)] = {
             "tokenizer": name, "slice_kind": key[0], "slice": key[1], **metrics_, **self.common,
-            "engine": getattr(tok, "engine", "unknown"), "algorithm": getattr(tok, "algorithm", "unknown"),
-            "vocab_size": int(tok.vocab_size) if _caps(tok).vocabulary else None,
+            "engine": tok.engine, "algorithm": tok.algorithm,
+            "vocab_size": tok.vocab_size if tok.capabilities.vocabulary else None,
             **_missing(tok),
         }  # fmt: skip
 
@@ -214,18 +223,9 @@ class _Table:
         return [self.rows[k] for k in keys]
 
 
-def _caps(tok: Any) -> Capabilities:
-    """What a tokenizer can answer (an object keeping the Tokenizer contract itself: everything)."""
-    return getattr(tok, "capabilities", None) or Capabilities()
-
-
-def _missing(tok: Any) -> dict[str, Any]:
+def _missing(tok: Tokenizer) -> dict[str, Any]:
     """The definitions of a tokenizer's rates, and NaN for every metric it cannot give (see the columns)."""
-    caps = _caps(tok)
-    defs = getattr(tok, "definitions", None) or {
-        "byte_fallback": "byte pieces <0xNN>",
-        "unk": "unknown-token id",
-    }
+    caps, defs = tok.capabilities, tok.definitions
     out: dict[str, Any] = {"byte_fallback_def": defs["byte_fallback"], "unk_def": defs["unk"]}
     gone = {
         "roundtrip_exact_rate": not caps.decode,
@@ -268,8 +268,8 @@ def _count_part(
 
 
 def fertility_report(
-    tokenizers: Mapping[str, Any] | Sequence[Any] | Any,
-    corpus: Any,
+    tokenizers: Tokenizers,
+    corpus: CorpusLike,
     *,
     pivot: str | None = "eng_Latn",
     translit: bool = True,
@@ -297,18 +297,16 @@ def fertility_report(
     import pandas as pd
 
     config = config or ReportConfig()
-    toks = _resolve_tokenizers(tokenizers)
+    toks = resolve_tokenizers(tokenizers)
     corp = _resolve_corpus(corpus, errors)
-    seg = get_segmenter(segmenter)
+    seg = batch_segmenter(segmenter)
     slice_config = SliceConfig(
         translit=translit, translit_ascii=config.translit_ascii, mixed_min_share=config.mixed_min_share
     )
     ordered = _pivot_first(list(corp), pivot)
     table = _Table(toks, config=config, pivot=pivot, segmenter=seg.name)
     table.lang_parts_left.update(p.lang for p in ordered)
-    options = CountOptions(
-        encode_path=config.encode_path, roundtrip=config.roundtrip, batch_size=config.batch_size
-    )
+    options = CountOptions(roundtrip=config.roundtrip, batch_size=config.batch_size)
     # two workers: one tokenizer's array work (GIL-bound) overlaps the other's engine call (GIL released)
     pool = (
         ThreadPoolExecutor(max_workers=2, thread_name_prefix="fertility-encode") if config.prefetch else None
@@ -349,7 +347,7 @@ def _pivot_first(parts: list[CorpusPart], pivot: str | None) -> list[CorpusPart]
 
 
 def fertility_by_source(
-    tokenizer: Any, records: Iterable[tuple[str, str]], *, n_boot: int = 200
+    tokenizer: TokenizerLike, records: Iterable[tuple[str, str]], *, n_boot: int = 200
 ) -> pd.DataFrame:
     """Per-script and per-language fertility of one tokenizer on ``(source name, text)`` records.
 

@@ -2,8 +2,11 @@
 
 :func:`as_tokenizer` wraps, by what the object is: a tokenloom ``Tokenizer`` (as is); a ``tokenizers.Tokenizer``;
 a ``sentencepiece.SentencePieceProcessor``; a ``transformers`` tokenizer (fast or slow); a ``tiktoken.Encoding``
-or any object shaped like one (``encode`` and ``decode``); any callable ``str -> Sequence[int]``; a path
-(:func:`~tokenloom.text.tokenizer.load_tokenizer`). Engines are recognised by their classes only when their
+or any object shaped like one (``encode`` and ``decode``); an object keeping the ``Tokenizer`` contract itself
+(``encode_batch_with_offsets`` and ``decode``: a proxy, :mod:`~tokenloom.text.backends.contract`); any callable
+``str -> Sequence[int]``; a path (:func:`~tokenloom.text.tokenizer.load_tokenizer`). :data:`TokenizerLike`
+names everything it takes: entry points that take tokenizers type their arguments with it and call
+:func:`as_tokenizer` once. Engines are recognised by their classes only when their
 package is already imported (an object of a package that is not imported cannot exist), so nothing heavy is
 imported to ask. :func:`load_tokenizer_spec` reads the command line's forms: ``PATH``, ``tiktoken:FILE``
 with a pattern, ``transformers:FOLDER``. What it does not do: encode (the backends do).
@@ -13,13 +16,30 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeAlias
 
 from tokenloom.errors import ConfigError
 from tokenloom.text.backends.base import EngineBackend
+from tokenloom.text.backends.contract import ContractBackend, OffsetsTokenizer
 from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
 
-__all__ = ["as_tokenizer", "load_tokenizer_spec"]
+__all__ = ["EncodesAndDecodes", "OffsetsTokenizer", "TokenizerLike", "as_tokenizer", "load_tokenizer_spec"]
+
+
+class EncodesAndDecodes(Protocol):
+    """An engine object: a ``tokenizers.Tokenizer``, a ``SentencePieceProcessor``, a ``transformers``
+    tokenizer, a ``tiktoken.Encoding`` or any object with ``encode(text)`` and ``decode(ids)``."""
+
+    def encode(self, text: str, /) -> Any: ...
+
+    def decode(self, ids: Any, /) -> Any: ...
+
+
+# everything as_tokenizer takes
+TokenizerLike: TypeAlias = (
+    Tokenizer | str | os.PathLike[str] | EncodesAndDecodes | OffsetsTokenizer | Callable[[str], Sequence[int]]
+)
 
 SPEC_KINDS = ("tiktoken", "transformers")
 
@@ -45,6 +65,8 @@ def _backend(obj: Any) -> EngineBackend:
         from tokenloom.text.backends.transformers import TransformersBackend
 
         return TransformersBackend(obj)
+    if isinstance(obj, OffsetsTokenizer):  # the Tokenizer contract kept by the object itself
+        return ContractBackend(obj)
     if callable(getattr(obj, "encode", None)) and callable(getattr(obj, "decode", None)):
         from tokenloom.text.backends.tiktoken import TiktokenBackend
 
@@ -56,7 +78,7 @@ def _backend(obj: Any) -> EngineBackend:
     raise ConfigError(
         f"{type(obj).__name__} is not a tokenizer: pass a tokenloom Tokenizer, a tokenizers.Tokenizer, a "
         "SentencePieceProcessor, a transformers tokenizer, a tiktoken Encoding (or an object with encode and "
-        "decode), a function text -> ids, or a path"
+        "decode), an object with encode_batch_with_offsets and decode, a function text -> ids, or a path"
     )
 
 
@@ -68,7 +90,7 @@ def _default_name(obj: Any) -> str:
     return type(obj).__name__
 
 
-def as_tokenizer(obj: Any, *, name: str | None = None) -> Tokenizer:
+def as_tokenizer(obj: TokenizerLike, *, name: str | None = None) -> Tokenizer:
     """``obj`` as a :class:`Tokenizer` (see module docstring); ``name`` overrides the one it has."""
     if isinstance(obj, Tokenizer):
         if name is None or name == obj.name:

@@ -1,84 +1,96 @@
-"""Token offsets: the one reference path and the one fast path, and the byte-run rule they share.
+"""Token offsets of a batch as flat arrays: :func:`encode_flat`, and the byte-run rule it applies.
 
 Contract (``Tokenizer.encode_with_offsets``): offsets are ``[start, end)`` in code points of the input, and
 the byte-fallback pieces of one character all carry that character's span. Engines differ on byte pieces,
-so both paths apply the same rule to them: a *run* of consecutive byte pieces covers ``[start, end)``;
-when it has as many pieces as ``text[start:end]`` has UTF-8 bytes, piece k gets the character holding
-byte k, otherwise (normalization changed the text) every piece keeps the run's span.
+so the same rule is applied to them: a *run* of consecutive byte pieces covers ``[start, end)``; when it has
+as many pieces as ``text[start:end]`` has UTF-8 bytes, piece k gets the character holding byte k, otherwise
+(normalization changed the text) every piece keeps the run's span.
 
-- **Reference** (:func:`encode_reference`): the engine's own offsets (``encode_batch_with_offsets`` of the
-  backend), byte runs split text by text in plain Python (:func:`fix_byte_runs`, the rule as written).
-- **Fast** (:func:`encode_fast`), flat arrays for a whole batch: when the backend's
-  :meth:`~tokenloom.text.backends.EngineBackend.piece_widths` says its offsets are running sums of piece
-  widths (no normalization, no prefix space: tokenloom's default), the engine is asked for ids only and
-  the offsets are cumulative sums of per-id widths (:meth:`PieceWidths.offsets`, checked text by text:
-  widths add up to the text's length, no unknown piece, byte runs spell whole characters); otherwise, or
-  when a check fails, the engine's offsets with byte runs split vectorized (:func:`split_byte_runs`).
+:func:`encode_flat` gives a :class:`FlatBatch`: ids, tokens per text and offsets of a whole batch in the
+coordinates of :mod:`tokenloom.text.flat` (text j starts at ``bases[j]`` in ``"\\n".join(texts)``), and
+when asked the round-trip flags, made once and read as they are by the fertility counts. Two routes give
+the same offsets: when the backend's :meth:`~tokenloom.text.backends.EngineBackend.piece_widths` says its
+offsets are running sums of piece widths (no normalization, no prefix space: tokenloom's default), the
+engine is asked for ids only and the offsets are cumulative sums of per-id widths
+(:meth:`PieceWidths.offsets`, checked text by text: widths add up to the text's length, no unknown piece,
+byte runs spell whole characters); otherwise, or when a check fails, the engine's offsets with byte runs
+split vectorized (:func:`split_byte_runs`).
 
 Engines that give no offsets get them from their decoder: :func:`byte_offsets` from each token's bytes (a
 byte-level vocabulary such as tiktoken's: exact, a token that splits a character gets that character's span,
 as byte pieces do) and :func:`decoder_offsets` from decoding growing prefixes (any decoder: exact where each
 decoded prefix is a prefix of the text).
 
-``tests/test_offsets.py`` compares the two paths on FLORES text. What this module does not do: choose a
-path for the caller (``Tokenizer.encode_batch_with_offsets`` and ``fertility.encoding`` take a ``path``
-argument) or decode.
+The definition these are tested against, text by text in plain Python, is
+:mod:`tokenloom.fertility.reference` (``tests/test_offsets.py``, on FLORES text). What this module does not
+do: translate engine errors (``Tokenizer`` does) or count anything.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tokenloom.errors import TokenizerError
+from tokenloom.text.backends.base import flat_ids
+from tokenloom.text.flat import flat_spans, text_bases
 from tokenloom.text.unicode import code_points
 
 if TYPE_CHECKING:
     from tokenloom.text.backends.base import EngineBackend, Offsets
 
 __all__ = [
-    "FlatEncoding",
+    "FlatBatch",
     "PieceWidths",
     "byte_offsets",
     "decoder_offsets",
-    "encode_fast",
-    "encode_reference",
-    "fix_byte_runs",
+    "encode_flat",
     "piece_widths",
     "split_byte_runs",
 ]
 
 
-# ---------------------------------------------------------------- the reference path
-def fix_byte_runs(ids: Sequence[int], offsets: Offsets, text: str, byte_ids: Collection[int]) -> Offsets:
-    """Give every byte piece of one text the span of the one character its byte belongs to (module rule)."""
-    out = list(offsets)
-    byte_set = byte_ids if isinstance(byte_ids, set | frozenset) else frozenset(byte_ids)
-    if byte_set.isdisjoint(ids):  # no byte piece (one C-level scan): nothing to split
-        return out
-    where = [k for k, i in enumerate(ids) if i in byte_set]  # positions of byte pieces, in order
-    r = 0
-    while r < len(where):
-        i = j = where[r]
-        while r < len(where) and where[r] == j:  # a run: consecutive byte pieces [i, j)
-            j += 1
-            r += 1
-        start = min(s for s, _ in offsets[i:j])
-        end = max(e for _, e in offsets[i:j])
-        lengths = [len(ch.encode("utf-8")) for ch in text[start:end]]
-        if sum(lengths) == j - i:
-            k = i
-            for pos, n in enumerate(lengths, start=start):
-                for _ in range(n):
-                    out[k] = (pos, pos + 1)
-                    k += 1
-        else:  # normalization changed the text: every piece of the run gets the run's span
-            out[i:j] = [(start, end)] * (j - i)
-    return out
+@dataclass(frozen=True)
+class FlatBatch:
+    """A batch of n texts encoded into T tokens, as flat arrays in whole-batch coordinates."""
+
+    lengths: np.ndarray  # [n] tokens per text
+    ids: np.ndarray  # [T] token ids, texts one after another
+    offsets: np.ndarray  # [T, 2] [start, end) code points of "\n".join(texts): text j starts at bases[j]
+    bases: np.ndarray  # [n] start of each text (tokenloom.text.flat.text_bases)
+    roundtrip: np.ndarray | None = None  # [n] bool decode(ids) == text; None: not asked, or no decoder
+    widths: PieceWidths | None = None  # the tables that gave the offsets; None: the engine's offsets did
+
+    def pairs(self) -> list[tuple[list[int], Offsets]]:
+        """(ids, offsets local to each text) per text: what ``Tokenizer.encode_batch_with_offsets`` returns."""
+        local = self.offsets - np.repeat(self.bases, self.lengths)[:, None]  # [T, 2] - [T, 1] broadcast
+        spans = list(zip(local[:, 0].tolist(), local[:, 1].tolist(), strict=True))
+        return [(ids, spans[e - len(ids) : e]) for ids, e in zip(self.id_lists(), self._ends(), strict=True)]
+
+    def id_lists(self) -> list[list[int]]:
+        """The ids of each text as lists."""
+        flat = self.ids.tolist()
+        return [flat[e - n : e] for e, n in zip(self._ends(), self.lengths.tolist(), strict=True)]
+
+    def _ends(self) -> list[int]:
+        ends: list[int] = np.cumsum(self.lengths).tolist()
+        return ends
+
+
+def _batches(texts: Sequence[str], batch_size: int | None) -> list[Sequence[str]]:
+    step = batch_size or max(len(texts), 1)
+    return [texts[s : s + step] for s in range(0, len(texts), step)]
+
+
+def _engine_ids(backend: EngineBackend, batches: list[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """([n] tokens per text, [T] ids) of every batch, in the engine's ids-only call."""
+    parts = [backend.encode_batch_flat(b) for b in batches]
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
 def _engine_pairs(backend: EngineBackend, texts: Sequence[str]) -> list[tuple[list[int], Offsets]]:
@@ -88,65 +100,49 @@ def _engine_pairs(backend: EngineBackend, texts: Sequence[str]) -> list[tuple[li
     return encode(texts)
 
 
-def encode_reference(backend: EngineBackend, texts: Sequence[str]) -> list[tuple[list[int], Offsets]]:
-    """(ids, offsets) per text: the engine's offsets, byte runs split by :func:`fix_byte_runs`."""
-    pairs = _engine_pairs(backend, texts)
-    if not backend.byte_ids:
-        return pairs
-    return [
-        (ids, fix_byte_runs(ids, offs, t, backend.byte_ids))
-        for t, (ids, offs) in zip(texts, pairs, strict=True)
-    ]
-
-
-# ---------------------------------------------------------------- the fast path
-@dataclass(frozen=True)
-class FlatEncoding:
-    """A batch of n texts encoded into T tokens, as flat arrays."""
-
-    lengths: np.ndarray  # [n] tokens per text
-    ids: np.ndarray  # [T] token ids, texts one after another
-    offsets: np.ndarray  # [T, 2] [start, end) code points, local to each text
-    widths: PieceWidths | None  # the tables that gave these offsets; None: the engine's offsets did
-
-    def pairs(self) -> list[tuple[list[int], Offsets]]:
-        """(ids, offsets) per text, as :func:`encode_reference` returns them."""
-        spans = list(zip(self.offsets[:, 0].tolist(), self.offsets[:, 1].tolist(), strict=True))
-        ids = self.ids.tolist()
-        ends = np.cumsum(self.lengths).tolist()
-        return [(ids[e - n : e], spans[e - n : e]) for e, n in zip(ends, self.lengths.tolist(), strict=True)]
-
-
-def _bases(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """([n] code points per text, [n] start of each text in ``"\\n".join(texts)``)."""
-    chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    bases = np.zeros(len(texts), dtype=np.int64)
-    bases[1:] = np.cumsum(chars + 1)[:-1]
-    return chars, bases
-
-
-def encode_fast(backend: EngineBackend, texts: Sequence[str]) -> FlatEncoding:
-    """Ids and offsets of ``texts`` as flat arrays, equal to :func:`encode_reference` (module docstring)."""
+def _width_offsets(
+    backend: EngineBackend, texts: Sequence[str], batches: list[Sequence[str]], bases: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, PieceWidths] | None:
+    """([n] lengths, [T] ids, [T, 2] offsets, tables) by the piece widths; ``None`` where they do not hold."""
     widths = backend.piece_widths()
-    chars, bases = _bases(texts)
-    if widths is not None:
-        lengths, ids = backend.encode_batch_flat(texts)
-        cps = None  # the texts' code points end to end, only needed to check byte runs
-        if ids.size and widths.is_byte[np.clip(ids, 0, len(widths.width) - 1)].any():
-            cps = code_points("\n".join(texts))  # [C]
-        offsets, ok = widths.offsets(ids, lengths, chars, cps=cps, bases=bases)  # [T, 2] local, [n]
-        if ok.all():
-            return FlatEncoding(lengths, ids, offsets, widths)
-    pairs = _engine_pairs(backend, texts)
-    lengths = np.fromiter((len(i) for i, _ in pairs), dtype=np.int64, count=len(pairs))
-    total = int(lengths.sum())
-    ids = np.fromiter(chain.from_iterable(i for i, _ in pairs), dtype=np.int64, count=total)
-    flat = chain.from_iterable(chain.from_iterable(o for _, o in pairs))
-    offsets = np.fromiter(flat, dtype=np.int64, count=2 * total).reshape(total, 2)  # [T, 2]
-    if backend.byte_ids and total:
-        shift = np.repeat(bases, lengths)[:, None]  # [T, 1] broadcast: local -> end-to-end coordinates
-        offsets = split_byte_runs(texts, ids, offsets + shift, lengths, backend.byte_ids) - shift
-    return FlatEncoding(lengths, ids, offsets, None)
+    if widths is None:
+        return None
+    lengths, ids = _engine_ids(backend, batches)
+    cps = None  # the texts' code points end to end, only needed to check byte runs
+    if ids.size and widths.is_byte[np.clip(ids, 0, len(widths.width) - 1)].any():
+        cps = code_points("\n".join(texts))  # [C]
+    chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))  # [n]
+    offsets, ok = widths.offsets(ids, lengths, chars, bases, cps=cps)  # [T, 2], [n]
+    return (lengths, ids, offsets, widths) if ok.all() else None
+
+
+def encode_flat(
+    backend: EngineBackend, texts: Sequence[str], *, decode: bool = False, batch_size: int | None = None
+) -> FlatBatch:
+    """Ids and whole-batch offsets of ``texts`` (module docstring), ``batch_size`` texts per engine call
+    (``None``: one call). ``decode``: also the round-trip flags, where the engine has a decoder (with the
+    plain decoder of piece widths they are known without decoding: the pieces spell the text)."""
+    bases = text_bases(texts)  # [n]
+    batches = _batches(texts, batch_size)
+    widths: PieceWidths | None = None
+    if not backend.capabilities.offsets:  # ids only (a plain function): every token an empty span
+        lengths, ids = _engine_ids(backend, batches)
+        offsets = np.repeat(bases, lengths)[:, None].repeat(2, axis=1)  # [T, 2] at its text's start
+    elif (by_widths := _width_offsets(backend, texts, batches, bases)) is not None:
+        lengths, ids, offsets, widths = by_widths
+    else:
+        pairs = [pair for b in batches for pair in _engine_pairs(backend, b)]
+        lengths, ids = flat_ids([i for i, _ in pairs])  # [n], [T]
+        _, offsets = flat_spans([o for _, o in pairs], bases)  # [T, 2]
+        offsets = split_byte_runs(texts, ids, offsets, lengths, backend.byte_ids)
+    roundtrip = None
+    if decode and backend.capabilities.decode:
+        roundtrip = widths.roundtrip_exact(texts) if widths is not None else None
+        if roundtrip is None:
+            batch = FlatBatch(lengths, ids, offsets, bases)
+            back = backend.decode_batch(batch.id_lists()) if len(texts) else []
+            roundtrip = np.fromiter(map(str.__eq__, back, texts), dtype=bool, count=len(texts))
+    return FlatBatch(lengths, ids, offsets, bases, roundtrip, widths)
 
 
 def _utf8_prefix(texts: Sequence[str]) -> np.ndarray:
@@ -159,8 +155,9 @@ def _utf8_prefix(texts: Sequence[str]) -> np.ndarray:
 def split_byte_runs(
     texts: Sequence[str], ids: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, byte_ids: Collection[int]
 ) -> np.ndarray:
-    """:func:`fix_byte_runs` for many texts at once, vectorized. ``offsets`` [T, 2] are end-to-end (text j
-    starts at ``sum(len(t) + 1 for t in texts[:j])``, the coordinates of ``fertility.metrics.text_bases``)."""
+    """The byte-run rule (module docstring) for many texts at once, vectorized; ``offsets`` [T, 2] in
+    whole-batch coordinates (:mod:`tokenloom.text.flat`). Equal to ``fertility.reference.fix_byte_runs``
+    text by text."""
     out = offsets.copy()
     if not byte_ids or ids.size == 0:
         return out
@@ -193,11 +190,12 @@ def split_byte_runs(
 def byte_offsets(
     texts: Sequence[str], lengths: np.ndarray, ids: np.ndarray, nbytes: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """([T, 2] code-point offsets local to each text, [n] bool text whose tokens' bytes spell it exactly).
+    """([T, 2] whole-batch code-point offsets, [n] bool text whose tokens' bytes spell it exactly).
 
     ``ids`` [T] the texts' ids one after another, ``lengths`` [n] tokens per text, ``nbytes`` [V] UTF-8 bytes
     each id spells. A token covers the characters holding its first through last byte."""
-    chars, bases = _bases(texts)
+    bases = text_bases(texts)  # [n]
+    chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))  # [n]
     prefix = _utf8_prefix(texts)  # [C + 1] bytes before each end-to-end position
     tb = nbytes[ids] if ids.size else np.zeros(0, np.int64)  # [T] bytes per token
     tok_text = np.repeat(np.arange(len(lengths)), lengths)  # [T]
@@ -210,8 +208,7 @@ def byte_offsets(
     start_b = end_b - tb  # [T]
     start = np.searchsorted(prefix, start_b, side="right") - 1  # [T] character holding the first byte
     last = np.searchsorted(prefix, np.maximum(end_b - 1, start_b), side="right") - 1  # [T] ... the last byte
-    out = np.stack([start, np.where(tb > 0, last + 1, start)], axis=1)  # [T, 2] end to end
-    return out - np.repeat(bases, lengths)[:, None], ok  # [T, 1] broadcast: end to end -> local
+    return np.stack([start, np.where(tb > 0, last + 1, start)], axis=1), ok  # [T, 2]
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -273,15 +270,16 @@ class PieceWidths:
         ids: np.ndarray,
         lengths: np.ndarray,
         chars: np.ndarray,
+        bases: np.ndarray,
         *,
         cps: np.ndarray | None = None,
-        bases: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """([T, 2] code-point offsets local to each text, [n] bool text whose offsets hold).
+        """([T, 2] code-point offsets in whole-batch coordinates, [n] bool text whose offsets hold).
 
         ``ids`` [T] the texts' ids one after another, ``lengths`` [n] tokens per text, ``chars`` [n] code
-        points per text. Offsets of texts marked False are meaningless (ask the engine for them).
-        With ``cps`` (the code points of the texts laid end to end, text j from ``bases[j]``), a text also
+        points per text, ``bases`` [n] where each text starts (:func:`tokenloom.text.flat.text_bases`).
+        Offsets of texts marked False are meaningless (ask the engine for them).
+        With ``cps`` (the code points of ``"\\n".join(texts)``), a text also
         holds only if every byte run spells whole characters (a lead piece followed by as many continuation
         pieces as its character has further UTF-8 bytes), the case in which giving each byte piece its
         character's span needs no other rule (:func:`split_byte_runs` would change nothing).
@@ -296,7 +294,7 @@ class PieceWidths:
         text_end = np.where(lengths > 0, ends[np.maximum(last - 1, 0)] if ids.size else 0, 0)  # [n]
         before = np.maximum.accumulate(np.concatenate([[0], text_end]))[:-1]  # [n] running sum before text j
         total = np.where(lengths > 0, text_end - before, 0)  # [n] code points the pieces cover
-        start = ends - w - np.repeat(before, lengths)  # [T] local start of each piece
+        start = ends - w + np.repeat(bases - before, lengths)  # [T] start of each piece, whole batch
         byte = self.is_byte[ids]  # [T]
         out = np.empty((ids.size, 2), dtype=np.int64)  # [T, 2]
         bad = np.zeros(n, dtype=np.int64)
@@ -309,8 +307,8 @@ class PieceWidths:
             after_byte[1:] = byte[:-1]
             after_byte[(last - lengths)[lengths > 0]] = False  # a text's first piece follows nothing
             broken = broken | (cont & ~after_byte)  # a byte run that opens with a continuation byte
-            if cps is not None and bases is not None:
-                bad += self._wrong_runs(ids, byte, cont, start, last, cps, bases, n)
+            if cps is not None:
+                bad += self._wrong_runs(ids, byte, cont, start, last, cps, n)
         else:
             out[:, 1] = start + w
         out[:, 0] = start
@@ -322,7 +320,7 @@ class PieceWidths:
     @staticmethod
     def _wrong_runs(
         ids: np.ndarray, byte: np.ndarray, cont: np.ndarray, start: np.ndarray, last: np.ndarray,
-        cps: np.ndarray, bases: np.ndarray, n: int,
+        cps: np.ndarray, n: int,
     ) -> np.ndarray:  # fmt: skip
         """[n] per text: byte runs whose lead piece is not followed by its character's continuation bytes."""
         heads = np.flatnonzero(~cont)  # [H] pieces that are not continuation bytes
@@ -330,7 +328,7 @@ class PieceWidths:
         lead = byte[heads]  # [H] the head is a lead byte piece
         pos = heads[lead]  # [L]
         text_of = np.searchsorted(last, pos, side="right")  # [L] text of each lead piece
-        at = np.clip(start[pos] + bases[text_of], 0, max(len(cps) - 1, 0))  # [L] its character
+        at = np.clip(start[pos], 0, max(len(cps) - 1, 0))  # [L] its character
         c = cps[at]  # [L] code points
         need = (c >= 0x80).astype(np.int64) + (c >= 0x800) + (c >= 0x10000)  # [L] further bytes
         wrong = need != follow[lead]  # [L]

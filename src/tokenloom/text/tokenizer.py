@@ -21,7 +21,8 @@ except that the meta-symbol U+2581 ``▁`` in the input stands for a space in bo
 ``" "``; byte-level BPE has no such exception. Special tokens decode as their text.
 :meth:`Tokenizer.is_lossless` tells, per text, whether the round trip is exact.
 Offsets are ``[start, end)`` in code points of the input; the byte pieces of one character all carry
-that character's span (:mod:`tokenloom.text.offsets`: a reference path and a fast path).
+that character's span (:mod:`tokenloom.text.offsets`; the definition they are tested against is
+:mod:`tokenloom.fertility.reference`). :meth:`Tokenizer.encode_flat` gives a whole batch as flat arrays.
 
 What it does not do: train (``train.py``), read corpora (``sources.py``) or measure fertility
 (``tokenloom.fertility``).
@@ -37,20 +38,17 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from tokenloom.errors import ConfigError, TokenizerError
 from tokenloom.text.backends.base import Capabilities, EngineBackend, Offsets, clear_input_errors
 from tokenloom.text.backends.sentencepiece import PROBES
+from tokenloom.text.offsets import FlatBatch, PieceWidths, encode_flat
 
-if TYPE_CHECKING:
-    from tokenloom.text.offsets import PieceWidths
-
-__all__ = ["PROBES", "SAVE_FORMATS", "OffsetPath", "SaveFormat", "Tokenizer", "load_tokenizer"]
+__all__ = ["PROBES", "SAVE_FORMATS", "SaveFormat", "Tokenizer", "load_tokenizer"]
 
 log = logging.getLogger(__name__)
 
-OffsetPath = Literal["fast", "reference"]
 SaveFormat = Literal["tokenizer.json", "tiktoken"]
 SAVE_FORMATS: tuple[str, ...] = ("tokenizer.json", "tiktoken")
 
@@ -130,21 +128,30 @@ class Tokenizer:
         """Ids and per-token ``[start, end)`` code-point offsets into ``text`` (see module docstring)."""
         return self.encode_batch_with_offsets([text])[0]
 
-    def encode_batch_with_offsets(
-        self, texts: Sequence[str], *, path: OffsetPath = "fast"
-    ) -> list[tuple[list[int], Offsets]]:
-        """:meth:`encode_with_offsets` for many texts, on the ``"fast"`` path (piece widths or the engine's
-        offsets, vectorized) or the ``"reference"`` path (the engine's offsets, fixed text by text); both give
-        the same result (:mod:`tokenloom.text.offsets`)."""
-        from tokenloom.text.offsets import encode_fast, encode_reference
+    def encode_batch_with_offsets(self, texts: Sequence[str]) -> list[tuple[list[int], Offsets]]:
+        """:meth:`encode_with_offsets` for many texts (:meth:`encode_flat`, per text)."""
+        return self.encode_flat(texts).pairs()
 
-        if path not in ("fast", "reference"):
-            raise ValueError(f"path must be 'fast' or 'reference', got {path!r}")
+    def encode_flat(
+        self, texts: Sequence[str], *, decode: bool = False, batch_size: int | None = None
+    ) -> FlatBatch:
+        """A batch as flat arrays (:class:`~tokenloom.text.offsets.FlatBatch`): ids, tokens per text and
+        offsets in the whole-batch coordinates of :mod:`tokenloom.text.flat` (text j starts at ``bases[j]``
+        in ``"\\n".join(texts)``); with ``decode``, also whether each text decodes back to itself (``None``
+        when the engine has no decoder). ``batch_size``: texts per engine call (``None``: one call)."""
         texts = list(texts)
         with clear_input_errors(texts):
-            if path == "reference":
-                return encode_reference(self.backend, texts)
-            return encode_fast(self.backend, texts).pairs()
+            return encode_flat(self.backend, texts, decode=decode, batch_size=batch_size)
+
+    def engine_offsets(self, texts: Sequence[str]) -> list[tuple[list[int], Offsets]]:
+        """The engine's own ids and offsets per text, byte pieces as the engine gives them (not yet given
+        their character's span); TokenizerError when the engine gives no offsets."""
+        encode = self.backend.encode_batch_with_offsets
+        if encode is None:
+            raise TokenizerError(f"tokenizer {self.name!r} ({self.engine}) gives no token offsets")
+        texts = list(texts)
+        with clear_input_errors(texts):
+            return encode(texts)
 
     def _check_ids(self, batch: list[list[int]]) -> None:
         for ids in batch:

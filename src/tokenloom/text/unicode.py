@@ -14,7 +14,9 @@ What it does:
   separates words as every other space does (``_word_rule``). ICU segments Chinese, Japanese, Thai, Khmer, Lao and
   Burmese with its dictionaries. ICU reports boundaries as UTF-16 offsets; they are converted to code-point
   offsets here, so non-BMP text (emoji, supplementary-plane scripts) is counted correctly.
-  The segmenter is pluggable (:class:`Segmenter`); its ``name`` is recorded in fertility reports.
+  The segmenter is pluggable (:class:`Segmenter`); its ``name`` is recorded in fertility reports. A
+  :class:`BatchSegmenter` also segments a whole batch into the flat arrays of :mod:`tokenloom.text.flat`
+  (:func:`batch_segmenter` makes any segmenter one).
 - **Transliteration** with ICU ``Any-Latin``, then optionally ``Latin-ASCII``.
 
 What it does not do: tokenization, corpus reading, normalization policy (the tokenizer owns that).
@@ -32,14 +34,18 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
 
 from tokenloom.text._word_rule import JOINER_RE, apply_word_rule
+from tokenloom.text.flat import flat_spans, text_bases
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
+    "BatchSegmenter",
     "IcuWordSegmenter",
+    "PerTextSegmenter",
     "Segmenter",
     "WhitespaceSegmenter",
+    "batch_segmenter",
     "char_scripts",
     "code_points",
     "count_words",
@@ -247,6 +253,30 @@ class Segmenter(Protocol):
         ...
 
 
+@runtime_checkable
+class BatchSegmenter(Segmenter, Protocol):
+    """A :class:`Segmenter` that also segments a whole batch at once."""
+
+    def flat_word_spans(self, texts: Sequence[str], lang: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """([n] words per text, [W, 2] their spans in the whole-batch coordinates of
+        :mod:`tokenloom.text.flat`): the :meth:`word_spans` of each text, shifted to where it starts."""
+        ...
+
+
+class PerTextSegmenter:
+    """Any :class:`Segmenter` as a :class:`BatchSegmenter`: the batch segmented text by text."""
+
+    def __init__(self, segmenter: Segmenter) -> None:
+        self.segmenter = segmenter
+        self.name = segmenter.name
+
+    def word_spans(self, text: str, lang: str | None = None) -> list[Span]:
+        return self.segmenter.word_spans(text, lang)
+
+    def flat_word_spans(self, texts: Sequence[str], lang: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        return flat_spans([self.segmenter.word_spans(t, lang) for t in texts], text_bases(texts))
+
+
 class IcuWordSegmenter:
     """ICU word boundaries, keeping number / letter / kana / ideograph segments (not spaces, punctuation).
 
@@ -286,7 +316,7 @@ class IcuWordSegmenter:
             spans = [(table[s], table[e]) for s, e in spans]
         return apply_word_rule(text, spans)
 
-    def flat_word_spans(self, texts: Sequence[str], lang: str | None = None) -> tuple[Any, Any]:
+    def flat_word_spans(self, texts: Sequence[str], lang: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """All texts at once: ([n] words per text, [W, 2] spans in end-to-end code points, text j starting
         at ``sum(len(t) + 1 for t in texts[:j])``) — the :meth:`word_spans` of each text, shifted.
 
@@ -315,9 +345,7 @@ class IcuWordSegmenter:
         if JOINER_RE.search(joined) is not None:  # the library's rule on segments with joiners
             kept = apply_word_rule(joined, [(int(a), int(b)) for a, b in spans.tolist()])
             spans = np.array(kept, dtype=np.int64).reshape(-1, 2)  # [W', 2]
-        chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
-        bases = np.concatenate([[0], np.cumsum(chars + 1)[:-1]]) if n else chars  # [n]
-        owner = np.searchsorted(bases, spans[:, 0], side="right") - 1  # [W] text of each word
+        owner = np.searchsorted(text_bases(texts), spans[:, 0], side="right") - 1  # [W] text of each word
         return np.bincount(owner, minlength=n).astype(np.int64), spans
 
 
@@ -343,6 +371,9 @@ class WhitespaceSegmenter:
                 spans.append((s, e))
         return spans
 
+    def flat_word_spans(self, texts: Sequence[str], lang: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        return flat_spans([self.word_spans(t, lang) for t in texts], text_bases(texts))
+
 
 SegmenterName = Literal["icu", "whitespace"]
 
@@ -363,6 +394,13 @@ def get_segmenter(segmenter: SegmenterName | Segmenter = "icu") -> Segmenter:
     if not isinstance(segmenter, Segmenter):
         raise TypeError(f"segmenter must be 'icu', 'whitespace' or a Segmenter object, got {segmenter!r}")
     return segmenter
+
+
+def batch_segmenter(segmenter: SegmenterName | Segmenter = "icu") -> BatchSegmenter:
+    """:func:`get_segmenter`, as a :class:`BatchSegmenter` (wrapped in :class:`PerTextSegmenter` when it
+    segments one text at a time only)."""
+    seg = get_segmenter(segmenter)
+    return seg if isinstance(seg, BatchSegmenter) else PerTextSegmenter(seg)
 
 
 def word_spans(

@@ -9,7 +9,7 @@ Python types. What an engine cannot answer (a callable has no decoder, no vocabu
 
 Contract of every backend: ids carry no BOS/EOS or other post-processing; offsets returned by
 ``encode_batch_with_offsets`` are the engine's own ``[start, end)`` code-point spans (byte pieces not yet
-split, see :func:`tokenloom.text.offsets.fix_byte_runs`); engine failures, Rust panics included, surface as
+split, see :func:`tokenloom.text.offsets.split_byte_runs`); engine failures, Rust panics included, surface as
 :class:`~tokenloom.errors.TokenizerError`. What this module does not do: implement an engine.
 """
 

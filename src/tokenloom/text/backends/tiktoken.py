@@ -81,7 +81,8 @@ class TiktokenBackend:
         return self._with_offsets
 
     def _with_offsets(self, texts: Sequence[str]) -> list[tuple[list[int], Offsets]]:
-        from tokenloom.text.offsets import FlatEncoding, byte_offsets, decoder_offsets
+        from tokenloom.text.flat import text_bases
+        from tokenloom.text.offsets import FlatBatch, byte_offsets, decoder_offsets
 
         lists = self.encode_batch(texts)
         nbytes = self.token_lengths()
@@ -91,7 +92,7 @@ class TiktokenBackend:
             ]
         lengths, ids = flat_ids(lists)
         offsets, ok = byte_offsets(texts, lengths, ids, nbytes)  # [T, 2], [n]
-        pairs = FlatEncoding(lengths, ids, offsets, None).pairs()
+        pairs = FlatBatch(lengths, ids, offsets, text_bases(texts)).pairs()
         for j in (j for j, good in enumerate(ok.tolist()) if not good):  # bytes do not spell the text
             pairs[j] = (lists[j], decoder_offsets(self._decode_one, lists[j], texts[j]))
         return pairs

@@ -1,0 +1,142 @@
+"""The definitions, text by text in plain Python: token offsets, round trips and the per-text counts.
+
+Written to be read, not to be fast. The fast paths — :meth:`Tokenizer.encode_flat
+<tokenloom.text.tokenizer.Tokenizer.encode_flat>` (:mod:`tokenloom.text.offsets`: piece widths or the
+engine's offsets, vectorized) and :func:`tokenloom.fertility.metrics.count_flat` (every text of a batch
+at once) — are tested against these functions on FLORES-200 text (``tests/test_offsets.py``,
+``tests/test_fertility_encoding.py``, ``tests/test_fertility_metrics.py``); nothing in the library calls
+them.
+
+- **Offsets** (:func:`encode_with_offsets`): the engine's own offsets (:meth:`Tokenizer.engine_offsets`),
+  then every byte piece gets the span of the one character its byte belongs to (:func:`fix_byte_runs`):
+  a *run* of consecutive byte pieces covers ``[start, end)``; when it has as many pieces as
+  ``text[start:end]`` has UTF-8 bytes, piece k gets the character holding byte k, otherwise (normalization
+  changed the text) every piece keeps the run's span.
+- **Round trip** (:func:`encode_flat`): ``tok.decode(ids) == text``, decoded text by text.
+- **Counts** (:func:`count_text`): tokens, characters, UTF-8 bytes, words, continued words (words
+  overlapping two or more tokens: a token ``[s, e)`` overlaps a word ``[ws, we)`` when ``s < we and
+  e > ws``), byte-fallback and unknown tokens, round-trip and normalization flags of one text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from tokenloom.text.backends.base import Offsets, flat_ids
+from tokenloom.text.flat import Span, flat_spans, text_bases
+from tokenloom.text.offsets import FlatBatch
+from tokenloom.text.tokenizer import Tokenizer
+
+__all__ = [
+    "TextCounts",
+    "continued_words",
+    "count_text",
+    "encode_flat",
+    "encode_with_offsets",
+    "fix_byte_runs",
+]
+
+
+def fix_byte_runs(ids: Sequence[int], offsets: Offsets, text: str, byte_ids: Collection[int]) -> Offsets:
+    """Give every byte piece of one text the span of the one character its byte belongs to (module rule)."""
+    out = list(offsets)
+    where = [k for k, i in enumerate(ids) if i in byte_ids]  # positions of byte pieces, in order
+    r = 0
+    while r < len(where):
+        i = j = where[r]
+        while r < len(where) and where[r] == j:  # a run: consecutive byte pieces [i, j)
+            j += 1
+            r += 1
+        start = min(s for s, _ in offsets[i:j])
+        end = max(e for _, e in offsets[i:j])
+        lengths = [len(ch.encode("utf-8")) for ch in text[start:end]]
+        if sum(lengths) == j - i:
+            k = i
+            for pos, n in enumerate(lengths, start=start):
+                for _ in range(n):
+                    out[k] = (pos, pos + 1)
+                    k += 1
+        else:  # normalization changed the text: every piece of the run gets the run's span
+            out[i:j] = [(start, end)] * (j - i)
+    return out
+
+
+def encode_with_offsets(tok: Tokenizer, texts: Sequence[str]) -> list[tuple[list[int], Offsets]]:
+    """(ids, offsets) per text: the engine's offsets, byte runs split by :func:`fix_byte_runs`."""
+    pairs = tok.engine_offsets(texts)
+    return [
+        (ids, fix_byte_runs(ids, offs, t, tok.byte_fallback_ids))
+        for t, (ids, offs) in zip(texts, pairs, strict=True)
+    ]
+
+
+def encode_flat(tok: Tokenizer, texts: Sequence[str], *, decode: bool = False) -> FlatBatch:
+    """What :meth:`Tokenizer.encode_flat` gives, built text by text: :func:`encode_with_offsets` laid out
+    in whole-batch coordinates and, with ``decode``, ``tok.decode(ids) == text`` per text."""
+    bases = text_bases(texts)
+    if tok.capabilities.offsets:
+        pairs = encode_with_offsets(tok, texts)
+    else:  # ids only: every token an empty span at the start of its text
+        pairs = [(ids, [(0, 0)] * len(ids)) for ids in tok.encode_batch(texts)]
+    lengths, ids = flat_ids([i for i, _ in pairs])
+    _, offsets = flat_spans([o for _, o in pairs], bases)
+    roundtrip = None
+    if decode and tok.capabilities.decode:
+        back = [tok.decode(i) for i, _ in pairs]
+        roundtrip = np.array([d == t for d, t in zip(back, texts, strict=True)], dtype=bool)
+    return FlatBatch(lengths, ids, offsets, bases, roundtrip)
+
+
+@dataclass(frozen=True)
+class TextCounts:
+    """Counts for one text under one tokenizer."""
+
+    tokens: int  # number of token ids
+    chars: int  # code points of the text
+    bytes: int  # UTF-8 bytes of the text
+    words: int  # word-like segments (from the segmenter)
+    continued: int  # words overlapping two or more tokens
+    byte_fallback: int  # tokens whose id is a byte-fallback piece <0x00>..<0xFF>
+    unk: int  # tokens equal to the unk id
+    roundtrip_exact: bool  # decode(encode(text)) == text
+    normalization_changed: bool  # tokenizer.normalize(text) != text
+
+
+def continued_words(word_spans: Sequence[Span], offsets: Sequence[Span]) -> int:
+    """Words overlapping two or more tokens: a loop over words and tokens."""
+    n = 0
+    for ws, we in word_spans:
+        overlapping = sum(1 for s, e in offsets if s < we and e > ws)
+        n += overlapping >= 2
+    return n
+
+
+def count_text(
+    text: str,
+    ids: Sequence[int],
+    offsets: Sequence[Span],
+    word_spans: Sequence[Span],
+    *,
+    byte_fallback_ids: Collection[int] = frozenset(),
+    unk_id: int | None = None,
+    decoded: str | None = None,
+    normalized: str | None = None,
+) -> TextCounts:
+    """Counts of one text (module docstring). ``decoded`` is ``decode(ids)`` and ``normalized`` the
+    tokenizer's normalization of ``text``; when omitted, the text is taken as round-tripping / unchanged."""
+    if len(ids) != len(offsets):
+        raise ValueError(f"{len(ids)} ids but {len(offsets)} offsets; pass the offsets of the same encoding")
+    return TextCounts(
+        tokens=len(ids),
+        chars=len(text),
+        bytes=len(text.encode("utf-8")),
+        words=len(word_spans),
+        continued=continued_words(word_spans, offsets),
+        byte_fallback=sum(1 for i in ids if i in byte_fallback_ids),
+        unk=sum(1 for i in ids if unk_id is not None and i == unk_id),
+        roundtrip_exact=decoded is None or decoded == text,
+        normalization_changed=normalized is not None and normalized != text,
+    )
