@@ -5,12 +5,13 @@ document, a fixed histogram of tokens per document, and, for each context length
 documents longer than ``C`` and of tokens beyond ``C`` (what truncation to ``C`` would drop). Every field
 is a sum or a max, so two halves counted anywhere merge into exactly the result of one pass.
 
-The histogram's bins are fixed integer ranges ``[lo, hi)`` with ``hi = lo·γ // 1 + 1`` and
-``γ = (1 + α) / (1 − α) = 101/99`` (``α = ALPHA = 1%``), computed in integer arithmetic: lengths below 50
-get a bin each (exact), above that a bin spans at most a factor γ. :data:`NBINS` bins cover lengths up to
-:data:`MAX_LENGTH` (2**40). A percentile is the lower nearest-rank one (the ``k = ⌈q·n/100⌉``-th smallest
-length, ``k ≥ 1``; numpy's ``method="inverted_cdf"``), answered by its bin's value ``2·lo·b / (lo + b)``
-(``b = hi − 1``), capped at the exact maximum: relative error ≤ α against the exact percentile.
+The histogram's bins are fixed integer ranges ``[lo, hi)``, each with the largest ``hi`` such that
+``hi − 1 < lo·γ`` (``[0, 1)`` for zero), ``γ = (1 + α) / (1 − α) = 101/99`` (``α = ALPHA = 1%``), in
+integer arithmetic: lengths below 50 get a bin each (exact), above that a bin spans less than a factor γ.
+:data:`NBINS` (1,220) bins cover lengths below :data:`MAX_LENGTH` (2**40). A percentile is the lower
+nearest-rank one (the ``k = ⌈q·n/100⌉``-th smallest length, ``k ≥ 1``; numpy's ``method="inverted_cdf"``),
+answered by its bin's value ``2·lo·b / (lo + b)`` (``b = hi − 1``) capped at the exact maximum: its
+relative error against the exact percentile is below α (``(b − lo) / (b + lo) < α``).
 
 This module only counts; reading corpora and encoding texts happen elsewhere.
 """
@@ -33,6 +34,7 @@ __all__ = [
     "EDGES",
     "MAX_LENGTH",
     "NBINS",
+    "QUANTILES",
     "LengthCounts",
     "empty",
     "from_lengths",
@@ -56,8 +58,8 @@ def _edges() -> np.ndarray:
 
 EDGES: np.ndarray = _edges()  # bin i holds the lengths in [EDGES[i], EDGES[i + 1]); EDGES[-1] ≥ MAX_LENGTH
 NBINS = len(EDGES) - 1
-_LO, _HI = EDGES[:-1].astype(np.float64), EDGES[1:].astype(np.float64) - 1
-_VALUE = np.divide(2 * _LO * _HI, _LO + _HI, out=np.zeros(NBINS), where=_HI > 0)  # bin [0, 0] answers 0
+_LO, _LAST = EDGES[:-1].astype(np.float64), EDGES[1:].astype(np.float64) - 1  # (NBINS,) each bin's ends
+_VALUE = np.divide(2 * _LO * _LAST, _LO + _LAST, out=np.zeros(NBINS), where=_LAST > 0)  # bin [0, 0] answers 0
 EDGES.flags.writeable = False
 
 
