@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -214,6 +215,7 @@ def test_counts_are_frozen() -> None:
     with pytest.raises(ValueError, match="read-only"):
         counts.bins[0] = 1
     assert counts != _counts(np.array([1, 2, 4])) and counts != "counts"
+    assert pickle.loads(pickle.dumps(counts)) == counts  # counts travel between processes
 
 
 @pytest.mark.parametrize(
