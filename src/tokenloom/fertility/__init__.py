@@ -4,7 +4,8 @@ Submodules: ``metrics`` (pure per-text counts and per-slice aggregates), ``slice
 belongs to; generated transliterations), ``reference`` (the per-text definitions the fast paths are tested
 against: offsets, round trips, counts), ``counting``
 (one chunk of texts under every tokenizer -> per-slice counts), ``counts`` (``SliceCounts``: mergeable
-per-slice accumulation, stratified bootstrap), ``report`` (``fertility_report``, ``fertility_by_source``: the
+per-slice accumulation, stratified bootstrap), ``lengths`` (``LengthCounts``: mergeable tokens per document,
+percentiles within 1%, exact context shares), ``report`` (``fertility_report``, ``fertility_by_source``: the
 loop over parts and chunks), ``writers`` (CSV / Markdown / HTML / terminal table),
 ``plots`` (matplotlib charts). Names are imported lazily: ``import tokenloom.fertility`` pulls in neither
 numpy, pandas nor matplotlib, and nothing here ever imports torch.
