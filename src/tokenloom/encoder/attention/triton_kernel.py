@@ -172,13 +172,15 @@ class _TritonAttention(torch.autograd.Function):
             dq, dk, dv = _backward(q, k, v, out, stats, grad_out, call.problem)
             dmask = None
         else:
-            dq, dk, dv, dmask = _torch_backward(q, k, v, out, stats, mask4, grad_out, call.problem, ctx)
+            dq, dk, dv, dmask = _torch_backward(
+                q, k, v, out, stats, mask4, grad_out, call.problem, mask_grad=ctx.needs_input_grad[3]
+            )
         return dq, dk, dv, dmask, None  # one per forward input: q, k, v, mask4, call
 
 
 def _torch_backward(
     q: Tensor, k: Tensor, v: Tensor, out: Tensor, stats: RowStats, mask4: Tensor | None, grad_out: Tensor,
-    pb: Problem, ctx: Any,
+    pb: Problem, *, mask_grad: bool,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:  # fmt: skip
     """``tiled.tiled_backward`` from the kernel's output and row stats (structured masks made dense)."""
     G = pb.H // pb.Hkv
@@ -195,7 +197,7 @@ def _torch_backward(
     stats5 = RowStats(*(x.unflatten(1, (pb.Hkv, G)).unsqueeze(-1) for x in (stats.max, stats.log_sum)))
     # [B, H, N] -> [B, Hkv, G, N, 1]
     plan = TilePlan(dims, pb.causal, DEFAULT_BLOCK_Q, DEFAULT_BLOCK_K)
-    return tiled_backward(grad_out, q, k, v, out5, stats5, mask4, plan, mask_grad=ctx.needs_input_grad[3])
+    return tiled_backward(grad_out, q, k, v, out5, stats5, mask4, plan, mask_grad=mask_grad)
 
 
 def _check_runnable(q: Tensor, dropout_p: float, precision: str) -> None:
