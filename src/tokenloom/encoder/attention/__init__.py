@@ -37,14 +37,13 @@ Shapes: ``B`` batch, ``H`` query heads, ``Hkv`` key/value heads, ``N`` queries, 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, get_args
+from typing import TYPE_CHECKING
 
-import torch
 from torch import Tensor
 
-from tokenloom.encoder.attention import dispatch
-from tokenloom.encoder.attention._common import check_inputs, check_structure, merge_masks, structure_mask
-from tokenloom.encoder.attention.dispatch import AUTO_TILED_BYTES, last_impl
+from tokenloom.encoder.attention import dispatch, sdpa
+from tokenloom.encoder.attention._common import resolve
+from tokenloom.encoder.attention.dispatch import AUTO_TILED_BYTES, IMPLS, last_impl
 from tokenloom.encoder.attention.reference import attention_weights, reference_attention
 from tokenloom.encoder.attention.varlen import attention_varlen
 from tokenloom.encoder.config import AttnImpl as Impl
@@ -66,14 +65,10 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-IMPLS: tuple[str, ...] = get_args(Impl)
-
 
 def last_sdpa_kernel() -> str | None:
     """The SDPA backend of the latest SDPA call in this thread (``"flash"``, ``"efficient"``,
     ``"cudnn"``, ``"math"``, …; see ``tokenloom.encoder.attention.sdpa``)."""
-    from tokenloom.encoder.attention import sdpa
-
     return sdpa.last_kernel()
 
 
@@ -92,64 +87,20 @@ def attention(
     pattern: Pattern | None = None,  # sparse pattern (tokenloom.encoder.patterns), ANDed with mask and causal
     impl: Impl = "auto",  # which path computes it (see the module docstring)
 ) -> Tensor:
-    """Scaled dot-product attention ``[B, H, N, Dv]`` with tokenloom's conventions (module docstring)."""
-    if impl not in IMPLS:
-        raise ValueError(f"impl must be one of {', '.join(IMPLS)}; got {impl!r}")
-    dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
-    st = check_structure(dims, q.device, key_lengths=key_lengths, segment_ids=segment_ids, window=window)
-    if pattern is not None:
-        dense = merge_masks(mask4, structure_mask(st, dims, q.device))  # structure folded into one mask
-        out, ran = _with_pattern(
-            q, k, v, dense, pattern, impl, causal=causal, scale=scale, dropout_p=dropout_p
-        )
-        dispatch.record(ran)
-        logger.debug("attention impl=%s pattern=%s q=%s k=%s", ran, pattern, tuple(q.shape), tuple(k.shape))
-        return out
-    if dims.N == 0 or dims.M == 0:
-        dispatch.record("reference" if impl == "auto" else impl)
-        # no queries or no keys: every row is fully masked -> zeros; "+ 0 * sums" keeps the graph
-        # so that gradients are zeros rather than missing
-        zeros = torch.zeros(dims.B, dims.H, dims.N, dims.Dv, dtype=q.dtype, device=q.device)
-        return zeros + 0.0 * (q.sum() + k.sum() + v.sum())
-    out = dispatch.run(impl, q, k, v, mask4, st, dims, causal=causal, dropout_p=dropout_p)
-    logger.debug("attention impl=%s q=%s k=%s", last_impl(), tuple(q.shape), tuple(k.shape))
-    return out
+    """Scaled dot-product attention ``[B, H, N, Dv]`` with tokenloom's conventions (module docstring).
 
-
-def _with_pattern(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    mask: Tensor | None,
-    pattern: Pattern,
-    impl: Impl,
-    *,
-    causal: bool,
-    scale: float | None,
-    dropout_p: float,
-) -> tuple[Tensor, str]:
-    """Pattern routing: reference/sdpa take its dense mask; tiled (also for auto and triton) its tile layout."""
-    from tokenloom.encoder.patterns import Pattern
-
-    if not isinstance(pattern, Pattern):
-        raise TypeError(
-            f"pattern must be a tokenloom.encoder.patterns.Pattern (e.g. patterns.window(256)), "
-            f"got {type(pattern).__name__}; parse a CLI spelling with patterns.parse_pattern('window:512')"
-        )
-    n, m = q.shape[-2], k.shape[-2]
-    if impl == "reference" or impl == "sdpa":
-        dense = pattern.merge_mask(mask, n, m, q.device)  # [N, M] or broadcast [B|1, H|1, N, M]
-        return attention(q, k, v, dense, causal=causal, scale=scale, dropout_p=dropout_p, impl=impl), impl
-    if impl == "triton":
-        logger.info("the Triton kernel takes no block layout: pattern %s runs on the tiled path", pattern)
-    from tokenloom.encoder.attention.tiled import tiled_attention
-
-    if n == 0 or m == 0:
-        return attention(
-            q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p, impl="tiled"
-        ), "tiled"
-    out = tiled_attention(
+    The six arguments that restrict which keys a query sees (``mask``, ``causal``, ``key_lengths``,
+    ``segment_ids``, ``window``, ``pattern``) are validated once, into one ``KeyRestriction`` that the
+    chosen path takes.
+    """
+    dispatch.check_impl(impl)
+    dims, keys = resolve(
         q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p,
-        block_q=pattern.block, block_k=pattern.block, pattern=pattern,
+        key_lengths=key_lengths, segment_ids=segment_ids, window=window, pattern=pattern,
     )  # fmt: skip
-    return out, "tiled"
+    out = dispatch.run(impl, q, k, v, dims, keys, dropout_p=dropout_p)
+    if logger.isEnabledFor(logging.DEBUG):
+        logger.debug(
+            "attention impl=%s pattern=%s q=%s k=%s", last_impl(), pattern, tuple(q.shape), tuple(k.shape)
+        )
+    return out

@@ -1,8 +1,9 @@
 """Input checks and mask helpers shared by every attention path (internal).
 
 Every path accepts the same arguments and follows the same conventions (see the package docstring);
-this module validates them once and offers the few mask operations the paths share. It computes no
-attention itself.
+this module validates them once and offers the few mask operations the paths share. ``resolve`` turns
+the arguments of one call into its sizes (``Dims``) and one ``KeyRestriction`` — every argument that
+restricts which keys a query sees — which the paths take as it is. It computes no attention itself.
 
 Shapes: ``B`` batch, ``H`` query heads, ``Hkv`` key/value heads, ``G = H // Hkv`` query heads per
 key/value head, ``N`` queries, ``M`` keys, ``D`` head width of q/k, ``Dv`` head width of v.
@@ -16,7 +17,27 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-__all__ = ["Dims", "allowed_bool", "causal_tile", "check_inputs", "dead_rows", "mask_tile", "repeat_kv"]
+from tokenloom.encoder.patterns import Pattern
+
+__all__ = [
+    "NO_STRUCTURE",
+    "Dims",
+    "KeyRestriction",
+    "Structure",
+    "allowed_bool",
+    "as_4d",
+    "causal_tile",
+    "check_inputs",
+    "check_structure",
+    "check_window",
+    "dead_rows",
+    "key_range",
+    "mask_tile",
+    "merge_masks",
+    "repeat_kv",
+    "resolve",
+    "structure_mask",
+]
 
 
 @dataclass(frozen=True)
@@ -101,7 +122,7 @@ def _check_mask(mask: Tensor | None, dims: Dims, device: torch.device) -> Tensor
         )
     if mask.device != device:
         raise ValueError(f"mask is on {mask.device} but q/k/v are on {device}")
-    mask4 = mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))  # [B|1, H|1, N|1, M|1]
+    mask4 = as_4d(mask)  # [B|1, H|1, N|1, M|1]
     target = (dims.B, dims.H, dims.N, dims.M)
     for axis, (have, want) in enumerate(zip(mask4.shape, target, strict=True)):
         if have not in (1, want):
@@ -110,6 +131,11 @@ def _check_mask(mask: Tensor | None, dims: Dims, device: torch.device) -> Tensor
                 f"(dim {axis} - {'BHNM'[axis]} - is {have}); masks from tokenloom.encoder.masks broadcast by design"
             )
     return mask4
+
+
+def as_4d(mask: Tensor) -> Tensor:
+    """A mask of at most 4 dims as a 4-D view, leading size-1 dims added (never expanded)."""
+    return mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))  # [.., N|1, M|1] -> [B|1, H|1, N|1, M|1]
 
 
 def repeat_kv(x: Tensor, groups: int) -> Tensor:
@@ -180,6 +206,15 @@ class Structure:
     @property
     def empty(self) -> bool:
         return self.key_lengths is None and self.q_segments is None and self.window is None
+
+    def key_limit(self, device: torch.device) -> int | None:
+        """No key at or past this index is valid (from ``key_lengths``; CPU only, to avoid a device sync)."""
+        if self.key_lengths is None or device.type != "cpu" or self.key_lengths.numel() == 0:
+            return None
+        return int(self.key_lengths.max())
+
+
+NO_STRUCTURE = Structure(None, None, None, None)
 
 
 def _int_tensor(value: object, name: str, shape: tuple[int, ...], device: torch.device) -> Tensor:
@@ -292,3 +327,57 @@ def key_range(
         lo = max(lo, i0 + offset - window[0])
         hi = min(hi, last + offset + window[1] + 1)
     return max(0, lo), max(0, hi)
+
+
+# ----------------------------------------------------------------------------- one call's restriction
+
+
+@dataclass(frozen=True)
+class KeyRestriction:
+    """Everything that restricts which keys a query of one call sees, validated; combined by logical AND.
+
+    The paths read what they take natively (the Triton kernel: ``structure``; the tiled path: ``window``
+    and ``key_lengths`` to skip tiles, ``pattern`` for its tile layout) and the rest as ``dense``.
+    """
+
+    mask4: Tensor | None  # [B|1, H|1, N|1, M|1] bool (True = may attend) or float additive
+    causal: bool  # query i may attend key j iff j <= i + (M - N)
+    structure: Structure  # key_lengths, segment_ids, window (never materialized here)
+    pattern: Pattern | None  # sparse pattern (tokenloom.encoder.patterns)
+
+    def dense(self, dims: Dims, device: torch.device, *, with_pattern: bool = False) -> Tensor | None:
+        """``mask4`` AND the structure (AND the pattern's mask ``with_pattern``) as one 4-D mask, or None;
+        ``causal`` is left to the path."""
+        dense = merge_masks(self.mask4, structure_mask(self.structure, dims, device))  # [B|1, H|1, N|1, M]
+        if with_pattern and self.pattern is not None:
+            dense = as_4d(self.pattern.merge_mask(dense, dims.N, dims.M, device))  # [B|1, H|1, N, M]
+        return dense
+
+
+def check_pattern(pattern: object) -> Pattern | None:
+    if pattern is not None and not isinstance(pattern, Pattern):
+        raise TypeError(
+            f"pattern must be a tokenloom.encoder.patterns.Pattern (e.g. patterns.window(256)), "
+            f"got {type(pattern).__name__}; parse a CLI spelling with patterns.parse_pattern('window:512')"
+        )
+    return pattern
+
+
+def resolve(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None,
+    *,
+    causal: bool = False,
+    scale: float | None = None,
+    dropout_p: float = 0.0,
+    key_lengths: Tensor | None = None,
+    segment_ids: Tensor | tuple[Tensor, Tensor] | None = None,
+    window: tuple[int, int] | None = None,
+    pattern: Pattern | None = None,
+) -> tuple[Dims, KeyRestriction]:
+    """The sizes of one call and its validated key restriction (the arguments of ``attention``)."""
+    dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
+    st = check_structure(dims, q.device, key_lengths=key_lengths, segment_ids=segment_ids, window=window)
+    return dims, KeyRestriction(mask4, causal, st, check_pattern(pattern))

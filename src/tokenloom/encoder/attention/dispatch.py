@@ -13,7 +13,11 @@
   its fused kernels accepts it; when only SDPA's math fallback would, that fallback materializes the
   scores: it is used while they fit in ``AUTO_TILED_BYTES`` (B·H·N·M·4 bytes), and ``"tiled"`` above.
 
-Explicit ``impl`` values run that path (``"triton"`` raises when it cannot run). ``last_impl()`` names
+Explicit ``impl`` values run that path (``"triton"`` raises when it cannot run). A call with a sparse
+``pattern`` runs on ``"reference"`` / ``"sdpa"`` when asked for (with the pattern's dense mask), else on
+``"tiled"``, which computes only the tiles the pattern allows (the Triton kernel takes no block layout).
+Calls with no queries or no keys return zeros on no path at all (recorded as ``"reference"`` for
+``"auto"``). ``last_impl()`` names
 the path that ran (``"reference" | "tiled" | "sdpa" | "triton"``); for SDPA, ``last_sdpa_kernel()``
 names the backend (``"flash"``, ``"cudnn"``, ...).
 
@@ -23,22 +27,42 @@ Shapes: ``B`` batch, ``H`` query heads, ``Hkv`` key/value heads, ``N`` queries, 
 from __future__ import annotations
 
 import importlib.util
+import logging
 import threading
+from dataclasses import replace
+from typing import get_args
 
 import torch
 from torch import Tensor
 
-from tokenloom.encoder.attention._common import Dims, Structure, merge_masks, structure_mask
+from tokenloom.encoder.attention._common import (
+    NO_STRUCTURE,
+    Dims,
+    KeyRestriction,
+    merge_masks,
+    structure_mask,
+)
+from tokenloom.encoder.attention.reference import reference_path
+from tokenloom.encoder.attention.sdpa import NoFusedKernel, sdpa_path
+from tokenloom.encoder.attention.tiled import tiled_path
+from tokenloom.encoder.attention.triton_kernel import triton_path
+from tokenloom.encoder.config import AttnImpl
 
 __all__ = [
     "AUTO_TILED_BYTES",
     "FAST_SDPA_KERNELS",
+    "IMPLS",
+    "check_impl",
     "last_impl",
     "needs_grad",
     "record",
     "run",
     "triton_supports",
 ]
+
+logger = logging.getLogger(__name__)
+
+IMPLS: tuple[str, ...] = get_args(AttnImpl)
 
 # "auto": when no fused SDPA kernel accepts the inputs and the scores would exceed this many bytes
 # (B*H*N*M*4), use "tiled" instead of SDPA's score-materializing math path.
@@ -48,6 +72,11 @@ AUTO_TILED_BYTES = 1 << 30
 FAST_SDPA_KERNELS = ("flash", "cudnn")
 
 _state = threading.local()
+
+
+def check_impl(impl: object) -> None:
+    if impl not in IMPLS:
+        raise ValueError(f"impl must be one of {', '.join(IMPLS)}; got {impl!r}")
 
 
 def record(impl: str) -> None:
@@ -81,111 +110,65 @@ def needs_grad(*tensors: Tensor) -> bool:
     return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
 
 
-def _key_limit(st: Structure, device: torch.device) -> int | None:
-    """No key at or past this index is valid (from ``key_lengths``; CPU only, to avoid a device sync)."""
-    if st.key_lengths is None or device.type != "cpu" or st.key_lengths.numel() == 0:
-        return None
-    return int(st.key_lengths.max())
-
-
 def run(
-    impl: str,
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    mask4: Tensor | None,
-    st: Structure,
-    dims: Dims,
-    *,
-    causal: bool,
-    dropout_p: float,
+    impl: str, q: Tensor, k: Tensor, v: Tensor, dims: Dims, keys: KeyRestriction, *, dropout_p: float
 ) -> Tensor:
     """Compute the call on ``impl`` (``"auto"`` chooses, see the module docstring) and record the path."""
+    if keys.pattern is not None:
+        impl, keys = _pattern_route(impl, dims, keys, q.device)
+    if dims.N == 0 or dims.M == 0:
+        record("reference" if impl == "auto" else impl)
+        # no queries or no keys: every row is fully masked -> zeros; "+ 0 * sums" keeps the graph
+        # so that gradients are zeros rather than missing
+        zeros = torch.zeros(dims.B, dims.H, dims.N, dims.Dv, dtype=q.dtype, device=q.device)
+        return zeros + 0.0 * (q.sum() + k.sum() + v.sum())
     if impl == "auto" and q.device.type == "cuda":
-        if mask4 is None and st.empty:
-            from tokenloom.encoder.attention.sdpa import NoFusedKernel, sdpa_attention
-
+        if keys.mask4 is None and keys.structure.empty:
             try:
-                out = sdpa_attention(
-                    q, k, v, None, causal=causal, scale=dims.scale, dropout_p=dropout_p,
-                    kernels=FAST_SDPA_KERNELS,
-                )  # fmt: skip
+                out = sdpa_path(q, k, v, dims, keys, dropout_p=dropout_p, kernels=FAST_SDPA_KERNELS)
             except NoFusedKernel:
                 pass
             else:
                 record("sdpa")
                 return out
-        if triton_supports(q, dims, dropout_p, needs_grad=needs_grad(q, k, v), dense_mask=mask4 is not None):
+        wants_grad = needs_grad(q, k, v)
+        if triton_supports(q, dims, dropout_p, needs_grad=wants_grad, dense_mask=keys.mask4 is not None):
             impl = "triton"
-    if impl == "triton":
-        from tokenloom.encoder.attention.triton_kernel import triton_attention
-
-        record("triton")
-        return triton_attention(
-            q, k, v, mask4, causal=causal, scale=dims.scale, dropout_p=dropout_p,
-            key_lengths=st.key_lengths, segment_ids=_segments(st), window=st.window,
-        )  # fmt: skip
-    dense = merge_masks(mask4, structure_mask(st, dims, q.device))  # [B|1, H|1, N|1, M] or None
     if impl == "auto":
-        return _auto_dense(q, k, v, dense, st, dims, causal=causal, dropout_p=dropout_p)
+        return _auto_dense(q, k, v, dims, keys, dropout_p=dropout_p)
     record(impl)
+    if impl == "triton":
+        return triton_path(q, k, v, dims, keys, dropout_p=dropout_p)
     if impl == "reference":
-        from tokenloom.encoder.attention.reference import reference_attention
-
-        return reference_attention(q, k, v, dense, causal=causal, scale=dims.scale, dropout_p=dropout_p)
+        return reference_path(q, k, v, dims, keys, dropout_p=dropout_p)
     if impl == "tiled":
-        return _tiled(q, k, v, dense, st, dims, causal=causal, dropout_p=dropout_p)
-    from tokenloom.encoder.attention.sdpa import sdpa_attention
-
-    return sdpa_attention(q, k, v, dense, causal=causal, scale=dims.scale, dropout_p=dropout_p)
+        return tiled_path(q, k, v, dims, keys, dropout_p=dropout_p)
+    return sdpa_path(q, k, v, dims, keys, dropout_p=dropout_p)
 
 
-def _segments(st: Structure) -> tuple[Tensor, Tensor] | None:
-    if st.q_segments is None or st.k_segments is None:
-        return None
-    return st.q_segments, st.k_segments
-
-
-def _tiled(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    dense: Tensor | None,
-    st: Structure,
-    dims: Dims,
-    *,
-    causal: bool,
-    dropout_p: float,
-) -> Tensor:
-    from tokenloom.encoder.attention.tiled import tiled_attention
-
-    return tiled_attention(
-        q, k, v, dense, causal=causal, scale=dims.scale, dropout_p=dropout_p,
-        window=st.window, key_limit=_key_limit(st, q.device),
-    )  # fmt: skip
+def _pattern_route(
+    impl: str, dims: Dims, keys: KeyRestriction, device: torch.device
+) -> tuple[str, KeyRestriction]:
+    """The path of a call with a sparse pattern, and its restriction with the structured masks folded
+    into the dense mask: a pattern call skips tiles by the pattern's tile layout alone."""
+    if impl == "triton":
+        logger.info(
+            "the Triton kernel takes no block layout: pattern %s runs on the tiled path", keys.pattern
+        )
+    path = impl if impl in ("reference", "sdpa") else "tiled"
+    folded = merge_masks(keys.mask4, structure_mask(keys.structure, dims, device))  # [B|1, H|1, N|1, M]
+    return path, replace(keys, mask4=folded, structure=NO_STRUCTURE)
 
 
 def _auto_dense(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    dense: Tensor | None,
-    st: Structure,
-    dims: Dims,
-    *,
-    causal: bool,
-    dropout_p: float,
+    q: Tensor, k: Tensor, v: Tensor, dims: Dims, keys: KeyRestriction, *, dropout_p: float
 ) -> Tensor:
     """SDPA with the dense mask when a fused kernel (or affordable math) takes it, else ``tiled``."""
-    from tokenloom.encoder.attention.sdpa import NoFusedKernel, sdpa_attention
-
     small = dims.B * dims.H * dims.N * dims.M * 4 <= AUTO_TILED_BYTES
     try:
-        out = sdpa_attention(
-            q, k, v, dense, causal=causal, scale=dims.scale, dropout_p=dropout_p, allow_math=small
-        )
+        out = sdpa_path(q, k, v, dims, keys, dropout_p=dropout_p, allow_math=small)
     except NoFusedKernel:  # only the math path would take it, and its scores are too big
         record("tiled")
-        return _tiled(q, k, v, dense, st, dims, causal=causal, dropout_p=dropout_p)
+        return tiled_path(q, k, v, dims, keys, dropout_p=dropout_p)
     record("sdpa")
     return out

@@ -23,9 +23,16 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from tokenloom.encoder.attention._common import causal_tile, check_inputs, repeat_kv
+from tokenloom.encoder.attention._common import (
+    Dims,
+    KeyRestriction,
+    causal_tile,
+    check_inputs,
+    repeat_kv,
+    resolve,
+)
 
-__all__ = ["attention_weights", "reference_attention"]
+__all__ = ["attention_weights", "reference_attention", "reference_path"]
 
 
 def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -42,6 +49,10 @@ def attention_weights(
 ) -> Tensor:
     """Attention weights ``[B, H, N, M]`` (rows sum to 1, or to 0 where every key is masked), in fp32+."""
     dims, mask4 = check_inputs(q, k, k, mask, scale=scale, dropout_p=0.0)
+    return _weights(q, k, dims, mask4, causal)
+
+
+def _weights(q: Tensor, k: Tensor, dims: Dims, mask4: Tensor | None, causal: bool) -> Tensor:
     ct = _compute_dtype(q.dtype)
     k_rep = repeat_kv(k.to(ct), dims.G)  # [B, Hkv, M, D] -> [B, H, M, D]
     scores = (q.to(ct) @ k_rep.transpose(-2, -1)) * dims.scale  # [B, H, N, M]
@@ -74,8 +85,15 @@ def reference_attention(
     dropout_p: float = 0.0,
 ) -> Tensor:
     """``softmax(q kᵀ · scale + mask) @ v`` → ``[B, H, N, Dv]`` in q's dtype (see the module docstring)."""
-    dims, _ = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
-    weights = attention_weights(q, k, mask, causal=causal, scale=scale)  # [B, H, N, M]
+    dims, keys = resolve(q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p)
+    return reference_path(q, k, v, dims, keys, dropout_p=dropout_p)
+
+
+def reference_path(
+    q: Tensor, k: Tensor, v: Tensor, dims: Dims, keys: KeyRestriction, *, dropout_p: float
+) -> Tensor:
+    """The reference computation of a validated call (every restriction applied as one dense mask)."""
+    weights = _weights(q, k, dims, keys.dense(dims, q.device, with_pattern=True), keys.causal)  # [B, H, N, M]
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p, training=True)
     v_rep = repeat_kv(v.to(weights.dtype), dims.G)  # [B, Hkv, M, Dv] -> [B, H, M, Dv]

@@ -44,9 +44,16 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from tokenloom.encoder.attention._common import causal_tile, check_inputs, dead_rows, repeat_kv
+from tokenloom.encoder.attention._common import (
+    Dims,
+    KeyRestriction,
+    causal_tile,
+    dead_rows,
+    repeat_kv,
+    resolve,
+)
 
-__all__ = ["LARGE_ROW_BIAS", "NoFusedKernel", "last_kernel", "sdpa_attention"]
+__all__ = ["LARGE_ROW_BIAS", "NoFusedKernel", "last_kernel", "sdpa_attention", "sdpa_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -136,15 +143,28 @@ def sdpa_attention(
     | None = None,  # only these backends ("flash", "cudnn", ...); NoFusedKernel if none takes it
 ) -> Tensor:
     """Attention through torch SDPA with tokenloom's conventions → ``[B, H, N, Dv]``."""
-    dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
-    if mask4 is not None and _needs_wide_compute(mask4, q.dtype):
-        wide = sdpa_attention(
-            q.to(mask4.dtype), k.to(mask4.dtype), v.to(mask4.dtype), mask4, causal=causal, scale=scale,
-            dropout_p=dropout_p, allow_math=allow_math, kernels=kernels,
-        )  # fmt: skip
-        return wide.to(q.dtype)
-    attn_mask, is_causal = _prepare_mask(mask4, causal, dims.N, dims.M, q.dtype, q.device)
-    dead = dead_rows(mask4, causal, dims, q.device)  # [B|1, H|1, N, 1] or None
+    dims, keys = resolve(q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p)
+    return sdpa_path(q, k, v, dims, keys, dropout_p=dropout_p, allow_math=allow_math, kernels=kernels)
+
+
+def sdpa_path(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    dims: Dims,
+    keys: KeyRestriction,
+    *,
+    dropout_p: float,
+    allow_math: bool = True,
+    kernels: tuple[str, ...] | None = None,
+) -> Tensor:
+    """The SDPA path of a validated call (every restriction but ``causal`` applied as one dense mask)."""
+    mask4 = keys.dense(dims, q.device, with_pattern=True)  # [B|1, H|1, N|1, M] or None
+    out_dtype = q.dtype
+    if mask4 is not None and _needs_wide_compute(mask4, q.dtype):  # run in the mask's dtype, cast back
+        q, k, v = q.to(mask4.dtype), k.to(mask4.dtype), v.to(mask4.dtype)
+    attn_mask, is_causal = _prepare_mask(mask4, keys.causal, dims.N, dims.M, q.dtype, q.device)
+    dead = dead_rows(mask4, keys.causal, dims, q.device)  # [B|1, H|1, N, 1] or None
     if dead is not None:
         assert attn_mask is not None  # dead rows only exist under an explicit mask (or N > M causal)
         # open dead rows to every key (no kernel sees an all -inf row); their output is zeroed below
@@ -166,7 +186,7 @@ def sdpa_attention(
     out = _run(q, k, v, call, allow_math=allow_math, kernels=kernels)  # [B, H, N, Dv]
     if dead is not None:
         out = out.masked_fill(dead, 0.0)
-    return out
+    return out.to(out_dtype)
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,7 @@ from torch.autograd.function import once_differentiable
 
 from tokenloom.encoder.attention._common import (
     Dims,
+    KeyRestriction,
     causal_tile,
     check_inputs,
     check_window,
@@ -64,7 +65,14 @@ from tokenloom.encoder.attention._row_stats import RowStats
 from tokenloom.encoder.attention._tile_plan import TilePlan
 from tokenloom.encoder.patterns import Pattern
 
-__all__ = ["DEFAULT_BLOCK_K", "DEFAULT_BLOCK_Q", "last_tile_flops", "tiled_attention", "tiled_backward"]
+__all__ = [
+    "DEFAULT_BLOCK_K",
+    "DEFAULT_BLOCK_Q",
+    "last_tile_flops",
+    "tiled_attention",
+    "tiled_backward",
+    "tiled_path",
+]
 
 DEFAULT_BLOCK_Q = 256  # query rows per tile
 DEFAULT_BLOCK_K = 512  # key columns per tile
@@ -204,11 +212,11 @@ class _TiledAttention(torch.autograd.Function):
         q, k, v, out, row_max, log_sum, *rest = ctx.saved_tensors
         call: _Call = ctx.call
         mask4 = rest[0] if ctx.mask_is_tensor else None
-        grads = tiled_backward(
+        dq, dk, dv, dmask = tiled_backward(
             grad_out, q, k, v, out, RowStats(row_max, log_sum), mask4, call.plan,
             dropout_p=call.dropout_p, seed=call.seed, mask_grad=ctx.needs_input_grad[3],
         )  # fmt: skip
-        return (*grads, None)  # no gradient for the call description
+        return dq, dk, dv, dmask, None  # one per forward input: q, k, v, mask4, call
 
 
 def tiled_backward(
@@ -311,13 +319,31 @@ def tiled_attention(
 ) -> Tensor:
     """Exact attention over tiles (module docstring) → ``[B, H, N, Dv]``; equals ``reference_attention``.
 
-    ``window`` and ``key_limit`` only skip tiles; the masking itself comes from ``mask`` (``attention``
-    passes the dense equivalent of ``key_lengths`` / ``segment_ids`` / ``window`` merged into it).
+    ``window`` and ``key_limit`` only skip tiles; the masking itself comes from ``mask`` (``tiled_path``
+    derives both from a call's ``KeyRestriction``).
     """
     for name, value in (("block_q", block_q), ("block_k", block_k)):
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
     plan = TilePlan(dims, causal, block_q, block_k, check_window(window), key_limit, pattern)
+    return _apply(q, k, v, mask4, plan, dropout_p)
+
+
+def tiled_path(
+    q: Tensor, k: Tensor, v: Tensor, dims: Dims, keys: KeyRestriction, *, dropout_p: float
+) -> Tensor:
+    """The tiled path of a validated call: ``causal``, ``window`` and ``key_lengths`` skip key tiles, a
+    pattern gives the tile layout (tiles of ``pattern.block``), and the mask and the structure apply
+    as one dense mask."""
+    st, pattern = keys.structure, keys.pattern
+    block_q, block_k = (
+        (DEFAULT_BLOCK_Q, DEFAULT_BLOCK_K) if pattern is None else (pattern.block, pattern.block)
+    )
+    plan = TilePlan(dims, keys.causal, block_q, block_k, st.window, st.key_limit(q.device), pattern)
+    return _apply(q, k, v, keys.dense(dims, q.device), plan, dropout_p)
+
+
+def _apply(q: Tensor, k: Tensor, v: Tensor, mask4: Tensor | None, plan: TilePlan, dropout_p: float) -> Tensor:
     call = _Call(plan, float(dropout_p), _draw_seed() if dropout_p > 0.0 else 0)
     return _TiledAttention.apply(q, k, v, mask4, call)

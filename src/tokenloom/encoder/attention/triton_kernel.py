@@ -46,17 +46,19 @@ from torch.autograd.function import once_differentiable
 
 from tokenloom.encoder.attention import tuning
 from tokenloom.encoder.attention._common import (
+    NO_STRUCTURE,
     Dims,
+    KeyRestriction,
     Structure,
-    check_inputs,
-    check_structure,
     check_window,
-    merge_masks,
-    structure_mask,
+    resolve,
 )
 from tokenloom.encoder.attention._row_stats import RowStats
+from tokenloom.encoder.attention._tile_plan import TilePlan
+from tokenloom.encoder.attention._triton_problem import Problem, build_problem
+from tokenloom.encoder.attention.tiled import DEFAULT_BLOCK_K, DEFAULT_BLOCK_Q, tiled_backward
 
-__all__ = ["interpreting", "triton_attention", "triton_attention_varlen"]
+__all__ = ["interpreting", "triton_attention", "triton_attention_varlen", "triton_path"]
 
 Precision = Literal["ieee", "tf32"]
 
@@ -78,83 +80,11 @@ def _jit_bwd() -> Any:
     return _triton_bwd
 
 
-@dataclass(frozen=True)
-class _Problem:
-    """Everything a launch needs besides q, k, v: sizes, layout, masks, tiles."""
-
-    B: int  # batch rows (sequences)
-    H: int
-    Hkv: int
-    N: int  # queries per row (varlen: the longest)
-    M: int  # keys per row (varlen: the longest)
-    D: int
-    Dv: int
-    scale: float
-    causal: bool
-    window: tuple[int, int] | None
-    precision: str
-    varlen: bool
-    key_lengths: Tensor | None = None  # [B]
-    cu_q: Tensor | None = None  # [B + 1] int32
-    cu_k: Tensor | None = None
-    q_seg: Tensor | None = None  # [B, N]
-    k_seg: Tensor | None = None  # [B, M]
-    mask: Tensor | None = None  # [B, H, N, M] expanded view (stride 0 on broadcast dims), bool as uint8
-    mask_is_bool: bool = False
-    total_q: int = 0  # packed query tokens T (varlen only)
-    forward_config: tuning.KernelConfig | None = None  # None: from tuning.FORWARD
-    backward_config: tuning.KernelConfig | None = None  # None: from tuning.BACKWARD
-
-    def strides(self, x: Tensor) -> tuple[int, int, int]:
-        """(batch, head, token) strides; the feature stride is 1 (``_writable``); packed tensors
-        ``[T, H, D]`` have no batch stride."""
-        assert x.stride(-1) == 1
-        if self.varlen:
-            return (0, x.stride(1), x.stride(0))
-        s = x.stride()
-        return (s[0], s[1], s[2])
-
-    def stat_strides(self) -> tuple[int, int, int]:
-        """Row stats are ``[B, H, N]`` (padded) or ``[H, T]`` (packed), contiguous."""
-        return (0, self.total_q, 1) if self.varlen else (self.H * self.N, self.N, 1)
-
-    def common(self, q: Tensor) -> tuple[list[Any], dict[str, Any]]:
-        """Mask arguments (pointers + strides) and the constexpr flags shared by the three kernels."""
-        placeholder = q  # any pointer: never read when its flag is off
-        ql, qs, ks = self.key_lengths, self.q_seg, self.k_seg
-        mask = self.mask
-        args = [
-            placeholder if ql is None else ql,
-            placeholder if self.cu_q is None else self.cu_q,
-            placeholder if self.cu_k is None else self.cu_k,
-            placeholder if qs is None else qs,
-            placeholder if ks is None else ks,
-            placeholder if mask is None else mask,
-        ]
-        strides = [
-            *((0, 0) if qs is None else qs.stride()),
-            *((0, 0) if ks is None else ks.stride()),
-            *((0, 0, 0, 0) if mask is None else mask.stride()),
-        ]
-        flags = dict(
-            VARLEN=self.varlen, HAS_KLEN=ql is not None, CAUSAL=self.causal, WINDOW=self.window is not None,
-            SEGMENTS=qs is not None, HAS_MASK=mask is not None, MASK_IS_BOOL=self.mask_is_bool,
-            BIAS=mask is not None and not self.mask_is_bool,  # additive mask: natural-unit scores
-            PRECISION=self.precision if q.dtype == torch.float32 else "tf32",
-            D=self.D, DV=self.Dv, BLOCK_D=tuning.block_d(self.D), BLOCK_DV=tuning.block_d(self.Dv),
-        )  # fmt: skip
-        return args + strides, flags
-
-    @property
-    def left_right(self) -> tuple[int, int]:
-        return self.window if self.window is not None else (0, 0)
-
-
 def _dtype_name(dtype: torch.dtype) -> str:
     return {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}[dtype]
 
 
-def _forward(q: Tensor, k: Tensor, v: Tensor, pb: _Problem) -> tuple[Tensor, RowStats]:
+def _forward(q: Tensor, k: Tensor, v: Tensor, pb: Problem) -> tuple[Tensor, RowStats]:
     """Output (q's dtype, padded ``[B, H, N, Dv]`` / packed ``[T, H, Dv]``) and row stats (fp32)."""
     out = torch.empty((*q.shape[:-1], pb.Dv), dtype=q.dtype, device=q.device)
     shape = (pb.B, pb.H, pb.N) if not pb.varlen else (pb.H, q.shape[0])
@@ -186,7 +116,7 @@ def _grad_like(x: Tensor) -> Tensor:
 
 
 def _backward(
-    q: Tensor, k: Tensor, v: Tensor, out: Tensor, stats: RowStats, do: Tensor, pb: _Problem
+    q: Tensor, k: Tensor, v: Tensor, out: Tensor, stats: RowStats, do: Tensor, pb: Problem
 ) -> tuple[Tensor, Tensor, Tensor]:
     do = do if do.stride() == out.stride() else do.contiguous()  # dO shares the output's strides
     out = out if out.stride(-1) == 1 else out.contiguous()
@@ -216,11 +146,19 @@ def _backward(
     return dq, dk, dv
 
 
+@dataclass(frozen=True)
+class _Call:
+    """What one Triton call needs besides its tensors; kept on ``ctx`` for the backward."""
+
+    problem: Problem
+    torch_backward: bool  # gradients from tiled.tiled_backward (additive mask with grad, wide heads)
+
+
 class _TritonAttention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, mask4, pb, torch_backward):
-        out, stats = _forward(q, k, v, pb)
-        ctx.pb, ctx.torch_backward = pb, torch_backward
+    def forward(ctx, q, k, v, mask4, call: _Call):
+        out, stats = _forward(q, k, v, call.problem)
+        ctx.call = call
         ctx.save_for_backward(q, k, v, out, stats.max, stats.log_sum, *(() if mask4 is None else (mask4,)))
         return out
 
@@ -228,32 +166,38 @@ class _TritonAttention(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, grad_out):
         q, k, v, out, row_max, log_sum, *rest = ctx.saved_tensors
-        pb: _Problem = ctx.pb
-        if not ctx.torch_backward:
-            dq, dk, dv = _backward(q, k, v, out, RowStats(row_max, log_sum), grad_out, pb)
-            return dq, dk, dv, None, None, None
-        from tokenloom.encoder.attention._tile_plan import TilePlan
-        from tokenloom.encoder.attention.tiled import DEFAULT_BLOCK_K, DEFAULT_BLOCK_Q, tiled_backward
-
-        G = pb.H // pb.Hkv
-        dims = Dims(B=pb.B, H=pb.H, Hkv=pb.Hkv, N=pb.N, M=pb.M, D=pb.D, Dv=pb.Dv, scale=pb.scale)
-        mask4 = rest[0] if rest else None
-        if pb.key_lengths is not None or pb.q_seg is not None or pb.window is not None:  # wide heads
-            st = Structure(
-                None if pb.key_lengths is None else pb.key_lengths.long(),
-                None if pb.q_seg is None else pb.q_seg.long(),
-                None if pb.k_seg is None else pb.k_seg.long(),
-                pb.window,
+        call: _Call = ctx.call
+        stats, mask4 = RowStats(row_max, log_sum), (rest[0] if rest else None)
+        if not call.torch_backward:
+            dq, dk, dv = _backward(q, k, v, out, stats, grad_out, call.problem)
+            dmask = None
+        else:
+            dq, dk, dv, dmask = _torch_backward(
+                q, k, v, out, stats, mask4, grad_out, call.problem, mask_grad=ctx.needs_input_grad[3]
             )
-            mask4 = merge_masks(mask4, structure_mask(st, dims, q.device))  # [B|1, H|1, N|1, M]
-        out5 = out.float().unflatten(1, (pb.Hkv, G))  # [B, H, N, Dv] -> [B, Hkv, G, N, Dv]
-        stats5 = RowStats(*(x.unflatten(1, (pb.Hkv, G)).unsqueeze(-1) for x in (row_max, log_sum)))
-        # [B, H, N] -> [B, Hkv, G, N, 1]
-        plan = TilePlan(dims, pb.causal, DEFAULT_BLOCK_Q, DEFAULT_BLOCK_K)
-        grads = tiled_backward(
-            grad_out, q, k, v, out5, stats5, mask4, plan, mask_grad=ctx.needs_input_grad[3]
-        )  # fmt: skip
-        return (*grads, None, None)
+        return dq, dk, dv, dmask, None  # one per forward input: q, k, v, mask4, call
+
+
+def _torch_backward(
+    q: Tensor, k: Tensor, v: Tensor, out: Tensor, stats: RowStats, mask4: Tensor | None, grad_out: Tensor,
+    pb: Problem, *, mask_grad: bool,
+) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:  # fmt: skip
+    """``tiled.tiled_backward`` from the kernel's output and row stats (structured masks made dense)."""
+    G = pb.H // pb.Hkv
+    dims = Dims(B=pb.B, H=pb.H, Hkv=pb.Hkv, N=pb.N, M=pb.M, D=pb.D, Dv=pb.Dv, scale=pb.scale)
+    if pb.key_lengths is not None or pb.q_seg is not None or pb.window is not None:  # wide heads
+        st = Structure(
+            None if pb.key_lengths is None else pb.key_lengths.long(),
+            None if pb.q_seg is None else pb.q_seg.long(),
+            None if pb.k_seg is None else pb.k_seg.long(),
+            pb.window,
+        )
+        mask4 = KeyRestriction(mask4, pb.causal, st, None).dense(dims, q.device)  # [B|1, H|1, N|1, M]
+    out5 = out.float().unflatten(1, (pb.Hkv, G))  # [B, H, N, Dv] -> [B, Hkv, G, N, Dv]
+    stats5 = RowStats(*(x.unflatten(1, (pb.Hkv, G)).unsqueeze(-1) for x in (stats.max, stats.log_sum)))
+    # [B, H, N] -> [B, Hkv, G, N, 1]
+    plan = TilePlan(dims, pb.causal, DEFAULT_BLOCK_Q, DEFAULT_BLOCK_K)
+    return tiled_backward(grad_out, q, k, v, out5, stats5, mask4, plan, mask_grad=mask_grad)
 
 
 def _check_runnable(q: Tensor, dropout_p: float, precision: str) -> None:
@@ -306,9 +250,31 @@ def triton_attention(
     | None = None,  # (forward, backward); None: tuning
 ) -> Tensor:
     """Attention through the Triton kernels (module docstring) → ``[B, H, N, Dv]``."""
-    dims, mask4 = check_inputs(q, k, v, mask, scale=scale, dropout_p=dropout_p)
-    st = check_structure(dims, q.device, key_lengths=key_lengths, segment_ids=segment_ids, window=window)
+    dims, keys = resolve(
+        q, k, v, mask, causal=causal, scale=scale, dropout_p=dropout_p,
+        key_lengths=key_lengths, segment_ids=segment_ids, window=window,
+    )  # fmt: skip
+    return triton_path(q, k, v, dims, keys, dropout_p=dropout_p, precision=precision, configs=configs)
+
+
+def triton_path(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    dims: Dims,
+    keys: KeyRestriction,
+    *,
+    dropout_p: float,
+    precision: Precision = "ieee",
+    configs: tuple[tuning.KernelConfig, tuning.KernelConfig] | None = None,
+) -> Tensor:
+    """The Triton path of a validated call: the kernels read ``causal`` and the structure natively.
+
+    A call with a pattern never comes here (the kernels take no block layout; ``dispatch`` routes it).
+    """
+    assert keys.pattern is None, "the Triton kernels take no block layout"
     _check_runnable(q, dropout_p, precision)
+    mask4, st = keys.mask4, keys.structure
     if mask4 is not None and max(dims.D, dims.Dv) > tuning.MAX_DENSE_MASK_D:
         raise ValueError(
             f"impl='triton' takes a dense mask only up to head width {tuning.MAX_DENSE_MASK_D} (got "
@@ -318,38 +284,12 @@ def triton_attention(
     dense_grad = grad and mask4 is not None and mask4.is_floating_point() and mask4.requires_grad
     wide = grad and max(dims.D, dims.Dv) > tuning.MAX_BACKWARD_D and any(t.requires_grad for t in (q, k, v))
     if dense_grad and not st.empty:  # the tiled backward returns the mask's gradient: one dense mask
-        mask4 = merge_masks(mask4, structure_mask(st, dims, q.device))
-        st = Structure(None, None, None, None)
+        mask4, st = keys.dense(dims, q.device), NO_STRUCTURE
     q, k, v = _writable(q), _writable(k), _writable(v)
-    pb = _problem(dims, st, mask4, causal=causal, precision=precision, varlen=False)
+    pb = build_problem(dims, st, mask4, causal=keys.causal, precision=precision, varlen=False)
     if configs is not None:
         pb = replace(pb, forward_config=configs[0], backward_config=configs[1])
-    return _TritonAttention.apply(q, k, v, mask4, pb, dense_grad or wide)
-
-
-def _problem(
-    dims: Dims,
-    st: Structure,
-    mask4: Tensor | None,
-    *,
-    causal: bool,
-    precision: str,
-    varlen: bool,
-    total_q: int = 0,
-) -> _Problem:
-    mask = None
-    if mask4 is not None:
-        m = mask4.view(torch.uint8) if mask4.dtype == torch.bool else mask4  # bool read as bytes
-        mask = m.expand(dims.B, dims.H, dims.N, dims.M)  # stride 0 on broadcast dims: no copy
-    pb = _Problem(
-        B=dims.B, H=dims.H, Hkv=dims.Hkv, N=dims.N, M=dims.M, D=dims.D, Dv=dims.Dv, scale=dims.scale,
-        causal=causal, window=st.window, precision=precision, varlen=varlen,
-        key_lengths=None if st.key_lengths is None else st.key_lengths.to(torch.int32).contiguous(),
-        q_seg=None if st.q_segments is None else st.q_segments.to(torch.int32),
-        k_seg=None if st.k_segments is None else st.k_segments.to(torch.int32),
-        mask=mask, mask_is_bool=mask4 is not None and mask4.dtype == torch.bool,
-    )  # fmt: skip
-    return replace(pb, total_q=total_q)
+    return _TritonAttention.apply(q, k, v, mask4, _Call(pb, dense_grad or wide))
 
 
 def triton_attention_varlen(
@@ -386,12 +326,12 @@ def triton_attention_varlen(
         B=cu_seqlens_q.numel() - 1, H=H, Hkv=Hkv, N=max_seqlen_q, M=max_seqlen_k, D=D, Dv=v.shape[2],
         scale=1.0 / math.sqrt(D) if scale is None else float(scale),
     )  # fmt: skip
-    st = Structure(None, None, None, check_window(window))
+    st = Structure(None, None, None, check_window(window))  # cu_seqlens bound each sequence
     q, k, v = _writable(q), _writable(k), _writable(v)
-    pb = _problem(dims, st, None, causal=causal, precision=precision, varlen=True, total_q=q.shape[0])
+    pb = build_problem(dims, st, None, causal=causal, precision=precision, varlen=True, total_q=q.shape[0])
     pb = replace(
         pb, cu_q=cu_seqlens_q.to(torch.int32).contiguous(), cu_k=cu_seqlens_k.to(torch.int32).contiguous()
     )
     if configs is not None:
         pb = replace(pb, forward_config=configs[0], backward_config=configs[1])
-    return _TritonAttention.apply(q, k, v, None, pb, False)
+    return _TritonAttention.apply(q, k, v, None, _Call(pb, torch_backward=False))

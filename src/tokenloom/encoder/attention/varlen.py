@@ -21,7 +21,8 @@ import torch
 from torch import Tensor
 
 from tokenloom.encoder.attention import dispatch
-from tokenloom.encoder.attention._common import check_inputs, check_window
+from tokenloom.encoder.attention._common import NO_STRUCTURE, KeyRestriction, check_inputs, check_window
+from tokenloom.encoder.attention.triton_kernel import triton_attention_varlen
 from tokenloom.encoder.config import AttnImpl
 
 __all__ = ["attention_varlen", "varlen_mask"]
@@ -72,10 +73,7 @@ def attention_varlen(
     impl: AttnImpl = "auto",
 ) -> Tensor:
     """Attention over packed sequences (module docstring) → ``[Tq, H, Dv]`` in q's dtype."""
-    from tokenloom.encoder.attention import IMPLS, attention
-
-    if impl not in IMPLS:
-        raise ValueError(f"impl must be one of {', '.join(IMPLS)}; got {impl!r}")
+    dispatch.check_impl(impl)
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, Tensor) or t.dim() != 3:
             shape = tuple(t.shape) if isinstance(t, Tensor) else type(t).__name__
@@ -95,13 +93,12 @@ def attention_varlen(
     if impl == "auto" and dispatch.triton_supports(q, dims, 0.0, needs_grad=dispatch.needs_grad(q, k, v)):
         chosen = "triton"
     if chosen == "triton" and cu_q.numel() > 1:
-        from tokenloom.encoder.attention.triton_kernel import triton_attention_varlen
-
         dispatch.record("triton")
         return triton_attention_varlen(
             q, k, v, cu_seqlens_q, cu_seqlens_k, causal=causal, window=window, scale=dims.scale,
             max_seqlen_q=int((cu_q[1:] - cu_q[:-1]).max()), max_seqlen_k=int((cu_k[1:] - cu_k[:-1]).max()),
         )  # fmt: skip
     mask = varlen_mask(cu_q, cu_k, causal=causal, window=window).to(q.device)  # [1, 1, Tq, Tk]
-    out = attention(q4, k4, v4, mask, scale=dims.scale, impl=chosen)  # [1, H, Tq, Dv]
+    keys = KeyRestriction(mask, False, NO_STRUCTURE, None)  # the packed batch as one masked sequence
+    out = dispatch.run(chosen, q4, k4, v4, dims, keys, dropout_p=0.0)  # [1, H, Tq, Dv]
     return out[0].transpose(0, 1)  # [1, H, Tq, Dv] -> [Tq, H, Dv]
