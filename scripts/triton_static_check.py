@@ -9,7 +9,7 @@ and the stack frame (from ``cuobjdump --dump-resource-usage`` on the cubin, the 
 bundles), shared memory (Triton's launch metadata), and whether tensor-core instructions are emitted
 (``wgmma`` on sm_90, ``mma`` on sm_80, read from the PTX).
 
-Kernels: ``attn_fwd`` for every row of ``tuning.FORWARD`` (dense-mask variant with
+Kernels (``triton_kernel.KERNELS``): ``attn_fwd`` for every row of ``tuning.FORWARD`` (dense-mask variant with
 ``tuning.for_dense_mask``), ``attn_bwd_dq`` for ``tuning.BACKWARD_DQ``, ``attn_bwd_dkdv`` for
 ``tuning.BACKWARD_DKDV``. Each is compiled in the variants of ``VARIANTS``: ``plain`` (no mask,
 causal as the table row says), and, causal, ``lengths+window`` (key_lengths and a sliding window),
@@ -37,10 +37,11 @@ import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
+from tokenloom.encoder.attention import triton_kernel
+
 ARCHS = {"sm_90": 90, "sm_80": 80}
 SHARED_LIMIT = {"sm_90": 227 * 1024, "sm_80": 163 * 1024}  # bytes of shared memory per block (opt-in max)
 TENSOR_CORE_PTX = {"sm_90": "wgmma.mma_async", "sm_80": "mma.sync"}
-KERNELS = ("attn_fwd", "attn_bwd_dq", "attn_bwd_dkdv")
 PTR_F = {"Q", "K", "V", "Out", "DO", "DQ", "DK", "DV_"}  # tensors in the input dtype
 PTR_I = {"KeyLen", "CuQ", "CuK", "QSeg", "KSeg"}
 ALIGNED = {"sqb", "sqh", "sqn", "skb", "skh", "skm", "svb", "svh", "svm", "sob", "soh", "son"}
@@ -70,7 +71,7 @@ def jobs(archs: list[str], head_dims: list[int] | None, dtypes: list[str] | None
     from tokenloom.encoder.attention import tuning
 
     found: dict[tuple[object, ...], Job] = {}
-    for kernel in KERNELS:
+    for kernel in triton_kernel.KERNELS:
         table = {"attn_fwd": tuning.FORWARD, "attn_bwd_dq": tuning.BACKWARD_DQ}.get(
             kernel, tuning.BACKWARD_DKDV
         )
@@ -170,9 +171,7 @@ def _compile(job: Job) -> dict[str, object]:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from tokenloom.encoder.attention import _triton_bwd, _triton_jit
-
-    fn = getattr(_triton_bwd if job.kernel in _triton_bwd.__all__ else _triton_jit, job.kernel)
+    fn = triton_kernel.kernel(job.kernel)
     signature, constexprs = _signature(fn, job)
     # what Triton's launcher specializes at run time: 16-byte aligned pointers and token / head strides
     # divisible by 16 (true for head widths that are multiples of 16) carry tt.divisibility
@@ -217,14 +216,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON list instead of a table")
     parser.add_argument("--head-dims", nargs="+", type=int, help="only these padded head widths")
     parser.add_argument("--dtypes", nargs="+", choices=("fp16", "bf16", "fp32"), help="only these dtypes")
-    parser.add_argument("--kernels", nargs="+", choices=KERNELS, help="only these kernels")
+    parser.add_argument("--kernels", nargs="+", choices=triton_kernel.KERNELS, help="only these kernels")
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), help="only these mask variants")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel compiler processes")
     args = parser.parse_args(argv)
     todo = [
         job
         for job in jobs(args.arch, args.head_dims, args.dtypes)
-        if not args.kernels or job.kernel in args.kernels
+        if (not args.kernels or job.kernel in args.kernels)
+        and (not args.variants or job.variant in args.variants)
     ]
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:

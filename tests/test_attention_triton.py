@@ -240,7 +240,7 @@ if CHILD:  # ------------------------------------------------------------- inter
     def test_child_encoder_builds_no_dense_mask(monkeypatch: pytest.MonkeyPatch) -> None:
         """Padded and packed text batches reach the kernel as key_lengths / segment_ids, never as a mask."""
         from tokenloom.encoder import Encoder, EncoderConfig
-        from tokenloom.encoder.attention import _common, dispatch
+        from tokenloom.encoder.attention import _common
 
         torch.manual_seed(0)
         triton_enc = Encoder(EncoderConfig(width=32, depth=2, heads=2, attn_impl="triton")).eval()
@@ -256,8 +256,16 @@ if CHILD:  # ------------------------------------------------------------- inter
             def refuse(*args: object, **kwargs: object) -> None:
                 raise AssertionError("a dense mask was built on the triton path")
 
+            # every dense mask is built by _common.structure_mask (KeyRestriction.dense): no other module
+            # holds a reference to it that the patch would miss
+            holders = [
+                name
+                for name, module in sys.modules.items()
+                if name.startswith("tokenloom.") and module is not _common
+                and getattr(module, "structure_mask", None) is _common.structure_mask
+            ]  # fmt: skip
+            assert not holders, holders
             monkeypatch.setattr(_common, "structure_mask", refuse)
-            monkeypatch.setattr(dispatch, "structure_mask", refuse)
             out_pad = triton_enc(x, key_lengths=lengths)
             out_seg = triton_enc(x, segment_ids=ids)
         assert_close(out_pad, expected_pad, atol=1e-4, what="encoder key_lengths")

@@ -1,6 +1,6 @@
 """The Triton backward kernels (dQ, and dK/dV) of the FlashAttention-2 path; imports ``triton``.
 
-Imported only by ``triton_kernel`` (on first backward) and ``scripts/triton_static_check.py``. They
+Imported only by ``triton_kernel`` (on first backward, and by ``kernel`` for ahead-of-time compiling). They
 share the masking and tile-bound helpers of the forward kernel (``_triton_jit``): the same key tiles are
 visited and the same scores masked, so gradients match the forward. Both recompute the probabilities
 from the saved row statistics (``RowMax``, ``LogSum``: ``_row_stats``) and ``Delta = rowsum(dO · O)``;
@@ -17,7 +17,13 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from tokenloom.encoder.attention._triton_jit import _key_bounds, _mask_scores, _scores, _seq_bounds, _weights
+from tokenloom.encoder.attention._triton_jit import (
+    key_bounds,
+    mask_scores,
+    seq_bounds,
+    tile_scores,
+    tile_weights,
+)
 
 __all__ = ["attn_bwd_dkdv", "attn_bwd_dq"]
 
@@ -45,7 +51,7 @@ def attn_bwd_dq(
     b = pid_bh // H
     h = pid_bh % H
     hk = h // G
-    q0, n_b, k0, m_b = _seq_bounds(b, CuQ, CuK, N, M, VARLEN)
+    q0, n_b, k0, m_b = seq_bounds(b, CuQ, CuK, N, M, VARLEN)
     i0 = pid_m * BLOCK_M
     if i0 >= n_b:
         return
@@ -75,7 +81,7 @@ def attn_bwd_dq(
     Vb = V + b * svb + hk * svh + k0 * svm
     dq = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
     i_last = tl.minimum(i0 + BLOCK_M, n_b) - 1
-    lo, _, _, hi = _key_bounds(i0, i_last, offset, klen, left, right, CAUSAL, WINDOW, True, BLOCK_N)
+    lo, _, _, hi = key_bounds(i0, i_last, offset, klen, left, right, CAUSAL, WINDOW, True, BLOCK_N)
     for start in range(lo, hi, BLOCK_N):
         offs_n = start + tl.arange(0, BLOCK_N)
         col_ok = offs_n < klen
@@ -89,8 +95,8 @@ def attn_bwd_dq(
             mask=col_ok[None, :] & (offs_dv[:, None] < DV),
             other=0.0,
         )  # [BLOCK_DV, BLOCK_N]
-        s = _scores(q, kt, qk_scale, scale, PRECISION, BIAS)  # [BLOCK_M, BLOCK_N]
-        s = _mask_scores(
+        s = tile_scores(q, kt, qk_scale, scale, PRECISION, BIAS)  # [BLOCK_M, BLOCK_N]
+        s = mask_scores(
             s,
             offs_m[:, None],
             offs_n[None, :],
@@ -118,7 +124,7 @@ def attn_bwd_dq(
             HAS_MASK,
             MASK_IS_BOOL,
         )
-        p = _weights(s, row_max[:, None], log_sum[:, None], BIAS)  # 0 where masked or the row is dead
+        p = tile_weights(s, row_max[:, None], log_sum[:, None], BIAS)  # 0 where masked or the row is dead
         dp = tl.dot(do, vt, input_precision=PRECISION)  # [BLOCK_M, BLOCK_N]
         ds = p * (dp - delta[:, None])
         dq += tl.dot(ds.to(kt.dtype), tl.trans(kt), input_precision=PRECISION)  # [BLOCK_M, BLOCK_D]
@@ -149,7 +155,7 @@ def attn_bwd_dkdv(
     pid_bh = tl.program_id(1)
     b = pid_bh // Hkv
     hk = pid_bh % Hkv
-    q0, n_b, k0, m_b = _seq_bounds(b, CuQ, CuK, N, M, VARLEN)
+    q0, n_b, k0, m_b = seq_bounds(b, CuQ, CuK, N, M, VARLEN)
     j0 = pid_n * BLOCK_N
     if j0 >= m_b:
         return
@@ -173,7 +179,7 @@ def attn_bwd_dkdv(
     )  # [BLOCK_N, BLOCK_DV]
     dk = tl.zeros([BLOCK_N, BLOCK_D], dtype=tl.float32)
     dv = tl.zeros([BLOCK_N, BLOCK_DV], dtype=tl.float32)
-    # query rows that may see a key of this tile (the inverse of _key_bounds)
+    # query rows that may see a key of this tile (the inverse of key_bounds)
     j_last = tl.minimum(j0 + BLOCK_N, klen) - 1
     q_lo = 0
     q_hi = n_b
@@ -206,8 +212,10 @@ def attn_bwd_dkdv(
             row_max = tl.load(RowMax + Lh + offs_m * sln, mask=row_ok, other=float("inf"))  # [BLOCK_M]
             log_sum = tl.load(LogSum + Lh + offs_m * sln, mask=row_ok, other=0.0)  # [BLOCK_M]
             delta = tl.load(Delta + Lh + offs_m * sln, mask=row_ok, other=0.0)
-            st = _scores(k, qt, qk_scale, scale, PRECISION, BIAS)  # [BLOCK_N, BLOCK_M] (scores transposed)
-            st = _mask_scores(
+            st = tile_scores(
+                k, qt, qk_scale, scale, PRECISION, BIAS
+            )  # [BLOCK_N, BLOCK_M] (scores transposed)
+            st = mask_scores(
                 st,
                 offs_m[None, :],
                 offs_n[:, None],
@@ -235,7 +243,7 @@ def attn_bwd_dkdv(
                 HAS_MASK,
                 MASK_IS_BOOL,
             )
-            pt = _weights(st, row_max[None, :], log_sum[None, :], BIAS)  # [BLOCK_N, BLOCK_M]
+            pt = tile_weights(st, row_max[None, :], log_sum[None, :], BIAS)  # [BLOCK_N, BLOCK_M]
             dv += tl.dot(pt.to(do.dtype), do, input_precision=PRECISION)  # [BLOCK_N, BLOCK_DV]
             dpt = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # [BLOCK_N, BLOCK_M]
             dst = pt * (dpt - delta[None, :])

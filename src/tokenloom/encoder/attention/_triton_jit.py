@@ -1,7 +1,7 @@
 """The Triton forward kernel of the FlashAttention-2 path and the helpers it shares with the backward
 kernels (``_triton_bwd``): score masking, key-tile bounds, varlen row bounds; imports ``triton``.
 
-Imported only by ``triton_kernel`` (on first use), ``_triton_bwd`` and ``scripts/triton_static_check.py``.
+Imported only by ``triton_kernel`` (on first use, or by its ``kernel`` for ahead-of-time compiling) and ``_triton_bwd``.
 Triton decides interpret-or-compile when a kernel is defined, i.e. when this module is imported, from
 ``TRITON_INTERPRET``.
 
@@ -12,7 +12,7 @@ as ``reference`` forms them, and only the difference to the row max is scaled (`
 so a bias of ``finfo(float32).min`` never overflows to −inf and rounds as in the reference. The saved
 row statistics are natural (``_row_stats``: ``max``, +inf on rows that see no key, and ``log_sum``).
 
-Which key tiles a query tile visits (``_key_bounds``, the mirror of ``_common.key_range``): keys
+Which key tiles a query tile visits (``key_bounds``, the mirror of ``_common.key_range``): keys
 ``[lo, hi)`` that any of its rows may see under causal / window / key_lengths; inside, the tiles every
 row sees wholly (``[mid_lo, mid_hi)``) run without per-element masks, only the edge tiles are masked.
 With segment ids or a dense mask every visited tile is masked. A sparse pattern that lists key tiles
@@ -27,13 +27,13 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-__all__ = ["attn_fwd"]
+__all__ = ["attn_fwd", "key_bounds", "mask_scores", "seq_bounds", "tile_scores", "tile_weights"]
 
 LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
 
 
 @triton.jit
-def _mask_scores(
+def mask_scores(
     s, qi, kj, b, h, n_b, klen, offset, left, right,
     QSeg, KSeg, s_qsb, s_qsn, s_ksb, s_ksm, Mask, s_mb, s_mh, s_mn, s_mm,
     CAUSAL: tl.constexpr, WINDOW: tl.constexpr, SEGMENTS: tl.constexpr,
@@ -60,14 +60,14 @@ def _mask_scores(
 
 
 @triton.jit
-def _scores(q, kt, qk_scale, scale, PRECISION: tl.constexpr, BIAS: tl.constexpr):
+def tile_scores(q, kt, qk_scale, scale, PRECISION: tl.constexpr, BIAS: tl.constexpr):
     """``q kᵀ`` scaled: natural units under an additive mask (``BIAS``), log2 units otherwise."""
     s = tl.dot(q, kt, input_precision=PRECISION)
     return s * scale if BIAS else s * qk_scale
 
 
 @triton.jit
-def _weights(s, row_max, log_sum, BIAS: tl.constexpr):
+def tile_weights(s, row_max, log_sum, BIAS: tl.constexpr):
     """``p = exp(s − max − log_sum)`` for scores in the kernel's units (``max``, ``log_sum`` natural,
     broadcast to ``s``); ``max = +inf`` (a row that sees no key) gives 0."""
     if BIAS:
@@ -78,7 +78,7 @@ def _weights(s, row_max, log_sum, BIAS: tl.constexpr):
 
 
 @triton.jit
-def _key_bounds(
+def key_bounds(
     i0, i_last, offset, klen, left, right,
     CAUSAL: tl.constexpr, WINDOW: tl.constexpr, ALL_MASKED: tl.constexpr, BLOCK_N: tl.constexpr,
 ):  # fmt: skip
@@ -129,9 +129,9 @@ def _fwd_tiles(
             mask=col_ok[None, :] & (offs_d[:, None] < D),
             other=0.0,
         )  # [BLOCK_D, BLOCK_N] (k transposed)
-        s = _scores(q, kt, qk_scale, scale, PRECISION, BIAS)  # [BLOCK_M, BLOCK_N] fp32
+        s = tile_scores(q, kt, qk_scale, scale, PRECISION, BIAS)  # [BLOCK_M, BLOCK_N] fp32
         if MASKED:
-            s = _mask_scores(
+            s = mask_scores(
                 s,
                 offs_m[:, None],
                 offs_n[None, :],
@@ -182,7 +182,7 @@ def _fwd_tiles(
 
 
 @triton.jit
-def _seq_bounds(b, CuQ, CuK, N, M, VARLEN: tl.constexpr):
+def seq_bounds(b, CuQ, CuK, N, M, VARLEN: tl.constexpr):
     """First row and length of this batch row's queries and keys (packed varlen or padded layout)."""
     if VARLEN:
         q0 = tl.load(CuQ + b)
@@ -215,7 +215,7 @@ def attn_fwd(
     b = pid_bh // H
     h = pid_bh % H
     hk = h // G  # the key/value head this query head shares (never a copy)
-    q0, n_b, k0, m_b = _seq_bounds(b, CuQ, CuK, N, M, VARLEN)
+    q0, n_b, k0, m_b = seq_bounds(b, CuQ, CuK, N, M, VARLEN)
     i0 = pid_m * BLOCK_M
     if i0 >= n_b:
         return
@@ -238,7 +238,7 @@ def attn_fwd(
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, BLOCK_DV], dtype=tl.float32)
     i_last = tl.minimum(i0 + BLOCK_M, n_b) - 1
-    lo, mid_lo, mid_hi, hi = _key_bounds(
+    lo, mid_lo, mid_hi, hi = key_bounds(
         i0, i_last, offset, klen, left, right, CAUSAL, WINDOW, SEGMENTS or HAS_MASK, BLOCK_N
     )
     acc, l_i, m_i = _fwd_tiles(  # masked lower edge (window start)

@@ -35,13 +35,7 @@ from typing import get_args
 import torch
 from torch import Tensor
 
-from tokenloom.encoder.attention._common import (
-    NO_STRUCTURE,
-    Dims,
-    KeyRestriction,
-    merge_masks,
-    structure_mask,
-)
+from tokenloom.encoder.attention._common import NO_STRUCTURE, Dims, KeyRestriction
 from tokenloom.encoder.attention.reference import reference_path
 from tokenloom.encoder.attention.sdpa import NoFusedKernel, sdpa_path
 from tokenloom.encoder.attention.tiled import tiled_path
@@ -156,8 +150,7 @@ def _pattern_route(
             "the Triton kernel takes no block layout: pattern %s runs on the tiled path", keys.pattern
         )
     path = impl if impl in ("reference", "sdpa") else "tiled"
-    folded = merge_masks(keys.mask4, structure_mask(keys.structure, dims, device))  # [B|1, H|1, N|1, M]
-    return path, replace(keys, mask4=folded, structure=NO_STRUCTURE)
+    return path, replace(keys, mask4=keys.dense(dims, device), structure=NO_STRUCTURE)  # [B|1, H|1, N|1, M]
 
 
 def _auto_dense(

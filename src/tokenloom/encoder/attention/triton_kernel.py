@@ -58,9 +58,11 @@ from tokenloom.encoder.attention._tile_plan import TilePlan
 from tokenloom.encoder.attention._triton_problem import Problem, build_problem
 from tokenloom.encoder.attention.tiled import DEFAULT_BLOCK_K, DEFAULT_BLOCK_Q, tiled_backward
 
-__all__ = ["interpreting", "triton_attention", "triton_attention_varlen", "triton_path"]
+__all__ = ["KERNELS", "interpreting", "kernel", "triton_attention", "triton_attention_varlen", "triton_path"]
 
 Precision = Literal["ieee", "tf32"]
+
+KERNELS = ("attn_fwd", "attn_bwd_dq", "attn_bwd_dkdv")  # every @triton.jit kernel this path launches
 
 
 def interpreting() -> bool:
@@ -78,6 +80,15 @@ def _jit_bwd() -> Any:
     from tokenloom.encoder.attention import _triton_bwd
 
     return _triton_bwd
+
+
+def kernel(name: str) -> Any:
+    """The ``@triton.jit`` kernel ``name`` (one of ``KERNELS``), for compiling it ahead of time
+    (``triton.compile``). Imports ``triton``: the kernels are defined then, interpreted or compiled as
+    ``TRITON_INTERPRET`` says at that moment."""
+    if name not in KERNELS:
+        raise ValueError(f"unknown Triton kernel {name!r}: use one of {', '.join(KERNELS)}")
+    return getattr(_jit() if name == "attn_fwd" else _jit_bwd(), name)
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
