@@ -25,14 +25,21 @@ The rules:
    tokenloom.costs.formulas import _count``) or reads one off an imported module
    (``formulas._count``); dunder names (``__version__``) are public.
 
-Imports under ``if TYPE_CHECKING:`` never run: they are annotations, so they do not count for rules 1
-and 2; they are imports a reader follows, so they count for rules 3 and 4.
+5. **Imports inside functions only for heavy dependencies.** A library module imports at module level;
+   an import inside a function is kept for a heavy third-party package (``HEAVY``: loading it costs
+   start-up time and memory) or for a tokenloom module that loads one at import (through its
+   module-level imports of tokenloom modules, its parent packages included). Package ``__init__``
+   files and the top layer may import anywhere (they keep ``import tokenloom`` and ``tokenloom --help``
+   fast).
+
+Imports under ``if TYPE_CHECKING:`` never run: they are annotations, so they do not count for rules 1,
+2 and 5; they are imports a reader follows, so they count for rules 3 and 4.
 
 Scripts and tests (all their imports, ``TYPE_CHECKING`` ones included):
 
-5. **Scripts use public names only**: no private module, no private name (a script is what a user
+6. **Scripts use public names only**: no private module, no private name (a script is what a user
    writes; what it needs is part of the API).
-6. **A test reaches into one part at most.** A test file is the unit test of one part of tokenloom and may
+7. **A test reaches into one part at most.** A test file is the unit test of one part of tokenloom and may
    use that part's private modules and names; everything else it uses through public names. For this
    rule the top-level modules and the CLI layer are one part, the core (a CLI test patches a subcommand's
    ``run`` and checks ``_tables``), each subpackage another.
@@ -50,6 +57,19 @@ ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
 PACKAGE = "tokenloom"
 TOP_LAYER = ("tokenloom", "tokenloom.cli", "tokenloom.__main__", "tokenloom._commands")
+
+# Third-party packages (top-level import names) imported lazily: the machine-learning stack, the dataframe
+# and plotting stack, the distributed runtime and ICU (PyICU), each costing start-up time and memory that
+# a command not using it should not pay; and the tokenizer engines, loaded only when a tokenizer of that
+# engine is used: tokenizers, sentencepiece with protobuf (``google.protobuf``, its model format),
+# tiktoken, transformers, and ``regex`` (the split-pattern engine tiktoken-style tokenizers run, read
+# only to check a custom pattern beside the tokenizers engine).
+HEAVY = frozenset(
+    {
+        "torch", "torchvision", "pandas", "matplotlib", "ray", "triton", "icu", "timm", "webdataset", "pyarrow",
+        "datasets", "tokenizers", "sentencepiece", "google", "tiktoken", "transformers", "regex",
+    }
+)  # fmt: skip
 
 
 def _modules() -> dict[str, Path]:
@@ -75,6 +95,7 @@ class Use:
     name: str | None
     line: int
     typing_only: bool  # under ``if TYPE_CHECKING:``
+    deferred: bool = False  # runs later than the module: inside a function, or a lazy table entry
 
     @property
     def what(self) -> str:
@@ -94,20 +115,33 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _walk(tree: ast.AST, typing_only: bool = False) -> Iterator[tuple[ast.AST, bool]]:
-    """Every node with whether it lies under ``if TYPE_CHECKING:`` (its body; ``else`` runs)."""
+@dataclass(frozen=True)
+class Node:
+    """One node of a module's tree, and where it runs."""
+
+    node: ast.AST
+    typing_only: bool  # under ``if TYPE_CHECKING:`` (its body; ``else`` runs)
+    in_function: bool  # inside a function or lambda: runs when it is called
+
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _walk(tree: ast.AST, typing_only: bool = False, in_function: bool = False) -> Iterator[Node]:
+    """Every node below ``tree``, with where it runs."""
+    inside = in_function or isinstance(tree, FUNCTIONS)
     for child in ast.iter_child_nodes(tree):
         if isinstance(child, ast.If) and _is_type_checking(child.test):
-            yield child, typing_only
+            yield Node(child, typing_only, inside)
             for stmt in child.body:
-                yield stmt, True
-                yield from _walk(stmt, True)
+                yield Node(stmt, True, inside)
+                yield from _walk(stmt, True, inside)
             for stmt in child.orelse:
-                yield stmt, typing_only
-                yield from _walk(stmt, typing_only)
+                yield Node(stmt, typing_only, inside)
+                yield from _walk(stmt, typing_only, inside)
             continue
-        yield child, typing_only
-        yield from _walk(child, typing_only)
+        yield Node(child, typing_only, inside)
+        yield from _walk(child, typing_only, inside)
 
 
 def _uses(path: Path, package: str) -> list[Use]:
@@ -116,12 +150,12 @@ def _uses(path: Path, package: str) -> list[Use]:
     uses: list[Use] = []
     aliases: dict[str, str] = {}  # local name -> tokenloom module it is bound to
     nodes = list(_walk(tree))
-    for node, typing_only in nodes:
+    for node, typing_only, deferred in ((n.node, n.typing_only, n.in_function) for n in nodes):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 target = _resolve(alias.name) if alias.name.split(".")[0] == PACKAGE else None
                 if target:
-                    uses.append(Use(target, None, node.lineno, typing_only))
+                    uses.append(Use(target, None, node.lineno, typing_only, deferred))
                     if alias.asname:
                         aliases[alias.asname] = target
                     else:
@@ -136,16 +170,18 @@ def _uses(path: Path, package: str) -> list[Use]:
             for alias in node.names:
                 full = f"{base}.{alias.name}"
                 if full in MODULES:
-                    uses.append(Use(full, None, node.lineno, typing_only))
+                    uses.append(Use(full, None, node.lineno, typing_only, deferred))
                     aliases[alias.asname or alias.name] = full
                 else:
-                    uses.append(Use(_resolve(base) or base, alias.name, node.lineno, typing_only))
+                    uses.append(Use(_resolve(base) or base, alias.name, node.lineno, typing_only, deferred))
         elif isinstance(node, ast.AnnAssign | ast.Assign) and path.name == "__init__.py":
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in targets) and node.value is not None:
                 for module in ast.literal_eval(node.value).values():
-                    uses.append(Use(module, None, node.lineno, typing_only))
-    for node, typing_only in nodes:  # names read off imported modules: ``formulas._count``
+                    uses.append(Use(module, None, node.lineno, typing_only, deferred=True))
+    for node, typing_only in (
+        (n.node, n.typing_only) for n in nodes
+    ):  # names read off modules: ``formulas._count``
         if isinstance(node, ast.Attribute):
             dotted = _dotted(node)
             if dotted and dotted.split(".")[0] in aliases:
@@ -280,6 +316,11 @@ def test_the_graph_sees_the_package() -> None:
         u.target == "tokenloom.encoder.config" and u.typing_only for u in USES["tokenloom.costs.formulas"]
     )
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}) == [["a", "b", "c", "a"]]
+    heavy = _heavy_modules()
+    assert heavy["tokenloom.encoder.attention._triton_jit"] == "triton"  # imported at module level
+    assert "tokenloom.encoder.attention.tuning" in heavy  # its parent package imports torch
+    assert "tokenloom.errors" not in heavy and "tokenloom" not in heavy  # lazy tables load nothing
+    assert any(u.deferred for u in USES["tokenloom.encoder"])  # a lazy table entry runs later
     assert _private_owner("tokenloom.vision._optim") == "tokenloom.vision"
     assert (
         _private_owner("tokenloom._atomic") == "tokenloom" and _private_owner("tokenloom.text.corpus") is None
@@ -358,6 +399,84 @@ def test_private_names_stay_in_their_module() -> None:
         }
     )
     assert not bad, _report("underscore names used outside their module (make them public in a leaf)", bad)
+
+
+@dataclass(frozen=True)
+class External:
+    """One import of a package outside tokenloom (the standard library included)."""
+
+    package: str  # its top-level name: ``torch`` for ``from torch.nn import functional``
+    line: int
+    deferred: bool  # inside a function
+
+
+def _externals(path: Path) -> list[External]:
+    """The imports of ``path`` that run (not ``TYPE_CHECKING`` ones) of packages other than tokenloom."""
+    found = []
+    for n in _walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if n.typing_only:
+            continue
+        if isinstance(n.node, ast.Import):
+            names = [alias.name for alias in n.node.names]
+        elif isinstance(n.node, ast.ImportFrom) and not n.node.level and n.node.module:
+            names = [n.node.module]
+        else:
+            continue
+        found += [External(name.split(".")[0], n.node.lineno, n.in_function) for name in names]
+    return [e for e in found if e.package != PACKAGE]
+
+
+EXTERNALS = {m: _externals(p) for m, p in MODULES.items()}
+
+
+def _parents(module: str) -> list[str]:
+    """The packages Python imports before ``module`` (``tokenloom``, ``tokenloom.text``, ...)."""
+    parts = module.split(".")
+    return [".".join(parts[:k]) for k in range(1, len(parts))]
+
+
+def _heavy_modules() -> dict[str, str]:
+    """tokenloom module -> a ``HEAVY`` package that importing it loads: imported at module level by it, by
+    a tokenloom module it imports at module level, or by one of their parent packages (to a fixed point)."""
+    heavy = {
+        m: e.package for m, found in EXTERNALS.items() for e in found if not e.deferred and e.package in HEAVY
+    }
+    loads = {
+        m: {u.target for u in uses if not u.typing_only and not u.deferred} | set(_parents(m))
+        for m, uses in USES.items()
+    }
+    changed = True
+    while changed:
+        changed = False
+        for module, targets in loads.items():
+            if module not in heavy:
+                via = next((heavy[t] for t in sorted(targets) if t in heavy), None)
+                if via:
+                    heavy[module], changed = via, True
+    return heavy
+
+
+def _may_import_anywhere(module: str) -> bool:
+    return module in PACKAGES or _in_top_layer(module)
+
+
+def test_imports_inside_functions_are_for_heavy_dependencies_only() -> None:
+    heavy = _heavy_modules()
+    bad = set()
+    for module in MODULES:
+        if _may_import_anywhere(module):
+            continue
+        for use in USES[module]:
+            if use.deferred and not use.typing_only and use.target != module and use.target not in heavy:
+                bad.add(f"{_where(module, use.line)}: {use.target} loads no heavy package")
+        for ext in EXTERNALS[module]:
+            if ext.deferred and ext.package not in HEAVY:
+                bad.add(f"{_where(module, ext.line)}: {ext.package} is not a heavy package")
+    assert not bad, _report(
+        "imports inside functions that should be at module level (move them there; if that makes a cycle,"
+        " move what both modules need into a leaf module)",
+        sorted(bad),
+    )
 
 
 def _outside_files(folder: str) -> list[Path]:

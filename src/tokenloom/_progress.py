@@ -2,7 +2,7 @@
 
 One helper for every long loop in the library, so the rule is the same everywhere: a tqdm bar on
 stderr when stderr is a TTY, nothing when it is not (CI, pipes, logs) or when the caller passes
-``quiet=True`` (the CLI's ``--quiet``). tqdm is imported only when a bar is actually shown.
+``quiet=True`` (the CLI's ``--quiet``).
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Generator, Iterable
 from typing import Any, TypeVar
+
+from tqdm.auto import tqdm
 
 T = TypeVar("T")
 
@@ -35,6 +37,5 @@ def progress(
     if not show_progress(quiet):
         yield from iterable
         return
-    from tqdm.auto import tqdm
 
     yield from tqdm(iterable, total=total, desc=desc, unit=unit, dynamic_ncols=True, **tqdm_options)

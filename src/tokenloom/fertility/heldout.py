@@ -11,6 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tokenloom._atomic import atomic_write
+from tokenloom.fertility.report import fertility_by_source
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -31,13 +34,10 @@ def save_with_fertility(
     """Save the trained tokenizer to ``out`` (in ``formats``; ``strict``: see ``Tokenizer.save``) and, when
     lines were held out, their per-script and per-language fertility as ``out/fertility.csv`` (written
     atomically); returns that table or ``None``."""
-    from tokenloom._atomic import atomic_write
 
     tok = result.tokenizer
     table = None
     if result.heldout:
-        from tokenloom.fertility.report import fertility_by_source
-
         table = fertility_by_source(tok, result.heldout)
     tok.save(out, overwrite=overwrite, formats=formats, strict=strict)
     if table is not None:

@@ -25,9 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 from tokenloom._progress import show_progress
 from tokenloom.errors import ConfigError, CorpusError, VocabSizeError
+from tokenloom.text._hf_build import META, byte_fallback_model, decoder
 from tokenloom.text._stream import StreamStats, TrainingCorpus, stream_lines
 from tokenloom.text.backends.hf import HFBackend
 from tokenloom.text.backends.sentencepiece import SentencePieceBackend
+from tokenloom.text.bytelevel import build_pre_tokenizer
+from tokenloom.text.reader import iter_texts
 from tokenloom.text.tokenizer import Tokenizer
 
 if TYPE_CHECKING:
@@ -184,7 +187,6 @@ def _batches(lines: Any, size: int = 1000) -> Iterator[list[str]]:
 
 def _alphabet_too_large(corpus: TrainingCorpus, cfg: TrainerConfig) -> ConfigError:
     """HF's UnigramTrainer needs a piece for every distinct character: say how many (files are re-read)."""
-    from tokenloom.text.reader import iter_texts
 
     chars = set(cfg.required_chars)
     for path in corpus.files:
@@ -204,8 +206,6 @@ def _alphabet_too_large(corpus: TrainingCorpus, cfg: TrainerConfig) -> ConfigErr
 def train_hf(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) -> Trained:
     from tokenizers import Tokenizer as HFTokenizer
     from tokenizers import models, normalizers, pre_tokenizers, trainers
-
-    from tokenloom.text._hf_build import META, byte_fallback_model, decoder
 
     names = list(cfg.resolved_special_tokens)
     budget = cfg.vocab_size - (256 if cfg.byte_fallback else 0)
@@ -274,8 +274,6 @@ def train_bytelevel(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) 
     as tiktoken does."""
     from tokenizers import Tokenizer as HFTokenizer
     from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
-
-    from tokenloom.text.bytelevel import build_pre_tokenizer
 
     hf = HFTokenizer(models.BPE(ignore_merges=True))
     normalizer = {"none": None, "nfc": normalizers.NFC(), "nfkc": normalizers.NFKC()}[cfg.normalization]

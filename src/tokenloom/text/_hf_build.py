@@ -27,6 +27,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from tokenloom.errors import TokenizerError
 from tokenloom.text._spm_model import model_type
 
 __all__ = [
@@ -140,8 +141,6 @@ def export_spm(sp: Any, proto: Any) -> Any:
             fuse_unk=True,
         )
     else:
-        from tokenloom.errors import TokenizerError
-
         raise TokenizerError(
             f"cannot export a sentencepiece {kind!r} model to tokenizer.json; "
             "only 'unigram' and 'bpe' models are supported"

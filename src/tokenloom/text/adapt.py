@@ -22,6 +22,12 @@ from typing import Any, Protocol, TypeAlias
 from tokenloom.errors import ConfigError
 from tokenloom.text.backends.base import EngineBackend
 from tokenloom.text.backends.contract import ContractBackend, OffsetsTokenizer
+from tokenloom.text.backends.hf import HFBackend
+from tokenloom.text.backends.plain import CallableBackend
+from tokenloom.text.backends.sentencepiece import SentencePieceBackend
+from tokenloom.text.backends.tiktoken import TiktokenBackend, load_tiktoken_file
+from tokenloom.text.backends.transformers import TransformersBackend, load_transformers_folder
+from tokenloom.text.tiktoken_export import saved_tiktoken_entry
 from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
 
 __all__ = ["EncodesAndDecodes", "OffsetsTokenizer", "TokenizerLike", "as_tokenizer", "load_tokenizer_spec"]
@@ -54,26 +60,16 @@ def _instance(obj: Any, module: str, *path: str) -> bool:
 
 def _backend(obj: Any) -> EngineBackend:
     if _instance(obj, "tokenizers", "Tokenizer"):
-        from tokenloom.text.backends.hf import HFBackend
-
         return HFBackend(obj)
     if _instance(obj, "sentencepiece", "SentencePieceProcessor"):
-        from tokenloom.text.backends.sentencepiece import SentencePieceBackend
-
         return SentencePieceBackend(obj, obj.serialized_model_proto())
     if _instance(obj, "transformers", "PreTrainedTokenizerBase"):
-        from tokenloom.text.backends.transformers import TransformersBackend
-
         return TransformersBackend(obj)
     if isinstance(obj, OffsetsTokenizer):  # the Tokenizer contract kept by the object itself
         return ContractBackend(obj)
     if callable(getattr(obj, "encode", None)) and callable(getattr(obj, "decode", None)):
-        from tokenloom.text.backends.tiktoken import TiktokenBackend
-
         return TiktokenBackend(obj)
     if callable(obj):
-        from tokenloom.text.backends.plain import CallableBackend
-
         return CallableBackend(obj)
     raise ConfigError(
         f"{type(obj).__name__} is not a tokenizer: pass a tokenloom Tokenizer, a tokenizers.Tokenizer, a "
@@ -115,9 +111,6 @@ def load_tokenizer_spec(spec: str, *, pattern: str | None = None, name: str | No
     if kind == "path":
         return as_tokenizer(load_tokenizer(rest), name=name)
     if kind == "tiktoken":
-        from tokenloom.text.backends.tiktoken import load_tiktoken_file
-        from tokenloom.text.tiktoken_export import saved_tiktoken_entry
-
         saved = (
             saved_tiktoken_entry(rest) if pattern is None else None
         )  # our export: tokenloom.json beside it
@@ -133,8 +126,6 @@ def load_tokenizer_spec(spec: str, *, pattern: str | None = None, name: str | No
             backend = load_tiktoken_file(rest, str(pattern))
         default = os.path.splitext(os.path.basename(rest))[0]
     else:
-        from tokenloom.text.backends.transformers import load_transformers_folder
-
         backend = load_transformers_folder(rest)
         default = os.path.basename(rest.rstrip("/\\")) or rest
     return Tokenizer(name=name or default, backend=backend)

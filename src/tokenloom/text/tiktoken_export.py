@@ -29,6 +29,7 @@ loads it with its pattern.
 from __future__ import annotations
 
 import base64
+import importlib.util
 import json
 import os
 from collections.abc import Sequence
@@ -38,7 +39,10 @@ from typing import Any
 
 from tokenloom.errors import TokenizerError
 from tokenloom.text.backends.base import byte_level_bytes, first_difference
+from tokenloom.text.backends.sentencepiece import PROBES
 from tokenloom.text.backends.tiktoken import read_ranks
+from tokenloom.text.bpe_cut import bpe_base_size
+from tokenloom.text.bytelevel import PATTERNS
 
 __all__ = [
     "TIKTOKEN_FILE",
@@ -86,7 +90,6 @@ def _refuse(why: str) -> TokenizerError:
 
 def _pattern(pre: Any) -> str:
     """The split regex of a byte-level pre-tokenizer (config dict); refuses anything tiktoken cannot express."""
-    from tokenloom.text.bytelevel import PATTERNS
 
     steps: list[Any] = [pre]
     if isinstance(pre, dict) and pre.get("type") == "Sequence":
@@ -114,7 +117,6 @@ def _pattern(pre: Any) -> str:
 
 def tiktoken_export(hf: Any) -> TiktokenExport:
     """The tiktoken form of a ``tokenizers.Tokenizer`` (see module docstring); TokenizerError when it has none."""
-    from tokenloom.text.bpe_cut import bpe_base_size
 
     data = json.loads(hf.to_str())
     model = data.get("model") or {}
@@ -151,7 +153,6 @@ def can_export(tok: Any) -> bool:
     """Whether the commands should add the tiktoken format when saving ``tok``: byte-level BPE trained without
     ``split_digits`` or normalization (what :func:`tiktoken_export` accepts), and tiktoken installed to verify
     the export (it is an optional dependency: ``tokenloom[tiktoken]``)."""
-    import importlib.util
 
     resolved = tok.record.get("config", {})
     plain = not resolved.get("split_digits") and resolved.get("normalization", "none") == "none"
@@ -172,7 +173,6 @@ def _encoding(export: TiktokenExport, name: str) -> Any:
 def verify_tiktoken(export: TiktokenExport, hf: Any, texts: Sequence[str]) -> int:
     """Encode probes + ``texts`` with tiktoken (``allowed_special="all"``) and with ``hf``; returns how many
     texts agreed, TokenizerError naming the first text and token position that differ."""
-    from tokenloom.text.backends.sentencepiece import PROBES
 
     encoding = _encoding(export, "tokenloom-verify")
     texts = list(PROBES) + list(_PROBES) + list(texts)

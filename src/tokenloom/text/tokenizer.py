@@ -40,9 +40,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from tokenloom._atomic import atomic_dir
 from tokenloom.errors import ConfigError, TokenizerError
+from tokenloom.text import tiktoken_export as tk
 from tokenloom.text.backends.base import Capabilities, EngineBackend, Offsets, clear_input_errors
-from tokenloom.text.backends.sentencepiece import PROBES
+from tokenloom.text.backends.hf import load_hf_file
+from tokenloom.text.backends.sentencepiece import PROBES, load_sp_file
+from tokenloom.text.backends.tiktoken import load_tiktoken_file
 from tokenloom.text.offsets import FlatBatch, PieceWidths, encode_flat
 
 __all__ = ["PROBES", "SAVE_FORMATS", "SaveFormat", "Tokenizer", "load_tokenizer"]
@@ -246,7 +250,6 @@ class Tokenizer:
         nothing is written. Asking for a format this tokenizer has no form in (tiktoken for a unigram
         tokenizer) raises in either case.
         """
-        from tokenloom._atomic import atomic_dir
 
         wanted = (formats,) if isinstance(formats, str) else tuple(formats)
         unknown = [f for f in wanted if f not in SAVE_FORMATS]
@@ -266,8 +269,6 @@ class Tokenizer:
                 (tmp / "tokenizer.json").write_text(self.hf_export().to_str(pretty=True), encoding="utf-8")
                 record["export"] = {"verified_texts": checked, "identical": True}
             if "tiktoken" in wanted:
-                from tokenloom.text import tiktoken_export as tk
-
                 hf = self.hf_export()
                 export = tk.tiktoken_export(hf)  # no tiktoken form: raises, whatever strict says
                 verify = functools.partial(tk.verify_tiktoken, export, hf, self._verify_texts)
@@ -318,8 +319,6 @@ class _Checks:
 
 
 def _load_sp_folder(model: Path, hf_json: Path) -> EngineBackend:
-    from tokenloom.text.backends.hf import load_hf_file
-    from tokenloom.text.backends.sentencepiece import load_sp_file
 
     hf = load_hf_file(hf_json).handle if hf_json.is_file() else None
     return load_sp_file(model, hf=hf)
@@ -331,10 +330,8 @@ _RANKS_LINE = re.compile(rb"[A-Za-z0-9+/]+={0,2} \d+\r?\n")  # the first line of
 def _load_ranks_file(path: Path) -> Tokenizer:
     """A ``.tiktoken`` ranks file with the pattern that the ``tokenloom.json`` beside it records (a byte-level
     BPE saved with ``formats=(..., "tiktoken")``); without one, the error says how to give the pattern."""
-    from tokenloom.text.backends.tiktoken import load_tiktoken_file
-    from tokenloom.text.tiktoken_export import saved_tiktoken_entry
 
-    entry = saved_tiktoken_entry(path)
+    entry = tk.saved_tiktoken_entry(path)
     if entry is None:
         raise TokenizerError(
             f"{path}: a tiktoken ranks file needs its split pattern and no tokenloom.json beside it records one; "
@@ -351,8 +348,6 @@ def load_tokenizer(path: str | os.PathLike[str]) -> Tokenizer:
     """Load our saved folder, any HF ``tokenizer.json``, any sentencepiece ``.model`` file, or the
     ``tokenizer.tiktoken`` of a folder saved with ``formats=(..., "tiktoken")`` (its pattern is in the
     ``tokenloom.json`` beside it; other ranks files: ``load_tokenizer_spec("tiktoken:FILE", pattern=...)``)."""
-    from tokenloom.text.backends.hf import load_hf_file
-    from tokenloom.text.backends.sentencepiece import load_sp_file
 
     path = Path(path)
     if not path.exists():

@@ -46,6 +46,7 @@ import logging
 import platform
 import time
 from dataclasses import dataclass
+from importlib.metadata import version
 from typing import Unpack
 
 from tokenloom._version import __version__
@@ -70,7 +71,6 @@ log = logging.getLogger(__name__)
 
 
 def _versions() -> dict[str, str]:
-    from importlib.metadata import version  # no engine import just for its version (memory, start-up)
 
     return {
         "tokenloom": __version__,

@@ -31,13 +31,12 @@ import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
+from typing import Any, Literal, Protocol, overload, runtime_checkable
+
+import numpy as np
 
 from tokenloom.text._word_rule import JOINER_RE, apply_word_rule
 from tokenloom.text.flat import flat_spans, text_bases
-
-if TYPE_CHECKING:
-    import numpy as np
 
 __all__ = [
     "BatchSegmenter",
@@ -193,7 +192,6 @@ def letter_script_variety(texts: Sequence[str]) -> Any:
     each text come from. Vectorized over all texts (one code-point array, one lookup per distinct character);
     ``len(letter_scripts(t)) <= letter_script_variety([t])[0]``, so only texts with 2 or more can be
     code-mixed. Reference: ``len({script of each letter})`` per text (``tests/test_unicode.py``)."""
-    import numpy as np
 
     n = len(texts)
     chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
@@ -220,7 +218,6 @@ def letter_script_variety(texts: Sequence[str]) -> Any:
 
 def code_points(text: str) -> np.ndarray:
     """The code points of ``text`` as a numpy uint32 array ``[C]`` (lone surrogates kept as their values)."""
-    import numpy as np
 
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
@@ -323,7 +320,6 @@ class IcuWordSegmenter:
         One ``setText`` on the texts joined by ``"\\n"``: ICU always breaks before and after a line feed
         (UAX #29 WB3a/WB3b, and dictionary ranges stop there too), so no word crosses from one text to the
         next. The per-text :meth:`word_spans` is the reference (``tests/test_unicode.py``)."""
-        import numpy as np
 
         n = len(texts)
         joined = "\n".join(texts)

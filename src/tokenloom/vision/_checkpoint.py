@@ -14,6 +14,8 @@ import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from tokenloom._atomic import atomic_open
 from tokenloom.errors import ConfigError
 
@@ -26,7 +28,6 @@ CHECKPOINT_NAME = "checkpoint.pt"
 
 
 def rng_state() -> dict[str, Any]:
-    import numpy as np
     import torch
 
     state: dict[str, Any] = {
@@ -40,7 +41,6 @@ def rng_state() -> dict[str, Any]:
 
 
 def restore_rng(state: dict[str, Any]) -> None:
-    import numpy as np
     import torch
 
     torch.set_rng_state(state["torch"])

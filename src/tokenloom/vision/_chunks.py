@@ -13,6 +13,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from tokenloom._atomic import atomic_open, atomic_write
 from tokenloom.vision.store import pack
 
@@ -31,7 +33,6 @@ def relative_path(path: Path, root: Path) -> str:
 
 
 def _atomic_npy(path: Path, array: Any) -> None:
-    import numpy as np
 
     with atomic_open(path) as f:
         np.save(f, array, allow_pickle=False)

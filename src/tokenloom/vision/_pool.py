@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import multiprocessing
 import os
 import signal
 import threading
@@ -102,7 +103,6 @@ class _Pool(Generic[J, R]):
         initializer: Callable[..., None] | None,
         initargs: tuple,
     ) -> None:
-        import multiprocessing
 
         self.ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
         self.fn, self.initializer, self.initargs = fn, initializer, initargs

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+import numpy as np
+
 from tokenloom.errors import ConfigError, ImageDecodeError
 from tokenloom.vision.io import error_kind, load_image
 from tokenloom.vision.listing import ImageItem, list_csv, list_file, list_folder
@@ -200,8 +202,6 @@ class ShardDataset(_BaseDataset):
     def _shard(self, name: str) -> Any:
         array = self._maps.get(name)
         if array is None:
-            import numpy as np
-
             array = np.load(self.root / "shards" / name, mmap_mode="r")  # [n, 3, S, S] or flat uint8
             self._maps[name] = array
         return array
@@ -226,7 +226,6 @@ class ShardDataset(_BaseDataset):
 
     def uint8(self, index: int) -> torch.Tensor:
         """The stored image ``[3, S, S]`` (eval crops) or ``[3, h, w]`` (full views) uint8, copied out."""
-        import numpy as np
         import torch
 
         row = self._row(index)

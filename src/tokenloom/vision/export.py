@@ -17,6 +17,8 @@ import tarfile
 from pathlib import Path
 from typing import Any, Literal
 
+from PIL import Image
+
 from tokenloom._atomic import atomic_open
 from tokenloom.errors import ConfigError
 from tokenloom.vision.data import ShardDataset
@@ -35,7 +37,6 @@ def _member(tar: tarfile.TarFile, name: str, data: bytes) -> None:
 
 
 def _encode(image: Any, image_format: ImageFormat, quality: int) -> bytes:
-    from PIL import Image
 
     array = image.permute(1, 2, 0).numpy()  # [3, h, w] -> [h, w, 3]
     buf = io.BytesIO()

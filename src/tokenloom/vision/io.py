@@ -49,14 +49,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal, TypeVar
 
+import numpy as np
+from PIL import Image, ImageOps, UnidentifiedImageError
+
 from tokenloom.errors import ConfigError, ImageDecodeError, ImageErrorKind
 from tokenloom.vision._capture import capture_diagnostics
 from tokenloom.vision.modes import to_rgb
 
 if TYPE_CHECKING:
-    import numpy as np
     import torch
-    from PIL import Image
 
 __all__ = [
     "DecodeConfig",
@@ -237,7 +238,6 @@ Phase = Literal["header", "pixels"]
 
 def _classify(exc: BaseException, label: str, phase: Phase, limit: int | None) -> ImageDecodeError:
     """The :class:`ImageDecodeError` for an exception raised by a decoder while reading ``phase``."""
-    from PIL import Image, UnidentifiedImageError
 
     name = type(exc).__name__
     text = str(exc).lower()
@@ -272,7 +272,6 @@ def _classify(exc: BaseException, label: str, phase: Phase, limit: int | None) -
 def _pixel_limit(limit: int | None) -> Iterator[None]:
     """Decode under ``limit`` pixels: Pillow's global check is kept when it is looser than ``limit``
     (its DecompressionBombWarning silenced: our own check decides), lifted under a lock when stricter."""
-    from PIL import Image
 
     pil_limit = Image.MAX_IMAGE_PIXELS  # Pillow raises above 2x this, warns above 1x
     if pil_limit is None or (limit is not None and limit <= 2 * pil_limit):
@@ -290,7 +289,6 @@ def _pixel_limit(limit: int | None) -> Iterator[None]:
 
 
 def _decode_pil(image: Image.Image, label: str, target_size: int | None, config: DecodeConfig) -> np.ndarray:
-    import numpy as np
 
     if config.draft and target_size is not None and image.format == "JPEG":
         image.draft("RGB", (target_size, target_size))  # both sides stay >= target_size
@@ -366,7 +364,6 @@ def _orient(image: torch.Tensor, orientation: int) -> torch.Tensor:
 
 def _open(data: bytes, label: str, config: DecodeConfig) -> Image.Image:
     """Identify the file and read its header (the caller holds :func:`_pixel_limit`)."""
-    from PIL import Image
 
     limit = config.max_pixels
     try:
@@ -400,7 +397,6 @@ def _check_pixels(image: Image.Image, label: str, limit: int | None) -> None:
 
 
 def _exif_transpose(image: Image.Image, label: str) -> Image.Image:
-    from PIL import ImageOps
 
     try:
         transposed = ImageOps.exif_transpose(image)  # "Corrupt EXIF data" warnings are recorded per file

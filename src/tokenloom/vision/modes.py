@@ -10,12 +10,10 @@ This module does not decode files (``io.py``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import numpy as np
+from PIL import Image
 
 from tokenloom.errors import ImageDecodeError
-
-if TYPE_CHECKING:
-    from PIL import Image
 
 __all__ = ["to_rgb"]
 
@@ -30,7 +28,6 @@ def to_rgb(
     image: Image.Image, *, background: tuple[int, int, int] = (255, 255, 255), label: str = "<image>"
 ) -> Image.Image:
     """Convert a loaded Pillow image of any mode to ``RGB`` (see the module docstring for the rules)."""
-    from PIL import Image
 
     mode = image.mode
     transparency = image.info.get("transparency")
@@ -56,8 +53,6 @@ def _high_depth_to_rgb(
     image: Image.Image, background: tuple[int, int, int], transparency: object
 ) -> Image.Image:
     """I;16*, I and F images to 8-bit RGB; a tRNS grey key becomes ``background``."""
-    import numpy as np
-    from PIL import Image
 
     values = np.asarray(image)  # [H, W]: uint16 (I;16*), int32 (I) or float32 (F)
     mode = image.mode

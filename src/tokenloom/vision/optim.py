@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     import torch
     from torch import nn
@@ -77,7 +79,6 @@ def mix_batch(
     With both on, each step picks one with probability 1/2. ``images [B, C, H, W]``, ``targets [B, K]``.
     Random draws come from ``numpy.random.default_rng(seed)`` only (no global RNG).
     """
-    import numpy as np
 
     if mixup <= 0 and cutmix <= 0:
         return images, targets

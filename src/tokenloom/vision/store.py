@@ -22,11 +22,12 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+
 from tokenloom.errors import ConfigError
 from tokenloom.vision.transforms import TransformConfig, eval_transform
 
 if TYPE_CHECKING:
-    import numpy as np
     import torch
 
 __all__ = ["FullView", "StoreKind", "fit_within", "make_store_transform", "pack", "row_view"]
@@ -101,7 +102,6 @@ def make_store_transform(store: StoreKind, *, size: int, max_side: int) -> FullV
 
 def pack(arrays: Sequence[np.ndarray], *, store: StoreKind, size: int) -> tuple[np.ndarray, list[int]]:
     """One shard's array and each image's offset: eval ``[n, 3, S, S]`` (offset = row), full flat uint8."""
-    import numpy as np
 
     if store == "eval":
         stacked = np.stack(arrays) if arrays else np.zeros((0, 3, size, size), np.uint8)  # [n, 3, S, S]

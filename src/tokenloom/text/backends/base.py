@@ -19,14 +19,15 @@ import contextlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import numpy as np
 
 from tokenloom.errors import TokenizerError
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from tokenloom.text.offsets import PieceWidths
 
 __all__ = [
@@ -153,9 +154,6 @@ class EngineBackend(Protocol):
 
 def flat_ids(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     """([n] lengths, [T] ids) of id lists: the ``encode_batch_flat`` of engines that only return lists."""
-    from itertools import chain
-
-    import numpy as np
 
     lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))

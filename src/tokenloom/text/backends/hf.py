@@ -24,11 +24,10 @@ from tokenloom.text.backends.base import (
     panic_safe,
     partial_char_ids,
 )
+from tokenloom.text.offsets import PieceWidths, piece_widths
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from tokenloom.text.offsets import PieceWidths
 
 __all__ = ["HFBackend", "load_hf_file"]
 
@@ -130,7 +129,6 @@ class HFBackend:
 
     def _build_widths(self) -> PieceWidths | None:
         """Tables when the pipeline neither normalizes nor adds characters; ``None`` otherwise."""
-        from tokenloom.text.offsets import piece_widths
 
         config = self._config
         model, pre = config.get("model") or {}, config.get("pre_tokenizer") or {}

@@ -15,16 +15,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import numpy as np
 
 from tokenloom.errors import TokenizerError
+from tokenloom.text._hf_build import export_spm
 from tokenloom.text._spm_model import model_type, read_model
 from tokenloom.text.backends.base import ByteFallback, Capabilities, OffsetsFn, first_difference, panic_safe
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from tokenloom.text.offsets import PieceWidths
+from tokenloom.text.offsets import PieceWidths, piece_widths
 
 __all__ = ["PROBES", "SentencePieceBackend", "load_sp_file", "model_type", "read_model"]
 
@@ -79,7 +78,6 @@ class SentencePieceBackend:
         return [list(ids) for ids in self._sp.encode(list(texts))] if texts else []
 
     def encode_batch_flat(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        import numpy as np
 
         arrays = self._sp.encode(list(texts), out_type="numpy") if texts else []  # [n] int32 arrays
         lengths = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
@@ -109,7 +107,6 @@ class SentencePieceBackend:
         return self._widths  # type: ignore[return-value]
 
     def _build_widths(self) -> PieceWidths | None:
-        from tokenloom.text.offsets import piece_widths
 
         norm = self.proto.normalizer_spec
         plain = norm.name == "identity" and not norm.precompiled_charsmap
@@ -128,8 +125,6 @@ class SentencePieceBackend:
     def hf_export(self) -> Any:
         """The equivalent ``tokenizers.Tokenizer`` (built once)."""
         if self._hf is None:
-            from tokenloom.text._hf_build import export_spm
-
             self._hf = export_spm(self._sp, self.proto)
         return self._hf
 

@@ -18,7 +18,9 @@ import base64
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import numpy as np
 
 from tokenloom.errors import TokenizerError
 from tokenloom.text.backends.base import (
@@ -30,11 +32,9 @@ from tokenloom.text.backends.base import (
     panic_safe,
     partial_char_ids,
 )
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from tokenloom.text.offsets import PieceWidths
+from tokenloom.text.bytelevel import PATTERNS
+from tokenloom.text.flat import text_bases
+from tokenloom.text.offsets import FlatBatch, PieceWidths, byte_offsets, decoder_offsets
 
 __all__ = ["TiktokenBackend", "load_tiktoken_file"]
 
@@ -81,8 +81,6 @@ class TiktokenBackend:
         return self._with_offsets
 
     def _with_offsets(self, texts: Sequence[str]) -> list[tuple[list[int], Offsets]]:
-        from tokenloom.text.flat import text_bases
-        from tokenloom.text.offsets import FlatBatch, byte_offsets, decoder_offsets
 
         lists = self.encode_batch(texts)
         nbytes = self.token_lengths()
@@ -117,7 +115,6 @@ class TiktokenBackend:
 
     def token_lengths(self) -> np.ndarray | None:
         """[V] bytes per id (0 for ids the encoding does not have); ``None`` without per-token bytes or size."""
-        import numpy as np
 
         if self._nbytes is None and self._bytes_of is not None and self.vocab_size:
             spelled = self._vocabulary_bytes()
@@ -187,7 +184,6 @@ def load_tiktoken_file(
     """A local ``.tiktoken`` ranks file with its split ``pattern`` as a backend: a name of
     :data:`tokenloom.text.bytelevel.PATTERNS` or a regex, used as given (tiktoken drops text it does not
     match, so give the pattern the file was made with)."""
-    from tokenloom.text.bytelevel import PATTERNS
 
     path = Path(path)
     if not path.is_file():

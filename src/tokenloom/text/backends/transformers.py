@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from tokenloom.errors import TokenizerError
 from tokenloom.text.backends.base import ByteFallback, Capabilities, Offsets, OffsetsFn, flat_ids, panic_safe
+from tokenloom.text.backends.hf import HFBackend
+from tokenloom.text.offsets import PieceWidths, decoder_offsets
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from tokenloom.text.offsets import PieceWidths
 
 __all__ = ["TransformersBackend", "load_transformers_folder"]
 
@@ -40,7 +40,6 @@ class TransformersBackend:
     def __init__(self, tok: Any) -> None:
         self._tok = tok
         inner = getattr(tok, "backend_tokenizer", None) if getattr(tok, "is_fast", False) else None
-        from tokenloom.text.backends.hf import HFBackend
 
         self._hf = HFBackend(inner) if inner is not None else None
         self.vocab_size: int = len(tok)
@@ -85,8 +84,6 @@ class TransformersBackend:
         if not texts:
             return []
         if self._hf is None:  # slow tokenizers give no offsets: ask the decoder
-            from tokenloom.text.offsets import decoder_offsets
-
             lists = self.encode_batch(texts)
             return [
                 (ids, decoder_offsets(self._decode_one, ids, t)) for ids, t in zip(lists, texts, strict=True)
