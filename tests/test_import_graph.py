@@ -150,7 +150,8 @@ def _uses(path: Path, package: str) -> list[Use]:
     uses: list[Use] = []
     aliases: dict[str, str] = {}  # local name -> tokenloom module it is bound to
     nodes = list(_walk(tree))
-    for node, typing_only, deferred in ((n.node, n.typing_only, n.in_function) for n in nodes):
+    for n in nodes:
+        node, typing_only, deferred = n.node, n.typing_only, n.in_function
         if isinstance(node, ast.Import):
             for alias in node.names:
                 target = _resolve(alias.name) if alias.name.split(".")[0] == PACKAGE else None
@@ -179,9 +180,8 @@ def _uses(path: Path, package: str) -> list[Use]:
             if any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in targets) and node.value is not None:
                 for module in ast.literal_eval(node.value).values():
                     uses.append(Use(module, None, node.lineno, typing_only, deferred=True))
-    for node, typing_only in (
-        (n.node, n.typing_only) for n in nodes
-    ):  # names read off modules: ``formulas._count``
+    for n in nodes:  # names read off imported modules: ``formulas._count``
+        node, typing_only = n.node, n.typing_only
         if isinstance(node, ast.Attribute):
             dotted = _dotted(node)
             if dotted and dotted.split(".")[0] in aliases:
