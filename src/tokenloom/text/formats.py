@@ -39,7 +39,7 @@ from typing import Any, BinaryIO, Literal
 from tokenloom.errors import CorpusError
 from tokenloom.text.compression import inner_name, open_binary
 from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats, reject
-from tokenloom.text.sources import decode_utf8, error_reason, iter_handle_lines
+from tokenloom.text.sources import complete_lines, decode_utf8, error_reason, iter_handle_lines
 
 __all__ = ["CODE_EXTENSIONS", "Format", "file_format", "read_file_records", "record_of"]
 
@@ -187,11 +187,11 @@ def _jsonl(
 ) -> Iterator[Record]:  # fmt: skip
     number, seen, whole = at.line - 1, 0, end is None
     decoding: Errors = "replace" if errors == "replace" else "strict"
-    for raw in handle:
+    for raw in complete_lines(handle):
         if end is not None and offset >= end:
             break
         number, size = number + 1, len(raw)
-        at.line, stats.bytes = number, stats.bytes + size
+        at.line, stats.bytes = number + 1, stats.bytes + size
         offset += size
         if not raw.strip():
             continue
@@ -226,7 +226,6 @@ def _jsonl(
         record = _row(path, number, "line", record_of(row, str(path), number, columns), errors, stats)
         if record is not None:
             yield record
-    at.line = number + 1
     _empty(path, seen, errors, stats, whole, "empty file (no rows); remove it or put rows in it")
 
 
@@ -237,7 +236,7 @@ def _csv(
     csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))
 
     def lines() -> Iterator[str]:  # undecodable bytes kept as surrogates, checked per row below
-        for raw in handle:
+        for raw in complete_lines(handle):
             stats.bytes += len(raw)
             yield raw.decode("utf-8", "surrogateescape")
 
@@ -263,7 +262,7 @@ def _csv(
     try:
         for fields in reader:
             number, last = last + 1, reader.line_num
-            at.line = number
+            at.line = last + 1
             if not fields:
                 continue
             seen += 1
@@ -321,9 +320,10 @@ def _parquet(
         stats.files += 1
         stats.bytes += path.stat().st_size
         meta, names = pf.metadata, pf.schema_arrow.names
-        if columns.text not in names:
-            why = _no_text_column(path, columns, names)
-            reject(Reject(str(path), why, "file", documents=meta.num_rows), errors, stats)
+        groups = range(meta.num_row_groups) if row_groups is None else row_groups
+        if columns.text not in names:  # every row of the groups read is covered by this reject
+            why, rows = _no_text_column(path, columns, names), sum(meta.row_group(g).num_rows for g in groups)
+            reject(Reject(str(path), why, "file", documents=rows), errors, stats)
             return
         if meta.num_rows == 0 and row_groups is None:
             reject(
@@ -331,7 +331,6 @@ def _parquet(
             )
             return
         wanted = columns.used(names)
-        groups = range(meta.num_row_groups) if row_groups is None else row_groups
         before = sum(meta.row_group(g).num_rows for g in range(groups.start))
         for g in groups:
             yield from _row_group(pf, g, before, wanted, path, columns, errors, stats)

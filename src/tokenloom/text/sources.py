@@ -34,6 +34,7 @@ from tokenloom.text.records import Errors, Reject, SourceStats, check_errors, re
 __all__ = [
     "Errors",
     "SourceStats",
+    "complete_lines",
     "decode_utf8",
     "error_reason",
     "iter_handle_lines",
@@ -199,7 +200,7 @@ def iter_handle_lines(
     limit = max_line_bytes
     raws = iter(handle) if limit is None else iter(lambda: handle.readline(limit + 2), b"")
     number = first_line - 1
-    for raw in raws:
+    for raw in complete_lines(raws):
         if end is not None and offset >= end:
             return
         number += 1
@@ -243,6 +244,18 @@ def iter_handle_lines(
         stats.bytes += size
         stats.chars += len(line)
         yield number, line
+
+
+def complete_lines(raws: Iterable[bytes]) -> Iterator[bytes]:
+    """``raws`` as they come, but a piece without a newline is given only once the stream is known to end
+    there: a truncated compressed stream raises first, so its cut-off last line is never read as a line."""
+    raws = iter(raws)
+    for raw in raws:
+        if not raw.endswith(b"\n"):
+            for more in raws:  # nothing follows the last line, except in a long line read in pieces
+                yield raw
+                raw = more
+        yield raw
 
 
 def error_reason(message: str, prefix: str) -> str:
