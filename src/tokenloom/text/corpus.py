@@ -8,9 +8,13 @@ What it reads (:func:`load_corpus`):
   (``CorpusError`` naming it, its line count and the expected one). Folders whose files disagree
   throughout (e.g. UDHR translations) are read as independent, non-parallel files. ``parallel=True``
   makes any mismatch an error, ``parallel=False`` never aligns.
-- **Tables**: ``.jsonl`` / ``.csv`` / ``.parquet`` (via pandas) with a ``text`` column and optional
-  ``lang`` (``hin`` or ``hin_Deva``), ``script``, ``slice`` and ``id`` columns; rows sharing an ``id``
-  are aligned (parallel) across languages. A ``slice`` label containing ``translit`` is a transliterated
+- **Tables**: JSON Lines (``.jsonl``, ``.json``), ``.csv``, ``.tsv``, ``.parquet``, each also compressed
+  (``.gz``, ``.zst``, ``.xz``, ``.bz2``), streamed by ``formats.py``, with a ``text`` column and optional
+  language (``lang``, else ``language``: ``hin`` or ``hin_Deva``), script (``script``, else
+  ``language_script``), ``slice`` and ``id`` columns (other names: ``text_column=``, ``lang_column=``,
+  ``script_column=``); rows sharing an ``id`` are aligned (parallel) across languages. The table files of
+  one call are shards of one table: a slice spread over many shards is one part. An in-memory corpus (a
+  DataFrame, a ``datasets`` dataset, an iterable of str or dict) is read as one table. A ``slice`` label containing ``translit`` is a transliterated
   slice, one containing ``mixed`` a code-mixed slice, ``code`` a code slice; others name a language slice.
 - **Other text files** (``.txt``): one text per line, slice named after the file.
 - **Source files** (``.py``, ``.rs``, ...): one text per file, a ``code`` slice per programming language,
@@ -19,8 +23,11 @@ What it reads (:func:`load_corpus`):
 Files are found and read by ``tokenloom.text.reader``, the reader training uses too. Bad input raises
 :class:`~tokenloom.errors.CorpusError` naming file and line: missing ``text`` column,
 empty file, null / non-string text, invalid JSON, undecodable bytes (or, with ``errors="replace"``,
-U+FFFD substitutions counted in :attr:`Corpus.stats`), mismatched line counts in a parallel folder.
-Nothing is dropped: blank lines are texts too (with no words and no tokens).
+U+FFFD substitutions counted in :attr:`Corpus.stats`), mismatched line counts in a parallel folder. With
+``errors="skip"`` every such line, row or file but the last (line counts are a property of a folder) is a
+:class:`~tokenloom.text.records.Reject` in ``Corpus.stats.rejects`` instead, and the rest is read; a text
+file's ids are then the line numbers of the lines kept. Nothing else is dropped: blank lines are texts too
+(with no words and no tokens).
 
 Files are read lazily, one part at a time (``part.load()``), so a report holds one language's texts at
 once; tables are read when loaded (their rows must be grouped). What it does not do: tokenize, segment

@@ -107,7 +107,7 @@ def read_file_records(
             else:
                 lines = iter_handle_lines(
                     handle, path, errors=errors, stats=stats, max_line_bytes=max_line_bytes,
-                    first_line=first, offset=start, end=end,
+                    first_line=first, offset=start, end=end, streamed=True,
                 )  # fmt: skip
                 if fmt == "code":
                     yield Record("\n".join(line for _, line in lines), None, None, str(path), 1)

@@ -12,11 +12,12 @@ What it does:
   returned without the newline (a ``\\r`` before it is removed too, so CRLF files read like LF files),
   and a UTF-8 byte-order mark at the very start of the file is dropped. Invalid UTF-8 raises
   ``CorpusError`` naming file, line and byte offset (``errors="strict"``, the default), or is replaced by
-  U+FFFD and counted in ``stats`` (``errors="replace"``). A file that starts with a UTF-16 or UTF-32
+  U+FFFD and counted in ``stats`` (``errors="replace"``), or set aside as a reject in ``stats``
+  (``errors="skip"``, ``records.py``). A file that starts with a UTF-16 or UTF-32
   byte-order mark, or whose first line is at least a quarter NUL bytes (UTF-16 without a mark, a binary
   file), raises ``CorpusError`` saying so and how to convert it (``iconv``), in either mode.
 
-What it does not do: parse formats (jsonl/csv/parquet belong to ``tokenloom.text.corpus``), sample,
+What it does not do: parse formats or decompress (``formats.py``, ``compression.py``), sample,
 or tokenize. It imports nothing heavy.
 """
 
@@ -193,17 +194,17 @@ def iter_handle_lines(
     first_line: int = 1,
     offset: int = 0,
     end: int | None = None,
+    streamed: bool = False,
 ) -> Iterator[tuple[int, str]]:
     """(line number, line) of a binary stream positioned at byte ``offset``, line ``first_line``; lines
-    starting at or after byte ``end`` are left to the next reader. Counted in ``stats``; bad lines are
+    starting at or after byte ``end`` are left to the next reader; ``streamed``: a decompressing stream,
+    whose cut-off last line is held back (:func:`complete_lines`). Counted in ``stats``; bad lines are
     rejects under ``errors="skip"`` (see :func:`iter_lines`)."""
     limit = max_line_bytes
     raws = iter(handle) if limit is None else iter(lambda: handle.readline(limit + 2), b"")
-    number = first_line - 1
-    for raw in complete_lines(raws):
+    for number, raw in enumerate(complete_lines(raws) if streamed else raws, start=first_line):
         if end is not None and offset >= end:
             return
-        number += 1
         size = len(raw)
         body = raw[:-1] if raw.endswith(b"\n") else raw
         if body.endswith(b"\r"):
@@ -221,22 +222,19 @@ def iter_handle_lines(
             offset += size
             continue
         try:
-            line = decode_utf8(body, path, errors=errors, stats=stats, line=number, offset=offset)
-        except CorpusError as exc:
-            if errors != "skip":
-                raise
-            whole = offset == 0 and number == 1 and str(exc).startswith(f"{path}: the ")
-            unit: Literal["line", "file"] = "file" if whole else "line"
-            reason = error_reason(str(exc), f"{path}: line {number} ")
-            reject(
-                Reject(str(path), reason, unit, None if whole else number, documents=None if whole else 1),
-                errors,
-                stats,
-            )
-            if whole:
-                return
-            offset += size
-            continue
+            if offset == 0:
+                raise UnicodeError  # the first line: decode_utf8 also checks for UTF-16/32
+            line = body.decode("utf-8")  # the common case, without a call
+        except UnicodeError:
+            try:
+                line = decode_utf8(body, path, errors=errors, stats=stats, line=number, offset=offset)
+            except CorpusError as exc:
+                if errors != "skip":
+                    raise
+                if _reject_line(str(exc), path, number, offset, stats):
+                    return  # the whole file is not UTF-8
+                offset += size
+                continue
         if offset == 0 and line.startswith(_BOM):
             line = line[1:]
         offset += size
@@ -244,6 +242,16 @@ def iter_handle_lines(
         stats.bytes += size
         stats.chars += len(line)
         yield number, line
+
+
+def _reject_line(message: str, path: Path, number: int, offset: int, stats: SourceStats) -> bool:
+    """Record the reject of an undecodable line; ``True`` when it rejects the whole file (UTF-16/32)."""
+    whole = offset == 0 and number == 1 and message.startswith(f"{path}: the ")
+    unit: Literal["line", "file"] = "file" if whole else "line"
+    reason = error_reason(message, f"{path}: line {number} ")
+    item = Reject(str(path), reason, unit, None if whole else number, documents=None if whole else 1)
+    reject(item, "skip", stats)
+    return whole
 
 
 def complete_lines(raws: Iterable[bytes]) -> Iterator[bytes]:
