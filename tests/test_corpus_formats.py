@@ -215,3 +215,45 @@ def test_text_files_round_trip_texts_without_line_breaks(
     path = tmp_path / make_mix.file_name("t", "txt", codec)
     make_mix.write_rows(path, "txt", codec, [{"text": t} for t in texts])
     assert [r.text for r in iter_records(path)] == texts
+
+
+def test_cli_trains_and_reports_on_a_broken_mix(
+    mix: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tokenloom import cli
+
+    _, broken = mix
+    assert (
+        cli.main(["train", str(broken.out_dir), "--out", str(tmp_path / "strict"), "--vocab-size", "1500"])
+        != 0
+    )
+    assert "broken-rows.jsonl: line 2: invalid JSON" in capsys.readouterr().err  # strict: the first bad input
+    args = ["--algorithm", "bpe", "--engine", "hf", "--vocab-size", "1500", "--heldout", "0", "--quiet"]
+    assert (
+        cli.main(["train", str(broken.out_dir), "--errors", "skip", "--out", str(tmp_path / "tok"), *args])
+        == 0
+    )
+    record = json.loads((tmp_path / "tok" / "tokenloom.json").read_text(encoding="utf-8"))
+    assert record["corpus"]["rejected"] >= 4 + 6 + 2 and record["config"]["text_column"] == "text"
+    assert "set aside (--errors skip)" in capsys.readouterr().out
+    body = tmp_path / "body.jsonl"
+    body.write_text("".join(json.dumps({"body": r["text"]}) + "\n" for r in broken.rows), encoding="utf-8")
+    assert (
+        cli.main(["train", str(body), "--text-column", "body", "--out", str(tmp_path / "tok2"), *args]) == 0
+    )
+    report = [
+        "fertility",
+        "--tokenizer",
+        str(tmp_path / "tok"),
+        "--corpus",
+        str(broken.out_dir),
+        "--no-translit",
+    ]
+    assert (
+        cli.main([*report, "--errors", "skip", "--segmenter", "whitespace", "--out", str(tmp_path / "r")])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "documents set aside as bad input (--errors skip); first: " in out and "broken-" in out
+    body_report = ["--corpus", str(body), "--text-column", "body", "--out", str(tmp_path / "r2")]
+    assert cli.main(["fertility", "--tokenizer", str(tmp_path / "tok"), *body_report]) == 0
