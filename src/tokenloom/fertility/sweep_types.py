@@ -42,7 +42,6 @@ TrainCorpus = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 # the evaluation corpus: the same, or a loaded Corpus (tokenloom.text.corpus.load_corpus)
 EvalCorpus = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Corpus
 
-
 @dataclass(frozen=True)
 class SweepConfig:
     """What a vocabulary sweep trains, how it evaluates, and the model it prices the results for."""
