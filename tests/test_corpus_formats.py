@@ -188,6 +188,13 @@ def test_a_tokenizer_trained_on_jsonl_learns_no_json_syntax(mix: Any) -> None:
     pieces = list(tok.hf_export().get_vocab())
     assert len(pieces) == 1500
     assert not [p for p in pieces if '"text"' in p or '{"' in p or '":' in p or "language" in p]
+    import pandas as pd
+
+    frame = pd.DataFrame(good.rows).rename(columns={"text": "body"})
+    same = train_tokenizer(
+        frame, text_column="body", algorithm="bpe", engine="hf", vocab_size=1500, heldout=0.0, quiet=True
+    )
+    assert same.hf_export().get_vocab() == tok.hf_export().get_vocab()  # the same lines, in the same order
 
 
 # which texts each format keeps: .txt cannot hold a newline or a carriage return (a line is a text, CR LF
