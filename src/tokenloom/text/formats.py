@@ -12,6 +12,10 @@ the compression from the file's magic bytes (``compression.py``):
   used. A compressed Parquet file (``.parquet.zst``) is first decompressed to a temporary file, since
   Parquet needs random access.
 
+What round-trips: a table (JSON Lines, CSV/TSV with RFC 4180 quoting, Parquet) gives back every string
+written to it, newlines and carriage returns included; a text file cannot hold a text with ``\\n`` or
+``\\r`` (a line is a text; CR LF reads as LF) and drops a byte-order mark opening the file.
+
 Why these libraries and not parsers of our own: ``json`` and ``csv`` are the standard library's C
 parsers, exact to their specifications, with errors that say where; ``pyarrow`` is the reference Parquet
 implementation and reads one row group's columns without touching the rest; none of them needs pandas.
