@@ -103,9 +103,8 @@ def write_rows(
                 else:
                     if writer is None:
                         delimiter = "\t" if fmt == "tsv" else ","
-                        writer = csv.DictWriter(
-                            text, fieldnames=list(row), delimiter=delimiter, lineterminator="\n"
-                        )
+                        # CR LF row ends (the default) make the writer quote a field holding \r or \n
+                        writer = csv.DictWriter(text, fieldnames=list(row), delimiter=delimiter)
                         writer.writeheader()
                     writer.writerow(row)
                 n += 1

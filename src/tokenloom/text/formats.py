@@ -263,6 +263,7 @@ def _csv(
         )
         return
     seen, last = 0, reader.line_num
+    at.line = last + 1
     try:
         for fields in reader:
             number, last = last + 1, reader.line_num
