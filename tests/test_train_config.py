@@ -29,6 +29,7 @@ CLI_VALUES: dict[str, tuple[list[str], object]] = {
     "split_digits": (["--algorithm", "bytelevel-bpe", "--split-digits"], True),
     "heldout": (["--heldout", "0.2"], 0.2),
     "errors": (["--errors", "replace"], "replace"),
+    "text_column": (["--text-column", "body"], "body"),
     "max_line_bytes": (["--max-line-bytes", "4096"], 4096),
     "character_coverage": (["--character-coverage", "0.99"], 0.99),
     "max_piece_length": (["--max-piece-length", "8"], 8),

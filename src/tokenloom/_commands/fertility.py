@@ -48,9 +48,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--segmenter", choices=("icu", "whitespace"), default="icu", help="word segmenter")
     parser.add_argument(
         "--errors",
-        choices=("strict", "replace"),
+        choices=("strict", "replace", "skip"),
         default="strict",
-        help="invalid UTF-8 in corpus files: stop with an error (strict) or replace by U+FFFD and count",
+        help="bad input in corpus files: stop at the first with an error (strict); replace invalid UTF-8 by "
+        "U+FFFD and count, stopping at other bad input (replace); set every bad line, row or file aside, "
+        "counted, and read the rest (skip)",
+    )
+    parser.add_argument(
+        "--text-column", metavar="COLUMN", help="column of a table holding the text; default: text"
+    )
+    parser.add_argument(
+        "--lang-column",
+        metavar="COLUMN",
+        help="column of a table holding the language; default: lang, else language",
+    )
+    parser.add_argument(
+        "--script-column",
+        metavar="COLUMN",
+        help="column of a table holding the script; default: script, else language_script",
     )
     parser.add_argument(
         "--out", type=Path, required=True, metavar="DIR", help="folder for report.csv/.md/.html and PNGs"
@@ -71,19 +86,26 @@ def run(args: argparse.Namespace) -> int:
     from tokenloom.fertility.summary import format_summary
     from tokenloom.fertility.writers import report_table, write_report
     from tokenloom.text.adapt import load_tokenizer_spec
+    from tokenloom.text.corpus import load_corpus
 
     if args.out.exists() and not args.overwrite:  # checked before any work starts
         raise ConfigError(f"output folder {str(args.out)!r} already exists; pass --overwrite to replace it")
     if args.out.exists() and not args.out.is_dir():
         raise ConfigError(f"--out {str(args.out)!r} is a file; give a folder for the report")
     toks = [load_tokenizer_spec(t["spec"], pattern=t["pattern"], name=t["name"]) for t in args.tokenizers]
+    corpus = load_corpus(
+        args.corpus,
+        errors=args.errors,
+        text_column=args.text_column,
+        lang_column=args.lang_column,
+        script_column=args.script_column,
+    )
     df = fertility_report(
         toks,
-        args.corpus,
+        corpus,
         pivot=args.pivot,
         translit=not args.no_translit,
         segmenter=args.segmenter,
-        errors=args.errors,
         quiet=args.quiet,
     )
     if args.table:
@@ -93,5 +115,10 @@ def run(args: argparse.Namespace) -> int:
     written = write_report(df, args.out)
     if df.attrs.get("replaced"):
         print(f"note: {df.attrs['replaced']} invalid UTF-8 sequences were replaced by U+FFFD")
+    if corpus.stats.rejects:
+        first = corpus.stats.rejects[0].message
+        print(
+            f"note: {corpus.stats.rejected} documents set aside as bad input (--errors skip); first: {first}"
+        )
     print(f"wrote {', '.join(p.name for p in written.values())} to {args.out}")
     return 0

@@ -127,12 +127,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sample_line(inputs: list[str]) -> str:
-    from tokenloom.text.sources import iter_lines, resolve_inputs
+def _sample_line(inputs: list[str], text_column: str) -> str:
+    """The first non-empty line of the corpus, read as training reads it (a table's text column)."""
+    from tokenloom.text.reader import corpus_files, iter_texts
+    from tokenloom.text.records import Columns
 
-    for path in resolve_inputs(inputs)[:5]:
-        for line in iter_lines(path, errors="replace"):
-            if line.strip():
+    for path in corpus_files(inputs)[:5]:
+        for text in iter_texts(path, errors="skip", columns=Columns(text_column)):
+            line = next((line for line in text.split("\n") if line.strip()), "")
+            if line:
                 return line[:70]
     return "Hello, world!"
 
@@ -170,7 +173,7 @@ def _summary(tok: Tokenizer, out: Path, inputs: list[str], fertility: Any) -> No
 
     record = tok.record
     corpus, training = record["corpus"], record["training"]
-    sample = _sample_line(inputs)
+    sample = _sample_line(inputs, record.get("config", {}).get("text_column", "text"))
     pieces = tok.tokens(sample)
     if tok.backend.byte_fallback == "byte_level":  # byte characters are unreadable: show each token's text
         pieces = [tok.decode([i]) for i in tok.encode(sample)]  # a partial character shows as U+FFFD
@@ -188,6 +191,8 @@ def _summary(tok: Tokenizer, out: Path, inputs: list[str], fertility: Any) -> No
         lines.append(
             f"  invalid UTF-8  {plural(corpus['replaced'], 'replacement')} in {plural(corpus['replaced_lines'], 'line')}"
         )
+    if corpus.get("rejected"):
+        lines.append(f"  bad input      {plural(corpus['rejected'], 'document')} set aside (--errors skip)")
     if corpus["split_lines"]:
         lines.append(
             f"  long lines     {corpus['split_lines']:,} split into {plural(corpus['split_chunks'], 'chunk')} (none dropped)"

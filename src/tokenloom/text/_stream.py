@@ -5,8 +5,11 @@ a frozen :class:`StreamStats` (``stats = yield from stream_lines(...)``); a gene
 line is read once and the statistics describe exactly the lines given. In one pass, without holding the
 corpus in memory, it:
 
-- reads files through the corpus reader (``reader.iter_texts``: a text file's lines, a table's ``text``
-  column, a code file whole) or an iterable of strings, splitting every text on ``\\n``;
+- reads files through the corpus reader (``reader.iter_texts``: a text file's lines, a table's text
+  column — ``text`` unless ``text_column`` says otherwise — a code file whole, any of them compressed) or
+  an in-memory corpus (``memory.py``: strings, dicts, a DataFrame, a ``datasets`` dataset), splitting
+  every text on ``\\n``; bad input is raised or, with ``errors="skip"``, set aside and counted
+  (``records.py``);
 - counts what was read (files, bytes, lines, characters) and fingerprints it (SHA-256 of the lines);
 - samples deterministically when ``max_bytes`` is set: for files, each line is kept with probability
   ``max_bytes / total file bytes`` from a ``random.Random(seed)``; for an iterable (size unknown) the first
@@ -35,8 +38,9 @@ from typing import TYPE_CHECKING, Any
 
 from tokenloom._progress import show_progress
 from tokenloom.errors import CorpusError
+from tokenloom.text.memory import iter_object_records
 from tokenloom.text.reader import corpus_files, iter_texts
-from tokenloom.text.sources import Errors, SourceStats
+from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats
 
 if TYPE_CHECKING:
     from tokenloom.text.train_config import TrainerConfig
@@ -100,20 +104,19 @@ class TrainingCorpus:
             return "the given texts"
         return ", ".join(str(p) for p in self.files[:3]) + (" ..." if len(self.files) > 3 else "")
 
-    def lines(self, errors: Errors, stats: SourceStats) -> Iterator[tuple[str, str]]:
+    def lines(
+        self, errors: Errors, stats: SourceStats, columns: Columns = DEFAULT_COLUMNS
+    ) -> Iterator[tuple[str, str]]:
         """(source name, line) of every line, counted in ``stats``."""
         if self.texts is None:
             for path in self.files:
-                for text in iter_texts(path, errors=errors, stats=stats):
+                for text in iter_texts(path, errors=errors, stats=stats, columns=columns):
                     for line in text.split("\n"):
                         yield path.name, line
             return
-        for number, item in enumerate(self.texts, start=1):
-            if not isinstance(item, str):
-                raise CorpusError(
-                    f"corpus item #{number} is {type(item).__name__}, not str; pass texts or paths"
-                )
-            for line in item.split("\n"):
+        records = iter_object_records(self.texts, columns=columns, errors=errors, stats=stats, count=False)
+        for record in records:
+            for line in record.text.split("\n"):
                 stats.lines += 1
                 stats.bytes += len(line.encode("utf-8")) + 1
                 stats.chars += len(line)
@@ -168,7 +171,7 @@ class _Spread:
 
 
 def _read(
-    corpus: TrainingCorpus, errors: Errors, stats: SourceStats, digest: Any, *, quiet: bool
+    corpus: TrainingCorpus, cfg: TrainerConfig, stats: SourceStats, digest: Any, *, quiet: bool
 ) -> Iterator[tuple[str, str, bytes]]:
     """(source, line, its UTF-8) of the non-empty lines; every line hashed into ``digest``, a progress bar
     on a terminal unless ``quiet``."""
@@ -180,7 +183,7 @@ def _read(
         bar = tqdm(total=total, unit="B", unit_scale=True, desc="reading corpus", dynamic_ncols=True)
     seen, update = 0, digest.update
     try:
-        for source, line in corpus.lines(errors, stats):
+        for source, line in corpus.lines(cfg.errors, stats, Columns(cfg.text_column)):
             encoded = line.encode("utf-8")
             update(encoded + b"\n")
             if bar is not None:
@@ -209,7 +212,7 @@ def stream_lines(
         keep_p = min(1.0, cap / max(sum(p.stat().st_size for p in corpus.files), 1))
     heldout: list[tuple[str, str]] = []
     held = lines = size = split = chunks = 0
-    for source, line, encoded in _read(corpus, cfg.errors, stats, digest, quiet=quiet):
+    for source, line, encoded in _read(corpus, cfg, stats, digest, quiet=quiet):
         if cap is not None and (size >= cap or (keep_p < 1.0 and sampler.random() >= keep_p)):
             continue
         if cfg.heldout > 0.0 and holder.random() < cfg.heldout:

@@ -8,9 +8,13 @@ What it reads (:func:`load_corpus`):
   (``CorpusError`` naming it, its line count and the expected one). Folders whose files disagree
   throughout (e.g. UDHR translations) are read as independent, non-parallel files. ``parallel=True``
   makes any mismatch an error, ``parallel=False`` never aligns.
-- **Tables**: ``.jsonl`` / ``.csv`` / ``.parquet`` (via pandas) with a ``text`` column and optional
-  ``lang`` (``hin`` or ``hin_Deva``), ``script``, ``slice`` and ``id`` columns; rows sharing an ``id``
-  are aligned (parallel) across languages. A ``slice`` label containing ``translit`` is a transliterated
+- **Tables**: JSON Lines (``.jsonl``, ``.json``), ``.csv``, ``.tsv``, ``.parquet``, each also compressed
+  (``.gz``, ``.zst``, ``.xz``, ``.bz2``), streamed by ``formats.py``, with a ``text`` column and optional
+  language (``lang``, else ``language``: ``hin`` or ``hin_Deva``), script (``script``, else
+  ``language_script``), ``slice`` and ``id`` columns (other names: ``text_column=``, ``lang_column=``,
+  ``script_column=``); rows sharing an ``id`` are aligned (parallel) across languages. The table files of
+  one call are shards of one table: a slice spread over many shards is one part. An in-memory corpus (a
+  DataFrame, a ``datasets`` dataset, an iterable of str or dict) is read as one table. A ``slice`` label containing ``translit`` is a transliterated
   slice, one containing ``mixed`` a code-mixed slice, ``code`` a code slice; others name a language slice.
 - **Other text files** (``.txt``): one text per line, slice named after the file.
 - **Source files** (``.py``, ``.rs``, ...): one text per file, a ``code`` slice per programming language,
@@ -19,8 +23,11 @@ What it reads (:func:`load_corpus`):
 Files are found and read by ``tokenloom.text.reader``, the reader training uses too. Bad input raises
 :class:`~tokenloom.errors.CorpusError` naming file and line: missing ``text`` column,
 empty file, null / non-string text, invalid JSON, undecodable bytes (or, with ``errors="replace"``,
-U+FFFD substitutions counted in :attr:`Corpus.stats`), mismatched line counts in a parallel folder.
-Nothing is dropped: blank lines are texts too (with no words and no tokens).
+U+FFFD substitutions counted in :attr:`Corpus.stats`), mismatched line counts in a parallel folder. With
+``errors="skip"`` every such line, row or file but the last (line counts are a property of a folder) is a
+:class:`~tokenloom.text.records.Reject` in ``Corpus.stats.rejects`` instead, and the rest is read; a text
+file's ids are then the line numbers of the lines kept. Nothing else is dropped: blank lines are texts too
+(with no words and no tokens).
 
 Files are read lazily, one part at a time (``part.load()``), so a report holds one language's texts at
 once; tables are read when loaded (their rows must be grouped). What it does not do: tokenize, segment
@@ -39,8 +46,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tokenloom.errors import CorpusError
-from tokenloom.text.reader import CODE_EXTENSIONS, corpus_files, file_kind, iter_texts, read_table
-from tokenloom.text.sources import Errors, SourceStats
+from tokenloom.text.compression import inner_name
+from tokenloom.text.formats import read_file_records
+from tokenloom.text.memory import MEMORY_SOURCE, iter_object_records
+from tokenloom.text.reader import (
+    CODE_EXTENSIONS,
+    corpus_files,
+    file_kind,
+    is_paths,
+    iter_numbered_texts,
+    iter_texts,
+)
+from tokenloom.text.records import Columns, Errors, Record, Reject, SourceStats, check_errors, reject
 
 __all__ = [
     "CODE_EXTENSIONS",
@@ -155,29 +172,39 @@ def _count_lines(path: Path) -> int:
 
 
 def _read_lines(path: Path, errors: Errors, stats: SourceStats) -> tuple[list[str], list[Any]]:
-    texts = list(iter_texts(path, errors=errors, stats=stats, max_line_bytes=MAX_TEXT_BYTES))
-    if not texts:
-        raise CorpusError(f"{path}: empty file (no lines); remove it or put text in it")
-    return texts, list(range(1, len(texts) + 1))
+    """A text file's lines and their line numbers (rejected lines, under ``errors="skip"``, left out)."""
+    numbered = list(iter_numbered_texts(path, errors=errors, stats=stats, max_line_bytes=MAX_TEXT_BYTES))
+    if not numbered:
+        why = "empty file (no lines); remove it or put text in it"
+        if errors != "skip" or not stats.rejects or stats.rejects[-1].source != str(path):
+            reject(Reject(str(path), why, "file", documents=0), errors, stats)
+    return [text for _, text in numbered], [number for number, _ in numbered]
 
 
-def _table_parts(path: Path, errors: Errors, stats: SourceStats) -> list[CorpusPart]:
+def _table_parts(
+    source: str, records: Iterable[Record], errors: Errors, stats: SourceStats
+) -> list[CorpusPart]:
+    """The parts of one table's records, grouped by slice; rows sharing an ``id`` are aligned."""
     from tokenloom.text.unicode import dominant_script
 
-    table = read_table(path, errors, stats)
+    rows = list(records)
     groups: dict[tuple[str, str, str, SliceKind], tuple[list[str], list[Any]]] = {}
-    has_id = "id" in table.columns
-    for row in table.rows:
-        lang = _cell(row.cells, "lang") or "und"
-        script = _cell(row.cells, "script")
+    has_id = any(row.id is not None for row in rows)
+    for row in rows:
+        lang, script = row.lang or "und", _script(row.script)
         parsed = parse_lang_code(lang)
         if parsed:
             lang, script = parsed[0], script or parsed[1]
         script = script or dominant_script(row.text)
-        label = _cell(row.cells, "slice") or f"{lang}_{script}"
-        rid = row.cells.get("id") if has_id else None
+        label = row.slice or f"{lang}_{script}"
+        rid = row.id
         if has_id and (rid is None or (isinstance(rid, float) and rid != rid)):
-            raise CorpusError(f"{table.at(row)}: empty 'id'; give every row an id or drop the column")
+            where: Literal["line", "row"] = (
+                "row" if row.row_group is not None or source == MEMORY_SOURCE else "line"
+            )
+            why = "empty 'id'; give every row an id or drop the column"
+            reject(Reject(source, why, where, row.number), errors, stats)
+            continue
         texts, ids = groups.setdefault((lang, script, label, _kind(label)), ([], []))
         texts.append(row.text)
         ids.append(str(rid) if has_id else row.number)
@@ -185,7 +212,7 @@ def _table_parts(path: Path, errors: Errors, stats: SourceStats) -> list[CorpusP
     for (lang, script, label, kind), (texts, ids) in groups.items():
         parts.append(
             CorpusPart(
-                source=f"{path}[{label}]",
+                source=f"{source}[{label}]",
                 slice_kind=kind,
                 slice=label,
                 lang=lang,
@@ -197,11 +224,10 @@ def _table_parts(path: Path, errors: Errors, stats: SourceStats) -> list[CorpusP
     return parts
 
 
-def _cell(row: dict[str, Any], key: str) -> str | None:
-    value = row.get(key)
-    if value is None or (isinstance(value, float) and value != value) or value == "":
-        return None
-    return str(value)
+def _script(value: str | None) -> str | None:
+    """A script label: ``"Cyrl"``, or the script of a language code given as one (``"rus_Cyrl"``)."""
+    parsed = parse_lang_code(value) if value else None
+    return parsed[1] if parsed else value
 
 
 def _kind(label: str) -> SliceKind:
@@ -229,8 +255,7 @@ def _code_parts(files: list[Path], errors: Errors, stats: SourceStats) -> list[C
 
     return [
         CorpusPart(
-            source=", ".join(str(p) for p in paths[:3])
-            + (f" (+{len(paths) - 3} more)" if len(paths) > 3 else ""),
+            source=_sources(paths),
             slice_kind="code",
             slice=lang,
             lang=lang,
@@ -298,25 +323,40 @@ def _flores_parts(
 
 
 def load_corpus(
-    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    inputs: str | os.PathLike[str] | Iterable[Any],
     *,
     errors: Errors = "strict",
     parallel: bool | None = None,
+    text_column: str | None = None,
+    lang_column: str | None = None,
+    script_column: str | None = None,
 ) -> Corpus:
     """Find and label the parts of a corpus (files are read later, part by part; tables now).
 
-    ``inputs``: files, folders (searched recursively) and globs. ``errors``: ``"strict"`` raises on invalid
-    UTF-8, ``"replace"`` substitutes U+FFFD and counts in ``corpus.stats``. ``parallel``: ``None`` decides
-    per folder from the line counts (see the module docstring), ``True`` requires FLORES-style files of one
-    folder to be parallel, ``False`` never aligns them.
+    ``inputs``: files, folders (searched recursively) and globs, or an in-memory corpus (a DataFrame, a
+    ``datasets`` dataset, an iterable of str or dict, grouped like a table). ``errors``: ``"strict"``
+    raises at the first bad input, ``"replace"`` substitutes U+FFFD for invalid UTF-8 (counted in
+    ``corpus.stats``) and raises on other bad input, ``"skip"`` sets every bad input aside in
+    ``corpus.stats.rejects`` and reads the rest (``tokenloom.text.records``). ``parallel``: ``None``
+    decides per folder from the line counts (see the module docstring), ``True`` requires FLORES-style
+    files of one folder to be parallel, ``False`` never aligns them. ``text_column`` / ``lang_column`` /
+    ``script_column``: the cells of a table row that hold the text and its labels (defaults: ``text``;
+    ``lang`` or ``language``; ``script`` or ``language_script``).
     """
-    if errors not in ("strict", "replace"):
-        raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    check_errors(errors)
+    columns = Columns.of(text_column, lang_column, script_column)
     stats = SourceStats()
+    if not is_paths(inputs):
+        records = iter_object_records(inputs, columns=columns, errors=errors, stats=stats)  # type: ignore[arg-type]
+        parts = _table_parts(MEMORY_SOURCE, records, errors, stats)
+        if not parts:
+            raise CorpusError("no texts found in the given corpus object; pass texts or rows with a text")
+        return Corpus(parts, errors=errors, stats=stats)
     files = corpus_files(inputs)
     flores: dict[Path, list[Path]] = {}
     code: list[Path] = []
-    parts: list[CorpusPart] = []
+    tables: list[Path] = []
+    parts = []
     for f in files:
         kind = file_kind(f)
         if f.suffix == ".txt" and parse_lang_code(f.name):
@@ -324,19 +364,35 @@ def load_corpus(
         elif kind == "code":
             code.append(f)
         elif kind == "table":
-            parts.extend(_table_parts(f, errors, stats))
+            tables.append(f)
         else:
             if f.stat().st_size == 0:
                 raise CorpusError(f"{f}: empty file (no lines); remove it or put text in it")
             parts.append(
                 CorpusPart(
-                    source=str(f), slice_kind="language", slice=f.stem, lang="und", script=None,
+                    source=str(f), slice_kind="language", slice=_text_stem(f), lang="und", script=None,
                     load=(lambda p: lambda: _read_lines(p, errors, stats))(f),
                 )
             )  # fmt: skip
+    if tables:  # shards of one table: a slice spread over many files is one part
+        records = (
+            r for f in tables for r in read_file_records(f, columns=columns, errors=errors, stats=stats)
+        )
+        parts.extend(_table_parts(_sources(tables), records, errors, stats))
     for folder, group in flores.items():
         parts.extend(_flores_parts(folder, group, parallel, errors, stats))
     parts.extend(_code_parts(code, errors, stats))
     if not parts:
         raise CorpusError(f"no texts found in {inputs!r}; pass .txt, .jsonl, .csv, .parquet or source files")
     return Corpus(parts, errors=errors, stats=stats)
+
+
+def _sources(paths: list[Path]) -> str:
+    """Files as named in a part's source: up to three, then how many more."""
+    shown = ", ".join(str(p) for p in paths[:3])
+    return shown + (f" (+{len(paths) - 3} more)" if len(paths) > 3 else "")
+
+
+def _text_stem(path: Path) -> str:
+    """A text file's slice label: its name without compression and format suffixes (``a.txt.gz`` -> ``a``)."""
+    return Path(inner_name(path.name)).stem

@@ -1,86 +1,57 @@
-"""The one reader of corpus files: which files an input names, and the texts each file holds.
+"""The one reader of corpora: which files an input names, and the records every input holds.
 
 Evaluation (:func:`tokenloom.text.corpus.load_corpus`) and training (``train.py``, through ``_stream.py``)
-read a corpus through this module, so a folder is the same corpus to both:
+read a corpus through this module, so a folder, a JSONL shard or a DataFrame is the same corpus to both:
 
 - :func:`corpus_files` expands files, folders (searched recursively for :data:`CORPUS_SUFFIXES`) and globs
-  (``sources.resolve_inputs``);
-- :func:`file_kind`: ``.jsonl`` / ``.csv`` / ``.parquet`` files are **tables**, files with a programming
-  language's extension (:data:`CODE_EXTENSIONS`) are **code**, everything else is **text**;
-- :func:`iter_texts` yields a file's texts: a text file's lines (``sources.iter_lines``), a code file whole
-  (its lines joined by ``\\n``), a table's ``text`` column;
-- :func:`read_table` reads a table's rows (pandas; JSON Lines parsed here so errors name the line), checking
-  that every row has a string ``text``.
+  (``sources.resolve_inputs``). A folder is searched for text, JSON Lines (``.jsonl``), CSV, TSV, Parquet
+  and source files, each also compressed (``.gz``, ``.zst``, ``.xz``, ``.bz2``); ``.json`` files are read
+  when named or globbed, never picked up from a folder (folders hold configuration ``.json`` files too);
+- :func:`file_kind`: JSON Lines / CSV / TSV / Parquet files are **tables**, files with a programming
+  language's extension (:data:`CODE_EXTENSIONS`) are **code**, everything else is **text** (the kind of
+  ``a.jsonl.gz`` is the kind of ``a.jsonl``);
+- :func:`iter_records` streams the :class:`~tokenloom.text.records.Record` s of paths (``formats.py``)
+  or of in-memory corpora (``memory.py``); :func:`iter_texts` the texts of one file.
 
-Bad input raises :class:`~tokenloom.errors.CorpusError` naming file and line: invalid JSON, a table without
-a ``text`` column or without rows, a null / non-string text, undecodable bytes (or, with
-``errors="replace"``, U+FFFD substitutions counted in ``stats``). Counters in ``stats``: a table's file and
-bytes, and one line per row with its characters. What it does not do: label parts (``corpus.py``), sample
-or split lines for training (``_stream.py``).
+Bad input is a :class:`~tokenloom.text.records.Reject`: raised as ``CorpusError`` naming file and line
+under ``errors="strict"`` (the default) or ``"replace"`` (which replaces invalid UTF-8 by U+FFFD), set
+aside in ``stats.rejects`` under ``errors="skip"`` (``records.py``). What it does not do: label parts
+(``corpus.py``), sample or split lines for training (``_stream.py``), split inputs into tasks (``tasks.py``).
 """
 
 from __future__ import annotations
 
-import io
-import json
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from tokenloom.errors import CorpusError
-from tokenloom.text.sources import Errors, SourceStats, decode_utf8, iter_lines, resolve_inputs
+from tokenloom.text.compression import COMPRESSION_SUFFIXES, detect_compression
+from tokenloom.text.formats import CODE_EXTENSIONS, file_format, read_file_records
+from tokenloom.text.memory import iter_object_records
+from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats, reject
+from tokenloom.text.sources import iter_handle_lines, resolve_inputs
 
 __all__ = [
     "CODE_EXTENSIONS",
     "CORPUS_SUFFIXES",
     "FileKind",
-    "Table",
-    "TableRow",
     "corpus_files",
     "file_kind",
+    "is_paths",
+    "iter_numbered_texts",
+    "iter_records",
     "iter_texts",
-    "read_table",
 ]
 
 FileKind = Literal["text", "table", "code"]
 
-# file extension -> programming language of a code slice
-CODE_EXTENSIONS: dict[str, str] = {
-    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".ts": "typescript",
-    ".tsx": "typescript", ".java": "java", ".kt": "kotlin", ".scala": "scala", ".c": "c", ".h": "c",
-    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".cs": "csharp", ".go": "go", ".rs": "rust",
-    ".rb": "ruby", ".php": "php", ".swift": "swift", ".sh": "shell", ".bash": "shell", ".sql": "sql",
-    ".r": "r", ".R": "r", ".jl": "julia", ".lua": "lua", ".pl": "perl", ".hs": "haskell", ".ml": "ocaml",
-    ".html": "html", ".css": "css", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
-}  # fmt: skip
-TEXT_SUFFIXES = (".txt",)
-TABLE_SUFFIXES = (".jsonl", ".csv", ".parquet")
-CORPUS_SUFFIXES = TEXT_SUFFIXES + TABLE_SUFFIXES + tuple(CODE_EXTENSIONS)
-
-
-@dataclass(frozen=True)
-class TableRow:
-    """One row of a table: its text, all its cells, and its number (file line, or row for Parquet)."""
-
-    text: str
-    cells: dict[str, Any]
-    number: int
-
-
-@dataclass(frozen=True)
-class Table:
-    """A table's columns and rows (every row has a string ``text``); ``where`` names rows in messages."""
-
-    path: Path
-    columns: tuple[str, ...]
-    rows: tuple[TableRow, ...]
-    where: Literal["line", "row"]
-
-    def at(self, row: TableRow) -> str:
-        """``"FILE: line N"`` (or ``row N``) for messages."""
-        return f"{self.path}: {self.where} {row.number}"
+_DATA_SUFFIXES = (".txt", ".jsonl", ".csv", ".tsv", ".parquet")
+CORPUS_SUFFIXES = (
+    _DATA_SUFFIXES
+    + tuple(s + c for s in _DATA_SUFFIXES for c in COMPRESSION_SUFFIXES)
+    + tuple(CODE_EXTENSIONS)
+)
 
 
 def corpus_files(inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
@@ -90,9 +61,35 @@ def corpus_files(inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str
 
 def file_kind(path: Path) -> FileKind:
     """``"table"``, ``"code"`` or ``"text"``, by the file's suffix (see the module docstring)."""
-    if path.suffix.lower() in TABLE_SUFFIXES:
-        return "table"
-    return "code" if path.suffix in CODE_EXTENSIONS else "text"
+    fmt = file_format(path)
+    return "text" if fmt == "text" else "code" if fmt == "code" else "table"
+
+
+def is_paths(inputs: object) -> bool:
+    """Whether ``inputs`` names files: a str, a PathLike, or a list / tuple of them."""
+    if isinstance(inputs, str | os.PathLike):
+        return True
+    return isinstance(inputs, list | tuple) and all(isinstance(x, str | os.PathLike) for x in inputs)
+
+
+def iter_records(
+    inputs: Any,
+    *,
+    columns: Columns = DEFAULT_COLUMNS,
+    errors: Errors = "strict",
+    stats: SourceStats | None = None,
+    max_line_bytes: int | None = None,
+) -> Iterator[Record]:
+    """The records of ``inputs``: paths, folders and globs (:func:`corpus_files`, read file by file in
+    sorted order), or an in-memory corpus (a DataFrame, a ``datasets`` dataset, an iterable of str or dict)."""
+    stats = SourceStats() if stats is None else stats
+    if not is_paths(inputs):
+        yield from iter_object_records(inputs, columns=columns, errors=errors, stats=stats)
+        return
+    for path in corpus_files(inputs):
+        yield from read_file_records(
+            path, columns=columns, errors=errors, stats=stats, max_line_bytes=max_line_bytes
+        )
 
 
 def iter_texts(
@@ -101,90 +98,41 @@ def iter_texts(
     errors: Errors = "strict",
     stats: SourceStats | None = None,
     max_line_bytes: int | None = None,
+    columns: Columns = DEFAULT_COLUMNS,
 ) -> Iterator[str]:
-    """The texts of one file, by its kind (see the module docstring); ``max_line_bytes`` limits a text
-    file's lines (``sources.iter_lines``)."""
+    """The texts of one file, by its kind: a text file's lines, a table's text column, a code file whole;
+    ``max_line_bytes`` limits a text file's lines (``sources.iter_handle_lines``)."""
+    for _, text in iter_numbered_texts(
+        path, errors=errors, stats=stats, max_line_bytes=max_line_bytes, columns=columns
+    ):
+        yield text
+
+
+def iter_numbered_texts(
+    path: Path,
+    *,
+    errors: Errors = "strict",
+    stats: SourceStats | None = None,
+    max_line_bytes: int | None = None,
+    columns: Columns = DEFAULT_COLUMNS,
+) -> Iterator[tuple[int, str]]:
+    """(line or row number, text) of one file, as :func:`iter_texts`; an uncompressed text file's lines
+    are read without building records (the fast path of FLORES-style folders)."""
     stats = SourceStats() if stats is None else stats
-    kind = file_kind(path)
-    if kind == "table":
-        for row in read_table(path, errors, stats).rows:
-            yield row.text
-    elif kind == "code":
-        yield "\n".join(iter_lines(path, errors=errors, stats=stats))
-    else:
-        yield from iter_lines(path, errors=errors, stats=stats, max_line_bytes=max_line_bytes)
-
-
-def read_table(path: Path, errors: Errors, stats: SourceStats) -> Table:
-    """The rows of a ``.jsonl`` / ``.csv`` / ``.parquet`` file, each with a string ``text``."""
-    df, first_line = _read_frame(path, errors, stats)
-    if "text" not in df.columns:
-        cols = [c for c in df.columns if c != "__line__"]
-        raise CorpusError(f"{path}: no 'text' column (columns: {cols}); rename the text column to 'text'")
-    if len(df) == 0:
-        raise CorpusError(f"{path}: no rows; remove it or put rows in it")
-    lines = df["__line__"].tolist() if "__line__" in df.columns else [first_line + i for i in range(len(df))]
-    where: Literal["line", "row"] = "line" if first_line else "row"
-    rows = []
-    for i, cells in enumerate(df.to_dict("records")):
-        text, number = cells.get("text"), lines[i] if first_line else i + 1
-        if not isinstance(text, str):
-            raise CorpusError(
-                f"{path}: {where} {number}: 'text' must be a string, got {text!r}; fill or remove the row"
-            )
-        stats.lines += 1
-        stats.chars += len(text)
-        rows.append(TableRow(text, cells, number))
-    return Table(path, tuple(c for c in df.columns if c != "__line__"), tuple(rows), where)
-
-
-def _decode(path: Path, data: bytes, errors: Errors, stats: SourceStats) -> str:
-    text = decode_utf8(data, path, errors=errors, stats=stats)
-    stats.files += 1
-    stats.bytes += len(data)
-    return text.removeprefix("\ufeff")
-
-
-def _read_frame(path: Path, errors: Errors, stats: SourceStats) -> tuple[Any, int]:
-    """The table as a pandas DataFrame and the file line of its first row (0: rows have no lines)."""
-    import pandas as pd
-
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
+    if file_format(path) == "text" and detect_compression(path) == "none":
         try:
-            df = pd.read_parquet(path)
-        except Exception as exc:  # pyarrow raises several types for corrupt files
-            raise CorpusError(f"{path}: cannot read as Parquet ({exc}); check the file") from None
+            handle = path.open("rb")
+        except OSError as exc:
+            why = f"cannot open ({exc.strerror or exc})"
+            reject(Reject(str(path), why, "file", documents=None), errors, stats)
+            return
         stats.files += 1
-        stats.bytes += path.stat().st_size
-        return df, 0
-    text = _decode(path, path.read_bytes(), errors, stats)
-    if not text.strip():
-        raise CorpusError(f"{path}: empty file (no rows); remove it or put rows in it")
-    if suffix == ".jsonl":
-        return pd.DataFrame(_json_rows(path, text)), 1
-    try:
-        df = pd.read_csv(io.StringIO(text), dtype=object, keep_default_na=False, na_values=[])
-    except Exception as exc:  # pandas.errors.ParserError and friends
-        raise CorpusError(f"{path}: cannot parse as CSV ({exc})") from None
-    return df, 2  # header is line 1
-
-
-def _json_rows(path: Path, text: str) -> list[dict[str, Any]]:
-    rows = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CorpusError(
-                f"{path}: line {number}: invalid JSON ({exc.msg} at column {exc.colno})"
-            ) from None
-        if not isinstance(row, dict):
-            raise CorpusError(
-                f"{path}: line {number}: expected a JSON object with a 'text' key, got {row!r:.60}"
+        with handle:
+            yield from iter_handle_lines(
+                handle, path, errors=errors, stats=stats, max_line_bytes=max_line_bytes
             )
-        row["__line__"] = number
-        rows.append(row)
-    return rows
+        return
+    for record in read_file_records(
+        path, columns=columns, errors=errors, stats=stats, max_line_bytes=max_line_bytes
+    ):
+        yield record.number, record.text

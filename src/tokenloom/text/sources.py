@@ -12,11 +12,12 @@ What it does:
   returned without the newline (a ``\\r`` before it is removed too, so CRLF files read like LF files),
   and a UTF-8 byte-order mark at the very start of the file is dropped. Invalid UTF-8 raises
   ``CorpusError`` naming file, line and byte offset (``errors="strict"``, the default), or is replaced by
-  U+FFFD and counted in ``stats`` (``errors="replace"``). A file that starts with a UTF-16 or UTF-32
+  U+FFFD and counted in ``stats`` (``errors="replace"``), or set aside as a reject in ``stats``
+  (``errors="skip"``, ``records.py``). A file that starts with a UTF-16 or UTF-32
   byte-order mark, or whose first line is at least a quarter NUL bytes (UTF-16 without a mark, a binary
   file), raises ``CorpusError`` saying so and how to convert it (``iconv``), in either mode.
 
-What it does not do: parse formats (jsonl/csv/parquet belong to ``tokenloom.text.corpus``), sample,
+What it does not do: parse formats or decompress (``formats.py``, ``compression.py``), sample,
 or tokenize. It imports nothing heavy.
 """
 
@@ -25,15 +26,22 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from tokenloom.errors import CorpusError
+from tokenloom.text.records import Errors, Reject, SourceStats, check_errors, reject
 
-__all__ = ["Errors", "SourceStats", "decode_utf8", "iter_lines", "resolve_inputs"]
-
-Errors = Literal["strict", "replace"]
+__all__ = [
+    "Errors",
+    "SourceStats",
+    "complete_lines",
+    "decode_utf8",
+    "error_reason",
+    "iter_handle_lines",
+    "iter_lines",
+    "resolve_inputs",
+]
 
 _GLOB_CHARS = frozenset("*?[")
 _BOM = "\ufeff"
@@ -45,30 +53,6 @@ _UTF_BOMS = (  # longest first: the UTF-32LE mark starts with the UTF-16LE one
     (b"\xfe\xff", "UTF-16", "big-endian"),
 )
 _WIDE_BOMS = tuple(bom for bom, _, _ in _UTF_BOMS)
-
-
-@dataclass
-class SourceStats:
-    """Counters that :func:`iter_lines` updates as it reads (mutable; pass one to several calls to sum)."""
-
-    files: int = 0  # files opened
-    lines: int = 0  # lines returned
-    bytes: int = 0  # bytes read, newlines included
-    chars: int = 0  # code points returned (after replacement), newlines excluded
-    replaced: int = 0  # U+FFFD substitutions made for invalid UTF-8 (errors="replace")
-    replaced_lines: int = 0  # lines that contained at least one substitution
-    replaced_where: list[str] = field(default_factory=list)  # first few "FILE:LINE" with substitutions
-
-    def as_dict(self) -> dict[str, int]:
-        """The counters as a plain dict (for JSON), without the example locations."""
-        return {
-            "files": self.files,
-            "lines": self.lines,
-            "bytes": self.bytes,
-            "chars": self.chars,
-            "replaced": self.replaced,
-            "replaced_lines": self.replaced_lines,
-        }
 
 
 def _as_list(inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -139,7 +123,7 @@ def decode_utf8(
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         number = line + data.count(b"\n", 0, exc.start)
-        if errors == "strict":
+        if errors != "replace":
             bad = data[exc.start : exc.end].hex(" ")
             raise CorpusError(
                 f"{path}: line {number} (byte offset {offset + exc.start}): invalid UTF-8 (bytes {bad}: "
@@ -179,9 +163,10 @@ def iter_lines(
 
     ``max_line_bytes``: a longer line raises ``CorpusError`` naming file, line and limit, after reading at
     most that many bytes of it (so a file that is one 200 MB line costs no more memory than the limit).
+    With ``errors="skip"`` such a line, a line of invalid UTF-8 or a UTF-16/32 file is a reject in
+    ``stats`` (``tokenloom.text.records``) instead, and the other lines are read.
     """
-    if errors not in ("strict", "replace"):
-        raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    check_errors(errors)
     _refuse_empty(os.fspath(path))
     path = Path(path)
     try:
@@ -190,28 +175,101 @@ def iter_lines(
         raise CorpusError(f"corpus file {str(path)!r} does not exist") from None
     except IsADirectoryError:
         raise CorpusError(f"{str(path)!r} is a folder; use resolve_inputs() to list its files") from None
-    if stats is not None:
-        stats.files += 1
-    offset = 0
-    limit = max_line_bytes
+    stats = SourceStats() if stats is None else stats
+    stats.files += 1
     with handle:
-        raws = iter(handle) if limit is None else iter(lambda: handle.readline(limit + 2), b"")
-        for number, raw in enumerate(raws, start=1):
-            size = len(raw)
-            body = raw[:-1] if raw.endswith(b"\n") else raw
-            if body.endswith(b"\r"):
-                body = body[:-1]
-            if limit is not None and len(body) > limit:
-                raise CorpusError(
-                    f"{path}: line {number} is longer than {limit} bytes, the limit for one text; "
-                    "put one sentence or paragraph per line"
-                )
-            line = decode_utf8(body, path, errors=errors, stats=stats, line=number, offset=offset)
-            if number == 1 and line.startswith(_BOM):
-                line = line[1:]
-            offset += size
-            if stats is not None:
-                stats.lines += 1
-                stats.bytes += size
-                stats.chars += len(line)
+        for _, line in iter_handle_lines(
+            handle, path, errors=errors, stats=stats, max_line_bytes=max_line_bytes
+        ):
             yield line
+
+
+def iter_handle_lines(
+    handle: BinaryIO,
+    path: Path,
+    *,
+    errors: Errors,
+    stats: SourceStats,
+    max_line_bytes: int | None = None,
+    first_line: int = 1,
+    offset: int = 0,
+    end: int | None = None,
+    streamed: bool = False,
+) -> Iterator[tuple[int, str]]:
+    """(line number, line) of a binary stream positioned at byte ``offset``, line ``first_line``; lines
+    starting at or after byte ``end`` are left to the next reader; ``streamed``: a decompressing stream,
+    whose cut-off last line is held back (:func:`complete_lines`). Counted in ``stats``; bad lines are
+    rejects under ``errors="skip"`` (see :func:`iter_lines`)."""
+    limit = max_line_bytes
+    raws = iter(handle) if limit is None else iter(lambda: handle.readline(limit + 2), b"")
+    for number, raw in enumerate(complete_lines(raws) if streamed else raws, start=first_line):
+        if end is not None and offset >= end:
+            return
+        size = len(raw)
+        body = raw[:-1] if raw.endswith(b"\n") else raw
+        if body.endswith(b"\r"):
+            body = body[:-1]
+        if limit is not None and len(body) > limit:
+            why = f"longer than {limit} bytes, the limit for one text; put one sentence or paragraph per line"
+            if errors != "skip":
+                raise CorpusError(f"{path}: line {number} is {why}")
+            reject(Reject(str(path), why, "line", number), errors, stats)
+            while not raw.endswith(b"\n"):  # the rest of the long line
+                raw = handle.readline(limit + 2)
+                if not raw:
+                    break
+                size += len(raw)
+            offset += size
+            continue
+        try:
+            if offset == 0:
+                raise UnicodeError  # the first line: decode_utf8 also checks for UTF-16/32
+            line = body.decode("utf-8")  # the common case, without a call
+        except UnicodeError:
+            try:
+                line = decode_utf8(body, path, errors=errors, stats=stats, line=number, offset=offset)
+            except CorpusError as exc:
+                if errors != "skip":
+                    raise
+                if _reject_line(str(exc), path, number, offset, stats):
+                    return  # the whole file is not UTF-8
+                offset += size
+                continue
+        if offset == 0 and line.startswith(_BOM):
+            line = line[1:]
+        offset += size
+        stats.lines += 1
+        stats.bytes += size
+        stats.chars += len(line)
+        yield number, line
+
+
+def _reject_line(message: str, path: Path, number: int, offset: int, stats: SourceStats) -> bool:
+    """Record the reject of an undecodable line; ``True`` when it rejects the whole file (UTF-16/32)."""
+    whole = offset == 0 and number == 1 and message.startswith(f"{path}: the ")
+    unit: Literal["line", "file"] = "file" if whole else "line"
+    reason = error_reason(message, f"{path}: line {number} ")
+    item = Reject(str(path), reason, unit, None if whole else number, documents=None if whole else 1)
+    reject(item, "skip", stats)
+    return whole
+
+
+def complete_lines(raws: Iterable[bytes]) -> Iterator[bytes]:
+    """``raws`` as they come, but a piece without a newline is given only once the stream is known to end
+    there: a truncated compressed stream raises first, so its cut-off last line is never read as a line."""
+    raws = iter(raws)
+    for raw in raws:
+        if not raw.endswith(b"\n"):
+            for more in raws:  # nothing follows the last line, except in a long line read in pieces
+                yield raw
+                raw = more
+        yield raw
+
+
+def error_reason(message: str, prefix: str) -> str:
+    """A reject's reason from a ``CorpusError`` message: without ``"FILE: line N "``; ``"(byte offset K): x"``
+    becomes ``"byte offset K: x"``."""
+    reason = message.removeprefix(prefix).removeprefix(prefix.split(": line ")[0] + ": ")
+    if reason.startswith("(byte offset"):
+        reason = reason[1:].replace("):", ":", 1)
+    return reason

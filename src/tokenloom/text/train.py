@@ -128,7 +128,9 @@ def train_tokenizer(
     **overrides: Unpack[TrainerSettings],
 ) -> Tokenizer:
     """Train a tokenizer on ``corpus``: path(s), folder(s) or glob(s) (a str, a PathLike, or a list/tuple of
-    them), or any other iterable of str (e.g. ``iter(texts)``; each item is split on newlines).
+    them), or any other iterable of str (e.g. ``iter(texts)``; each item is split on newlines) or of dicts,
+    a pandas DataFrame or a ``datasets`` dataset (trained on the ``text_column``). Files are read as
+    :func:`~tokenloom.text.corpus.load_corpus` reads them: every format and codec, tables by their text column.
 
     The settings are :class:`TrainerConfig`'s fields, given as keywords (``vocab_size=4000``) or all at once
     as ``config=`` (keywords beside a config may only repeat its values, :func:`configure`).

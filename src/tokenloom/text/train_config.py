@@ -178,7 +178,16 @@ class TrainerConfig:
     )
     errors: Errors = field(
         default="strict",
-        metadata=_about("invalid UTF-8: strict raises, replace substitutes U+FFFD and counts"),
+        metadata=_about(
+            "bad input (invalid UTF-8, a malformed table row): strict raises, replace substitutes U+FFFD "
+            "for invalid UTF-8 and counts, skip sets every bad input aside, counted, and reads the rest"
+        ),
+    )
+    text_column: str = field(
+        default="text",
+        metadata=_about(
+            "the column of a table (JSONL, CSV, Parquet, DataFrame, dataset) to train on", metavar="COLUMN"
+        ),
     )
     max_line_bytes: int = field(
         default=16384, metadata=_about("longer lines are split into chunks for training (none dropped)")
@@ -222,6 +231,8 @@ class TrainerConfig:
         check_numbers(self, {"heldout": 0.01, "character_coverage": 0.9995})
         check_bools(self, ("byte_fallback", "split_words", "split_digits", "allow_smaller_vocab"))
         check_seed(self.seed, name="TrainerConfig.seed")
+        if not isinstance(self.text_column, str) or not self.text_column:
+            raise ConfigError(f"TrainerConfig.text_column={self.text_column!r}; give a column name")
         self._check_special_tokens()
         self._check_ranges()
         resolve_engine(self.algorithm, self.engine)
@@ -343,6 +354,7 @@ class TrainerSettings(TypedDict, total=False):
     split_digits: bool
     heldout: float
     errors: Errors
+    text_column: str
     max_line_bytes: int
     character_coverage: float
     max_piece_length: int | None

@@ -1,0 +1,115 @@
+"""Compressed corpus files: which codec a file uses (by its magic bytes) and a decompressing binary stream.
+
+- :func:`detect_compression` reads a file's first six bytes: gzip ``1f 8b``, zstd ``28 b5 2f fd``, xz
+  ``fd 37 7a 58 5a 00``, bzip2 ``42 5a 68`` (``BZh``); anything else is ``"none"``. The suffix is not
+  trusted: a ``.jsonl`` that is really gzip is read as gzip, a ``.gz`` that is plain text as plain text.
+- :func:`open_binary` opens a file as a binary stream of its decompressed bytes, read as it is consumed
+  (``gzip`` / ``lzma`` / ``bz2`` from the standard library, ``zstandard``'s stream reader), so no file is
+  ever held in memory whole. A truncated or corrupt stream raises while it is read (``EOFError``,
+  ``OSError``, ``lzma.LZMAError``, ``zstandard.ZstdError``): callers turn that into a reject.
+- :func:`inner_name`: the file name without its compression suffix (``a.jsonl.zst`` -> ``a.jsonl``), whose
+  suffix names the format.
+
+Why libraries rather than hand-written decoders: the codecs are the reference implementations (zlib, liblzma,
+libbz2, libzstd), streaming, checked against their own checksums and far faster than Python could be.
+What it does not do: parse formats (``formats.py``).
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+__all__ = ["COMPRESSION_SUFFIXES", "Compression", "detect_compression", "inner_name", "open_binary"]
+
+Compression = Literal["none", "gzip", "zstd", "xz", "bz2"]
+
+_MAGIC: tuple[tuple[bytes, Compression], ...] = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"BZh", "bz2"),
+)
+COMPRESSION_SUFFIXES = (".gz", ".zst", ".xz", ".bz2")
+
+
+def detect_compression(path: Path) -> Compression:
+    """The codec of ``path`` by its first bytes (see the module docstring)."""
+    with path.open("rb") as handle:
+        head = handle.read(6)
+    return next((codec for magic, codec in _MAGIC if head.startswith(magic)), "none")
+
+
+def inner_name(name: str) -> str:
+    """``name`` without one compression suffix (``.gz``, ``.zst``, ``.xz``, ``.bz2``, any case)."""
+    low = name.lower()
+    for suffix in COMPRESSION_SUFFIXES:
+        if low.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def open_binary(path: Path, codec: Compression | None = None) -> BinaryIO:
+    """``path`` as a stream of decompressed bytes (``codec`` detected when ``None``); close it after use."""
+    codec = detect_compression(path) if codec is None else codec
+    if codec == "none":
+        return path.open("rb")
+    if codec == "gzip":
+        import gzip
+
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    if codec == "xz":
+        import lzma
+
+        return lzma.open(path, "rb")  # type: ignore[return-value]
+    if codec == "bz2":
+        import bz2
+
+        return bz2.open(path, "rb")  # type: ignore[return-value]
+    return io.BufferedReader(_ZstdReader(path.open("rb")), buffer_size=_CHUNK)
+
+
+_CHUNK = 1 << 17
+
+
+class _ZstdReader(io.RawIOBase):
+    """zstd frames (one or more) decompressed chunk by chunk; a stream that ends inside a frame raises
+    ``EOFError`` (``zstandard``'s own ``stream_reader`` ends silently there)."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        import zstandard
+
+        self._raw, self._new = raw, zstandard.ZstdDecompressor().decompressobj
+        self._obj, self._pending, self._started = self._new(), b"", False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        while not self._pending:
+            chunk = self._raw.read(_CHUNK)
+            if not chunk:
+                if self._started and not self._obj.eof:
+                    raise EOFError("zstd stream ended before the end of its frame (truncated file)")
+                return 0
+            self._feed(chunk)
+        n = min(len(buffer), len(self._pending))
+        buffer[:n] = self._pending[:n]
+        self._pending = self._pending[n:]
+        return n
+
+    def _feed(self, chunk: bytes) -> None:
+        while chunk:
+            self._started = True
+            try:
+                self._pending += self._obj.decompress(chunk)
+            except Exception as exc:  # zstandard.ZstdError: corrupt data
+                raise OSError(f"corrupt zstd stream ({exc})") from None
+            chunk = self._obj.unused_data if self._obj.eof else b""
+            if self._obj.eof:
+                self._obj, self._started = self._new(), False
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()

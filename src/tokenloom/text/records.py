@@ -1,0 +1,183 @@
+"""Corpus records and rejects: what every reader yields, and what it sets aside instead of aborting.
+
+Every input — a file of any format, a table in memory, an iterable of strings or dicts — becomes a stream of
+:class:`Record`: the text, its language and script labels (when the input has them), the source and the
+position (a line number, or a Parquet row group and row). Which cells hold these is a :class:`Columns`:
+by default ``text``; the language from ``lang`` or else ``language``; the script from ``script`` or else
+``language_script`` — so this library's own tables and FineWeb-2's (``language="rus"``,
+``language_script="Cyrl"``) read without options.
+
+Bad input becomes a :class:`Reject` (source, position, reason, how many documents it covers), handled by
+:func:`reject` according to ``errors``:
+
+- ``"strict"`` (the default): the first bad input raises :class:`~tokenloom.errors.CorpusError` whose
+  message is the reject's (``"FILE: line N: reason"``);
+- ``"replace"``: invalid UTF-8 is replaced by U+FFFD and counted (``SourceStats.replaced``); any other bad
+  input raises as with ``"strict"``;
+- ``"skip"``: every bad input — invalid UTF-8 included — is recorded in ``SourceStats.rejects`` and counted
+  in ``SourceStats.rejected``, and reading goes on with the next document, row group or file.
+
+So every document of the input is either yielded as a record or covered by a reject. A reject's
+``documents`` is ``1`` for a line or a row, the row count for a Parquet file or row group that cannot be
+read (known from its metadata), and ``None`` where the count cannot be known (the unread tail of a
+truncated compressed file, a file that cannot be opened).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from tokenloom.errors import CorpusError
+
+__all__ = [
+    "DEFAULT_COLUMNS",
+    "ERRORS",
+    "Columns",
+    "Errors",
+    "Record",
+    "Reject",
+    "SourceStats",
+    "check_errors",
+    "reject",
+]
+
+Errors = Literal["strict", "replace", "skip"]
+ERRORS: tuple[Errors, ...] = ("strict", "replace", "skip")
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Which cells of a row hold the text and its labels; ``None`` = the first present of the defaults."""
+
+    text: str = "text"  # the column of the document text
+    lang: str | None = None  # language column; None: "lang", else "language"
+    script: str | None = None  # script column; None: "script", else "language_script"
+
+    def __post_init__(self) -> None:
+        for name in ("text", "lang", "script"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ValueError(f"{name}_column must be a non-empty column name, got {value!r}")
+
+    def resolve(self, names: list[str] | tuple[str, ...]) -> tuple[str | None, str | None]:
+        """The (language, script) columns among ``names``: the given ones, or the first default present."""
+        lang = self.lang or next((n for n in ("lang", "language") if n in names), None)
+        script = self.script or next((n for n in ("script", "language_script") if n in names), None)
+        return lang, script
+
+    def used(self, names: list[str] | tuple[str, ...]) -> list[str]:
+        """The columns among ``names`` a reader needs: text, language, script, ``slice``, ``id``."""
+        wanted = (self.text, *self.resolve(names), "slice", "id")
+        return list(dict.fromkeys(n for n in wanted if n is not None and n in names))
+
+    @classmethod
+    def of(cls, text: str | None, lang: str | None, script: str | None) -> Columns:
+        """``Columns`` from keyword arguments where ``None`` means the default."""
+        return cls("text" if text is None else text, lang, script)
+
+
+DEFAULT_COLUMNS = Columns()
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One document: its text, labels (``None`` when the input has none) and where it was read."""
+
+    text: str
+    lang: str | None
+    script: str | None
+    source: str  # the file (as given) or "<texts>" for in-memory input
+    number: int  # line number (text / JSONL / CSV), 1-based row number (Parquet, in-memory rows)
+    row_group: int | None = None  # Parquet: the row group, and ``row`` the row inside it
+    row: int | None = None
+    slice: str | None = None  # a ``slice`` cell, when the input has one
+    id: Any = None  # an ``id`` cell, when the input has one
+
+    @property
+    def position(self) -> int | tuple[int, int]:
+        """The line number, or ``(row group, row)`` for Parquet."""
+        if self.row_group is not None and self.row is not None:
+            return (self.row_group, self.row)
+        return self.number
+
+
+@dataclass(frozen=True)
+class Reject:
+    """Input set aside: where (file, line or row), why, and how many documents it covers (see module)."""
+
+    source: str
+    reason: str
+    unit: Literal["line", "row", "file"] = "line"
+    number: int | None = None  # the line or row number (None for a whole file)
+    row_group: int | None = None  # Parquet: the row group
+    documents: int | None = 1  # documents covered; None when that cannot be known
+
+    @property
+    def where(self) -> str:
+        """``"FILE: line N"``, ``"FILE: row N"``, ``"FILE: row group G"`` or ``"FILE"``."""
+        if self.unit != "file" and self.number is not None:
+            return f"{self.source}: {self.unit} {self.number}"
+        if self.row_group is not None:
+            return f"{self.source}: row group {self.row_group}"
+        return self.source
+
+    @property
+    def message(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+    def as_row(self) -> dict[str, Any]:
+        """The reject as a flat row (for a ``rejects.csv``)."""
+        return {
+            "source": self.source,
+            "unit": self.unit,
+            "number": self.number,
+            "row_group": self.row_group,
+            "documents": self.documents,
+            "reason": self.reason,
+        }
+
+
+@dataclass
+class SourceStats:
+    """Counters the readers update as they read (mutable; pass one to several calls to sum)."""
+
+    files: int = 0  # files opened
+    lines: int = 0  # lines (text files) or records (tables) returned
+    bytes: int = 0  # bytes read (decompressed; a Parquet file's size), newlines included
+    chars: int = 0  # code points returned (after replacement), newlines excluded
+    replaced: int = 0  # U+FFFD substitutions made for invalid UTF-8 (errors="replace")
+    replaced_lines: int = 0  # lines that contained at least one substitution
+    replaced_where: list[str] = field(default_factory=list)  # first few "FILE:LINE" with substitutions
+    rejected: int = 0  # documents set aside (errors="skip"); a reject of unknown size counts 1
+    rejects: list[Reject] = field(default_factory=list)  # every reject, in reading order
+
+    def as_dict(self) -> dict[str, int]:
+        """The counters as a plain dict (for JSON), without the example locations; ``rejected`` only when
+        some input was set aside."""
+        out = {
+            "files": self.files,
+            "lines": self.lines,
+            "bytes": self.bytes,
+            "chars": self.chars,
+            "replaced": self.replaced,
+            "replaced_lines": self.replaced_lines,
+        }
+        if self.rejects:
+            out["rejected"] = self.rejected
+        return out
+
+
+def check_errors(errors: object) -> Errors:
+    """``errors`` if it is one of ``strict``, ``replace``, ``skip``; ``ValueError`` naming it otherwise."""
+    if errors not in ERRORS:
+        raise ValueError(f"errors must be 'strict', 'replace' or 'skip', got {errors!r}")
+    return errors
+
+
+def reject(item: Reject, errors: Errors, stats: SourceStats) -> None:
+    """Raise ``CorpusError(item.message)`` unless ``errors == "skip"``; then record and count ``item``."""
+    if errors != "skip":
+        raise CorpusError(item.message)
+    stats.rejects.append(item)
+    stats.rejected += 1 if item.documents is None else item.documents

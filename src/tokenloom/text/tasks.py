@@ -1,0 +1,131 @@
+"""Corpus inputs split into tasks: pieces that can be read independently, anywhere, into the same records.
+
+:func:`plan_tasks` turns files into :class:`Task` s of roughly ``chunk_bytes`` each:
+
+- a Parquet file (uncompressed on disk; Parquet compresses inside) larger than ``chunk_bytes`` becomes
+  ranges of consecutive row groups, cut where their compressed size passes ``chunk_bytes`` (a row group is
+  never split);
+- an uncompressed JSON Lines or text file larger than ``chunk_bytes`` becomes byte ranges cut at line
+  starts, each knowing the line number it starts at (one pass over the file counts the newlines before
+  every cut);
+- any other file — compressed (a stream cannot be entered in the middle), CSV/TSV (a quoted field may hold
+  a newline), code, small — is one task.
+
+:func:`read_task` reads one task into :class:`~tokenloom.text.records.Record` s (``formats.py``), exactly
+the records — texts, labels, positions — that reading the whole file yields for that range, so reading every
+task in plan order gives the records of reading the files whole, and rejects are counted once. A task's
+:attr:`Task.id` names the file and range; it does not change between runs over the same files, so work
+keyed by it (a finished task's counts) can be found again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from tokenloom.text.compression import detect_compression
+from tokenloom.text.formats import file_format, read_file_records
+from tokenloom.text.reader import corpus_files
+from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
+
+__all__ = ["CHUNK_BYTES", "Task", "plan_tasks", "read_task"]
+
+CHUNK_BYTES = 64 << 20  # default task size: large enough to amortise a process start, small for balance
+_SCAN = 1 << 20  # bytes read at a time while counting newlines
+
+
+@dataclass(frozen=True)
+class Task:
+    """A file, a range of its Parquet row groups (``start:stop``) or of its bytes (cut at line starts)."""
+
+    path: Path
+    kind: Literal["file", "row_groups", "bytes"] = "file"
+    start: int = 0  # first row group, or first byte
+    stop: int = 0  # row group / byte after the last (unused for "file")
+    first_line: int = 1  # "bytes": the line number at ``start``
+
+    @property
+    def id(self) -> str:
+        """``FILE``, ``FILE#row_groups=A-B`` or ``FILE#bytes=A-B`` (stable across runs)."""
+        return str(self.path) if self.kind == "file" else f"{self.path}#{self.kind}={self.start}-{self.stop}"
+
+
+def plan_tasks(
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *, chunk_bytes: int = CHUNK_BYTES
+) -> list[Task]:
+    """The tasks of ``inputs`` (files, folders, globs; ``reader.corpus_files``), file by file in sorted
+    order, each file's tasks in file order (see the module docstring)."""
+    if not isinstance(chunk_bytes, int) or chunk_bytes < 1:
+        raise ValueError(f"chunk_bytes must be a positive int, got {chunk_bytes!r}")
+    tasks: list[Task] = []
+    for path in corpus_files(inputs):
+        tasks.extend(_file_tasks(path, chunk_bytes))
+    return tasks
+
+
+def _file_tasks(path: Path, chunk_bytes: int) -> list[Task]:
+    try:
+        size, codec = path.stat().st_size, detect_compression(path)
+    except OSError:
+        return [Task(path)]  # the reader rejects it
+    fmt = file_format(path)
+    if size <= chunk_bytes or codec != "none" or fmt not in ("parquet", "jsonl", "text"):
+        return [Task(path)]
+    return _row_group_tasks(path, chunk_bytes) if fmt == "parquet" else _byte_tasks(path, size, chunk_bytes)
+
+
+def _row_group_tasks(path: Path, chunk_bytes: int) -> list[Task]:
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(path).metadata
+    except Exception:  # pyarrow raises several types for corrupt files: the reader rejects it
+        return [Task(path)]
+    tasks, start, size = [], 0, 0
+    for g in range(meta.num_row_groups):
+        size += meta.row_group(g).total_byte_size
+        if size >= chunk_bytes or g == meta.num_row_groups - 1:
+            tasks.append(Task(path, "row_groups", start, g + 1))
+            start, size = g + 1, 0
+    return tasks or [Task(path)]
+
+
+def _byte_tasks(path: Path, size: int, chunk_bytes: int) -> list[Task]:
+    """Byte ranges cut at the first line start at or after each multiple of ``chunk_bytes``."""
+    tasks: list[Task] = []
+    start, line = 0, 1
+    with path.open("rb") as f:
+        while start < size:
+            f.seek(start + chunk_bytes)
+            f.readline()  # to the next line start
+            stop = min(f.tell(), size)
+            tasks.append(Task(path, "bytes", start, stop, line))
+            f.seek(start)
+            left = stop - start
+            while left > 0:
+                block = f.read(min(_SCAN, left))
+                line += block.count(b"\n")
+                left -= len(block)
+            start = stop
+    return tasks
+
+
+def read_task(
+    task: Task,
+    *,
+    columns: Columns = DEFAULT_COLUMNS,
+    errors: Errors = "strict",
+    stats: SourceStats | None = None,
+    max_line_bytes: int | None = None,
+) -> Iterator[Record]:
+    """The records of one task, counted in ``stats`` (see the module docstring)."""
+    stats = SourceStats() if stats is None else stats
+    byte_range = (task.start, task.stop, task.first_line) if task.kind == "bytes" else None
+    row_groups = range(task.start, task.stop) if task.kind == "row_groups" else None
+    yield from read_file_records(
+        task.path, columns=columns, errors=errors, stats=stats, max_line_bytes=max_line_bytes,
+        byte_range=byte_range, row_groups=row_groups,
+    )  # fmt: skip

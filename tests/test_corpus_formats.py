@@ -1,0 +1,266 @@
+"""Every corpus format and codec read into the same records; bad input set aside, never lost; tasks.
+
+The mix is built at test time from the shared FLORES texts by ``scripts/make_mix.py`` (5 languages x 20
+sentences, in every format x codec, plus broken files).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tokenloom.errors import CorpusError
+from tokenloom.text.corpus import load_corpus
+from tokenloom.text.reader import iter_records
+from tokenloom.text.records import Record, SourceStats
+from tokenloom.text.tasks import plan_tasks, read_task
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+try:
+    import make_mix
+finally:
+    sys.path.pop(0)
+
+LINES = 20  # sentences per language in the test mix
+
+
+@pytest.fixture(scope="module")
+def mix(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    out = tmp_path_factory.mktemp("mix")
+    return make_mix.write_mix(out / "good", shared_dir, lines=LINES), make_mix.write_mix(
+        out / "broken", shared_dir, lines=LINES, formats=[("jsonl", "zst")], broken=True
+    )
+
+
+def _labels(records: list[Record]) -> list[tuple[str, str | None, str | None]]:
+    return [(r.text, r.lang, r.script) for r in records]
+
+
+def test_every_format_and_codec_gives_the_same_records(mix: Any) -> None:
+    good, _ = mix
+    expected = [(r["text"], r["language"], r["language_script"]) for r in good.rows]
+    assert len(good.files) == len(make_mix.ALL) == 30 and len(expected) == 5 * LINES
+    for path in good.files:
+        stats = SourceStats()
+        records = list(iter_records(path, stats=stats))
+        if path.name.startswith("mix.txt"):  # texts only: no label columns
+            assert _labels(records) == [(t, None, None) for t, _, _ in expected], path.name
+            assert [r.number for r in records] == list(range(1, len(expected) + 1))
+        else:
+            assert _labels(records) == expected, path.name
+        assert stats.lines == len(expected) and stats.files == 1 and not stats.rejects, path.name
+    jsonl, csv_, parquet = (
+        iter_records(good.out_dir / n) for n in ("mix.jsonl.gz", "mix.csv", "mix.parquet")
+    )
+    assert [r.position for r in jsonl][:2] == [1, 2]  # line numbers
+    assert [r.position for r in csv_][:2] == [2, 3]  # the header is line 1
+    assert [r.position for r in parquet][63:66] == [(0, 63), (1, 0), (1, 1)]  # 64-row row groups
+
+
+def test_compression_is_detected_by_magic_bytes(tmp_path: Path) -> None:
+    row = {"text": "Привет", "language": "rus", "language_script": "Cyrl"}
+    (tmp_path / "disguised.jsonl").write_bytes(gzip.compress((json.dumps(row) + "\n").encode()))
+    (tmp_path / "plain.txt.gz").write_text("not compressed\n", encoding="utf-8")
+    assert _labels(list(iter_records(tmp_path / "disguised.jsonl"))) == [("Привет", "rus", "Cyrl")]
+    assert [r.text for r in iter_records(tmp_path / "plain.txt.gz")] == ["not compressed"]
+
+
+def test_load_corpus_slices_fineweb_and_own_columns(mix: Any, tmp_path: Path) -> None:
+    good, _ = mix
+    shards = sorted(good.out_dir.glob("mix.jsonl*")) + sorted(good.out_dir.glob("mix.parquet*"))
+    corpus = load_corpus([str(p) for p in shards])  # ten shards of one table: one part per language
+    assert sorted(corpus.slices) == ["arb_Arab", "eng_Latn", "hin_Deva", "rus_Cyrl", "zho_Hans"]
+    texts, _ = next(p for p in corpus if p.slice == "rus_Cyrl").load()
+    assert len(texts) == LINES * len(shards)
+    own = tmp_path / "own.jsonl"
+    own.write_text('{"body": "hello", "tongue": "eng", "writing": "Latn"}\n', encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"own\.jsonl: no 'text' column \(columns: \['body'"):
+        load_corpus(own)
+    corpus = load_corpus(own, text_column="body", lang_column="tongue", script_column="writing")
+    assert corpus.slices == ["eng_Latn"] and corpus.parts[0].load()[0] == ["hello"]
+
+
+def test_in_memory_corpora_read_like_tables(mix: Any) -> None:
+    import datasets
+    import pandas as pd
+
+    good, _ = mix
+    expected = _labels(list(iter_records(good.out_dir / "mix.parquet")))
+    frame = pd.DataFrame(good.rows)
+    for obj in (
+        good.rows,
+        frame,
+        datasets.Dataset.from_pandas(frame),
+        datasets.Dataset.from_pandas(frame).to_iterable_dataset(),
+    ):
+        assert _labels(list(iter_records(obj))) == expected, type(obj).__name__
+    assert [r.text for r in iter_records(iter(["a", "b"]))] == ["a", "b"]
+    assert sorted(load_corpus(frame).slices) == sorted(load_corpus(good.out_dir / "mix.csv").slices)
+
+
+def test_bad_input_is_rejected_and_never_lost(mix: Any) -> None:
+    _, broken = mix
+    stats = SourceStats()
+    records = list(iter_records(broken.out_dir, errors="skip", stats=stats))
+    by_file: dict[str, list[Record]] = {}
+    for r in records:
+        by_file.setdefault(Path(r.source).name, []).append(r)
+    rejects = {(Path(r.source).name, r.number, r.documents): r.reason for r in stats.rejects}
+    for path, rows in broken.files.items():  # intact files: all read
+        assert [r.text for r in by_file[path.name]] == [row["text"] for row in rows]
+    rows_file = broken.out_dir / "broken-rows.jsonl"
+    assert [r.text for r in by_file[rows_file.name]] == [r["text"] for r in broken.broken[rows_file] if r]
+    assert {k[1] for k in rejects if k[0] == rows_file.name} == {2, 3, 5, 6}
+    for name in ("broken-truncated.jsonl.gz", "broken-truncated.jsonl.zst"):
+        read = [r.text for r in by_file.get(name, [])]
+        written = [r["text"] for r in broken.broken[broken.out_dir / name]]
+        assert read == written[: len(read)] and len(read) < len(written)  # a prefix, then one reject
+        (tail,) = [k for k in rejects if k[0] == name]
+        assert tail[1] == len(read) + 1 and tail[2] is None
+    assert ("broken-schema.parquet", None, 6) in rejects and (
+        "broken-unreadable.parquet",
+        None,
+        None,
+    ) in rejects
+    # every document is read or covered by a reject (the truncated tails: one reject of unknown size)
+    known = sum(len(rows) for rows in broken.files.values()) + len(broken.broken[rows_file]) + 6
+    truncated_read = sum(
+        len(by_file.get(n, [])) for n in ("broken-truncated.jsonl.gz", "broken-truncated.jsonl.zst")
+    )
+    sized = sum(r.documents for r in stats.rejects if r.documents is not None)
+    assert len(records) - truncated_read + sized == known
+    assert stats.rejected == sized + sum(1 for r in stats.rejects if r.documents is None)
+    assert [r.as_row()["source"] for r in stats.rejects] == [r.source for r in stats.rejects]
+
+
+def test_strict_stops_at_the_first_bad_input(mix: Any, tmp_path: Path) -> None:
+    _, broken = mix
+    with pytest.raises(CorpusError, match=r"broken-rows\.jsonl: line 2: invalid JSON"):
+        list(iter_records(broken.out_dir / "broken-rows.jsonl"))
+    with pytest.raises(CorpusError, match=r"broken-truncated\.jsonl\.gz: line \d+: cannot read further"):
+        list(iter_records(broken.out_dir / "broken-truncated.jsonl.gz"))
+    with pytest.raises(
+        CorpusError, match=r"broken-schema\.parquet: no 'text' column \(columns: \['body'\]\)"
+    ):
+        list(iter_records(broken.out_dir / "broken-schema.parquet", errors="replace"))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"text": "ok"}\n{"text": "bad \xff byte"}\n')
+    with pytest.raises(CorpusError, match=r"bad\.jsonl: line 2 \(byte offset 29\): invalid UTF-8"):
+        list(iter_records(bad))
+    assert [r.text for r in iter_records(bad, errors="replace")] == ["ok", "bad \ufffd byte"]
+    corpus = load_corpus(broken.out_dir, errors="skip")
+    assert corpus.stats.rejects and sorted(corpus.slices) == [
+        "arb_Arab",
+        "eng_Latn",
+        "hin_Deva",
+        "rus_Cyrl",
+        "zho_Hans",
+    ]
+
+
+def test_tasks_read_in_order_give_the_records_of_whole_files(shared_dir: Path, tmp_path: Path) -> None:
+    formats = [("jsonl", "none"), ("txt", "none"), ("parquet", "none"), ("jsonl", "gz"), ("csv", "none")]
+    make_mix.write_mix(tmp_path, shared_dir, lines=60, formats=formats, row_group_rows=16)
+    whole = list(iter_records(tmp_path))
+    tasks = plan_tasks(tmp_path, chunk_bytes=2000)
+    kinds = {t.kind for t in tasks}
+    assert kinds == {"file", "bytes", "row_groups"} and len(tasks) > 20
+    assert [t.id for t in plan_tasks(tmp_path, chunk_bytes=2000)] == [t.id for t in tasks]  # stable
+    assert len({t.id for t in tasks}) == len(tasks)
+    parts = [r for t in tasks for r in read_task(t)]
+    assert parts == whole
+
+
+def test_a_tokenizer_trained_on_jsonl_learns_no_json_syntax(mix: Any) -> None:
+    from tokenloom.text.train import train_tokenizer
+
+    good, _ = mix
+    tok = train_tokenizer(
+        good.out_dir / "mix.jsonl.zst", algorithm="bpe", engine="hf", vocab_size=1500, heldout=0.0, quiet=True
+    )
+    pieces = list(tok.hf_export().get_vocab())
+    assert len(pieces) == 1500
+    assert not [p for p in pieces if '"text"' in p or '{"' in p or '":' in p or "language" in p]
+    import pandas as pd
+
+    frame = pd.DataFrame(good.rows).rename(columns={"text": "body"})
+    same = train_tokenizer(
+        frame, text_column="body", algorithm="bpe", engine="hf", vocab_size=1500, heldout=0.0, quiet=True
+    )
+    assert same.hf_export().get_vocab() == tok.hf_export().get_vocab()  # the same lines, in the same order
+
+
+# which texts each format keeps: .txt cannot hold a newline or a carriage return (a line is a text, CR LF
+# reads as LF) and drops a byte-order mark opening the file; tables keep every string
+_ANY = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
+_LINE = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\n\r"), max_size=30)
+FUZZ = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@FUZZ
+@given(texts=st.lists(_ANY, min_size=1, max_size=8), fmt=st.sampled_from(["jsonl", "csv", "tsv", "parquet"]),
+       codec=st.sampled_from(make_mix.CODECS))  # fmt: skip
+def test_tables_round_trip_any_text(tmp_path: Path, texts: list[str], fmt: str, codec: str) -> None:
+    path = tmp_path / make_mix.file_name("t", fmt, codec)
+    make_mix.write_rows(path, fmt, codec, [{"text": t, "language": "und"} for t in texts])
+    assert [r.text for r in iter_records(path)] == texts
+
+
+@FUZZ
+@given(texts=st.lists(_LINE, min_size=1, max_size=8), codec=st.sampled_from(make_mix.CODECS))
+def test_text_files_round_trip_texts_without_line_breaks(
+    tmp_path: Path, texts: list[str], codec: str
+) -> None:
+    texts[0] = texts[0].lstrip("\ufeff")
+    path = tmp_path / make_mix.file_name("t", "txt", codec)
+    make_mix.write_rows(path, "txt", codec, [{"text": t} for t in texts])
+    assert [r.text for r in iter_records(path)] == texts
+
+
+def test_cli_trains_and_reports_on_a_broken_mix(
+    mix: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tokenloom import cli
+
+    _, broken = mix
+    assert (
+        cli.main(["train", str(broken.out_dir), "--out", str(tmp_path / "strict"), "--vocab-size", "1500"])
+        != 0
+    )
+    assert "broken-rows.jsonl: line 2: invalid JSON" in capsys.readouterr().err  # strict: the first bad input
+    args = ["--algorithm", "bpe", "--engine", "hf", "--vocab-size", "1500", "--heldout", "0", "--quiet"]
+    assert (
+        cli.main(["train", str(broken.out_dir), "--errors", "skip", "--out", str(tmp_path / "tok"), *args])
+        == 0
+    )
+    record = json.loads((tmp_path / "tok" / "tokenloom.json").read_text(encoding="utf-8"))
+    assert record["corpus"]["rejected"] >= 4 + 6 + 2 and record["config"]["text_column"] == "text"
+    assert "set aside (--errors skip)" in capsys.readouterr().out
+    body = tmp_path / "body.jsonl"
+    body.write_text("".join(json.dumps({"body": r["text"]}) + "\n" for r in broken.rows), encoding="utf-8")
+    assert (
+        cli.main(["train", str(body), "--text-column", "body", "--out", str(tmp_path / "tok2"), *args]) == 0
+    )
+    report = [
+        "fertility",
+        "--tokenizer",
+        str(tmp_path / "tok"),
+        "--corpus",
+        str(broken.out_dir),
+        "--no-translit",
+    ]
+    assert (
+        cli.main([*report, "--errors", "skip", "--segmenter", "whitespace", "--out", str(tmp_path / "r")])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "documents set aside as bad input (--errors skip); first: " in out and "broken-" in out
+    body_report = ["--corpus", str(body), "--text-column", "body", "--out", str(tmp_path / "r2")]
+    assert cli.main(["fertility", "--tokenizer", str(tmp_path / "tok"), *body_report]) == 0
