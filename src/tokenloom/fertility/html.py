@@ -4,8 +4,8 @@ On top, the summary of :mod:`tokenloom.fertility.summary` (per tokenizer: median
 share of languages above 1.5× and 2×, the Gini coefficient, the most expensive languages and scripts);
 then the charts of :mod:`tokenloom.fertility.plots`, embedded as base64 PNGs; then every row of the report
 (with the tokens-per-document columns of :func:`tokenloom.fertility.length_tables.table_columns`; a
-``metrics="lengths"`` report shows only those and its totals) in one table that sorts by any column (click a header; click again to reverse) and filters by text, slice
-kind and tokenizer. The script is inline and the page loads nothing from the network: it is one file that
+``metrics="lengths"`` report shows only those and its totals) in one table that sorts by any column
+(click a header; click again to reverse) and filters by text, slice kind and tokenizer. The script is inline and the page loads nothing from the network: it is one file that
 works offline and can be mailed around.
 
 What it does not do: compute the report or draw the charts. No third-party HTML or JS library is used;

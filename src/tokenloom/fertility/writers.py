@@ -1,12 +1,13 @@
 """Writers of a fertility report table: CSV, Markdown, a self-contained HTML page, a compact terminal table.
 
-:func:`write_report` writes ``report.csv``, ``report.md``, ``report.html`` (:mod:`tokenloom.fertility.html`: a summary, the charts of
-:mod:`tokenloom.fertility.plots` embedded as base64 PNGs, a sortable table), ``lengths.csv`` (the histogram of
-tokens per document, ``df.attrs["lengths"]``, when the report has one) and the PNGs beside it, each file atomically
-(``tokenloom._atomic``). The Markdown shows, per tokenizer, the main table (not for ``metrics="lengths"``
-reports) and the tokens-per-document table (:func:`tokenloom.fertility.length_tables.table_columns`). :func:`report_table` is what ``tokenloom fertility`` prints. Every table is
-rendered by :mod:`tokenloom._tables`. What it does not do: compute the table (``report``) or draw the
-charts (``plots``). pandas is only used through the DataFrame it is given.
+:func:`write_report` writes ``report.csv``, ``report.md``, ``report.html`` (:mod:`tokenloom.fertility.html`: a
+summary, the charts of :mod:`tokenloom.fertility.plots` embedded as base64 PNGs, a sortable table),
+``lengths.csv`` (the histogram of tokens per document, ``df.attrs["lengths"]``, when the report has one) and
+the PNGs beside it, each file atomically (``tokenloom._atomic``). The Markdown shows, per tokenizer, the main
+table (not for ``metrics="lengths"`` reports) and the tokens-per-document table
+(:func:`tokenloom.fertility.length_tables.table_columns`). :func:`report_table` is what ``tokenloom
+fertility`` prints. Every table is rendered by :mod:`tokenloom._tables`. What it does not do: compute the
+table (``report``) or draw the charts (``plots``). pandas is only used through the DataFrame it is given.
 """
 
 from __future__ import annotations
