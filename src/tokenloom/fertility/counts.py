@@ -3,9 +3,9 @@
 - :class:`ChunkCounts` — per-text counts of one chunk of a corpus part under one tokenizer (what
   :mod:`tokenloom.fertility.counting` measures); dropped once folded into the slices the chunk belongs to.
 - :class:`SliceCounts` — a plain frozen dataclass of sums, a token-id histogram, a histogram of per-text
-  premiums (for the exact median), the tokens per document (:class:`~tokenloom.fertility.lengths.
-  LengthCounts`: percentiles and context shares), and, per corpus part not finished yet, the few per-text values the
-  bootstrap needs (tokens, words, premium, aligned). Every method is pure and returns a new value:
+  premiums (for the exact median), the tokens per document
+  (:class:`~tokenloom.fertility.lengths.LengthCounts`: percentiles and context shares), and, per corpus
+  part not finished yet, the few per-text values the bootstrap needs (tokens, words, premium, aligned). Every method is pure and returns a new value:
   :meth:`SliceCounts.of` counts some texts, :meth:`SliceCounts.merge` combines two counts — any two
   partitions of a corpus counted anywhere merge into the one-pass result —, :func:`close_part` resamples
   a finished part (bootstrap over its texts, stratified by part) and folds its per-text values into sums,
