@@ -12,8 +12,9 @@ on 3 MB of the FLORES-200 ``dev`` split into a temporary folder (not timed).
    ``SentencePieceProcessor.encode(list)``, loaded straight from the tokenizer files, one call per language
    file) of every text of the parallel corpus; ``Tokenizer.encode_batch_with_offsets`` alone (what any
    report that aligns tokens with words through the Tokenizer contract must at least pay); then
-   ``fertility_report`` on the same corpus with both tokenizers, without and with the generated
-   transliterated slices. The report's token counts are checked
+   ``fertility_report`` on the same corpus with both tokenizers: ``metrics="lengths"`` (documents, bytes,
+   characters, tokens and tokens per document only), then the full report without and with the generated
+   transliterated slices. Every report's token counts are checked
    against the raw engines' (an oracle) before any time is printed.
 2. **Memory**, in fresh child processes: the RSS before a full report on the first 10 / 50 / all languages
    (eng_Latn always included; imports done, tokenizers loaded), the peak RSS sampled every 10 ms during it,
@@ -276,7 +277,8 @@ def _child(args: argparse.Namespace) -> int:
 
 def _speed(args: argparse.Namespace, corpus_line: list[str]) -> None:
     """Section 1 of the module docstring."""
-    from tokenloom.fertility.report import fertility_report
+    from tokenloom.fertility.counting import Metrics
+    from tokenloom.fertility.report import ReportConfig, fertility_report
     from tokenloom.text.tokenizer import load_tokenizer
 
     files = _languages(args.corpus, None)
@@ -296,8 +298,8 @@ def _speed(args: argparse.Namespace, corpus_line: list[str]) -> None:
             for ts in texts.values():
                 tok.encode_batch_with_offsets(ts)
 
-    def report(translit: bool) -> None:
-        df = fertility_report(toks, args.corpus, translit=translit)
+    def report(translit: bool, metrics: Metrics = "full") -> None:
+        df = fertility_report(toks, args.corpus, translit=translit, config=ReportConfig(metrics=metrics))
         for name in names:  # oracle: the report counted exactly the raw engines' tokens
             got = df[(df.tokenizer == name) & (df.slice_kind == "language")].set_index("slice")["tokens"]
             assert got.to_dict() == raw_tokens[name], (
@@ -307,6 +309,7 @@ def _speed(args: argparse.Namespace, corpus_line: list[str]) -> None:
     runs = {
         "raw engines' batch encoding": raw,
         "Tokenizer.encode_batch_with_offsets only (ids + offsets, no metrics)": wrapper,
+        'report, metrics="lengths" (tokens per document only)': lambda: report(False, "lengths"),
         "report, no transliteration": lambda: report(False),
         "report, full (with transliterated slices)": lambda: report(True),
     }

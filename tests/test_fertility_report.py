@@ -349,12 +349,14 @@ def test_writers_and_cli(
         "premium.png",
         "byte_fallback.png",
         "comparison.png",
+        "lengths.png",
+        "lengths.csv",
     } <= names
     csv = pd.read_csv(out / "report.csv")
     assert list(csv.columns[: len(REPORT_COLUMNS)]) == list(REPORT_COLUMNS)
     assert set(csv.tokenizer) == {"bpe", "uni"}
     page = (out / "report.html").read_text("utf-8")
-    assert page.count("data:image/png;base64,") == 4 and "<table id='rows'>" in page
+    assert page.count("data:image/png;base64,") == 5 and "<table id='rows'>" in page
     assert (out / "premium.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "| language | eng_Latn |" in (out / "report.md").read_text("utf-8")
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp files left behind
@@ -383,7 +385,16 @@ def test_writers_and_cli(
 def test_write_report_direct(tiny_corpus: Path, handmade: dict[str, Path], tmp_path: Path) -> None:
     df = fertility_report({"char": handmade["char"]}, tiny_corpus, translit=False)
     written = write_report(df, tmp_path / "w")
-    assert set(written) == {"csv", "md", "html", "fertility", "premium", "byte_fallback"}
+    assert set(written) == {
+        "csv",
+        "md",
+        "html",
+        "fertility",
+        "premium",
+        "byte_fallback",
+        "lengths",
+        "lengths_csv",
+    }
     assert pd.read_csv(written["csv"]).shape[0] == len(df)
 
 

@@ -47,6 +47,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--segmenter", choices=("icu", "whitespace"), default="icu", help="word segmenter")
     parser.add_argument(
+        "--metrics",
+        choices=("full", "lengths"),
+        default="full",
+        help="full: every metric; lengths: documents, bytes, characters, tokens and tokens per document only "
+        "(fast: no words, round trips, premiums or transliterated slices)",
+    )
+    parser.add_argument(
+        "--context",
+        action="append",
+        type=_context_list,
+        metavar="TOKENS",
+        help="context length for the share of documents longer than it and of tokens beyond it "
+        "(repeatable or a comma list; default 2048,4096,8192,32768)",
+    )
+    parser.add_argument(
         "--errors",
         choices=("strict", "replace", "skip"),
         default="strict",
@@ -80,9 +95,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _context_list(value: str) -> list[int]:
+    """``--context 4096`` or ``--context 2048,8192``: token counts."""
+    try:
+        return [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}: give token counts, e.g. 4096 or 2048,8192") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from tokenloom.errors import ConfigError
-    from tokenloom.fertility.report import fertility_report
+    from tokenloom.fertility.lengths import DEFAULT_CONTEXTS
+    from tokenloom.fertility.report import ReportConfig, fertility_report
     from tokenloom.fertility.summary import format_summary
     from tokenloom.fertility.writers import report_table, write_report
     from tokenloom.text.adapt import load_tokenizer_spec
@@ -92,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"output folder {str(args.out)!r} already exists; pass --overwrite to replace it")
     if args.out.exists() and not args.out.is_dir():
         raise ConfigError(f"--out {str(args.out)!r} is a file; give a folder for the report")
+    contexts = sorted({c for group in args.context for c in group}) if args.context else DEFAULT_CONTEXTS
+    config = ReportConfig(metrics=args.metrics, contexts=tuple(contexts))  # checked before any work starts
     toks = [load_tokenizer_spec(t["spec"], pattern=t["pattern"], name=t["name"]) for t in args.tokenizers]
     corpus = load_corpus(
         args.corpus,
@@ -107,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         translit=not args.no_translit,
         segmenter=args.segmenter,
         quiet=args.quiet,
+        config=config,
     )
     if args.table:
         print(report_table(df))

@@ -10,6 +10,12 @@ Token and word spans are both in the whole-batch coordinates of :mod:`tokenloom.
 :func:`tokenloom.fertility.metrics.count_flat` takes them. A chunk's token ids are reduced to per-text
 counts and dropped, so memory follows the chunk size, not the size of a part or of the corpus.
 
+With ``CountOptions(metrics="lengths")`` a chunk is only encoded to tokens per text, in the engine's
+ids-only call (:func:`token_lengths`: no offsets, no decoding, no normalization), and no words are
+segmented: its :class:`~tokenloom.fertility.counts.ChunkCounts` hold tokens, characters and bytes, every
+other per-text count zero (:func:`lengths_only_counts`). The reference of :func:`token_lengths` is the
+length of each id list of :meth:`Tokenizer.encode_batch <tokenloom.text.tokenizer.Tokenizer.encode_batch>`.
+
 Premiums need the pivot's token count of the same content: the counter remembers the pivot part's
 per-text token counts by id (one number per pivot text); the pivot part must be counted first.
 What it does not do: load corpora, decide which slices exist (``slices``), or aggregate across chunks
@@ -22,19 +28,32 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
 from tokenloom.fertility import metrics
 from tokenloom.fertility.counts import ChunkCounts, SliceCounts
+from tokenloom.fertility.lengths import DEFAULT_CONTEXTS
 from tokenloom.fertility.slices import SliceConfig, SliceKey, memberships
+from tokenloom.text.backends.base import clear_input_errors
 from tokenloom.text.corpus import CorpusPart
 from tokenloom.text.offsets import FlatBatch
 from tokenloom.text.tokenizer import Tokenizer
 from tokenloom.text.unicode import BatchSegmenter
 
-__all__ = ["ChunkCounter", "CountOptions", "Pending", "part_id"]
+__all__ = [
+    "ChunkCounter",
+    "CountOptions",
+    "Metrics",
+    "Pending",
+    "lengths_only_counts",
+    "part_id",
+    "token_lengths",
+]
+
+# what a report counts: everything, or documents, bytes, characters, tokens and their length distribution
+Metrics: TypeAlias = Literal["full", "lengths"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +62,8 @@ class CountOptions:
 
     roundtrip: bool = True  # decode every text for the round-trip exact rate
     batch_size: int = 256  # texts per engine call
+    metrics: Metrics = "full"  # "lengths": tokens per text only (see the module docstring)
+    contexts: tuple[int, ...] = DEFAULT_CONTEXTS  # context lengths of the length counts
 
 
 @dataclass(frozen=True)
@@ -53,12 +74,12 @@ class Pending:
     texts: list[str]
     ids: list[Any]
     start: int  # position in the part of the first text
-    encoded: dict[str, Future[FlatBatch]]  # tokenizer name -> its encoding of the texts
+    encoded: dict[str, Future[FlatBatch | np.ndarray]]  # tokenizer -> its encoding ([n] lengths only)
 
 
-def _now(func: Callable[[], FlatBatch]) -> Future[FlatBatch]:
+def _now(func: Callable[[], FlatBatch | np.ndarray]) -> Future[FlatBatch | np.ndarray]:
     """A finished future: the no-executor path of :meth:`ChunkCounter.submit`."""
-    future: Future[FlatBatch] = Future()
+    future: Future[FlatBatch | np.ndarray] = Future()
     try:
         future.set_result(func())
     except Exception as exc:  # re-raised by .result(), as an executor would
@@ -88,9 +109,11 @@ class ChunkCounter:
         self.locks = {n: threading.Lock() for n in toks}  # one tokenizer is never used by two workers
         self.pivot_tokens: dict[tuple[str, str], dict[Any, int]] = {}  # (tokenizer, align) -> id -> tokens
 
-    def _encode(self, name: str, texts: list[str]) -> FlatBatch:
+    def _encode(self, name: str, texts: list[str]) -> FlatBatch | np.ndarray:
         opts = self.options
         with self.locks[name]:
+            if opts.metrics == "lengths":
+                return token_lengths(self.toks[name], texts, batch_size=opts.batch_size)
             return self.toks[name].encode_flat(texts, decode=opts.roundtrip, batch_size=opts.batch_size)
 
     def submit(self, part: CorpusPart, texts: list[str], ids: list[Any], start: int) -> Pending:
@@ -129,6 +152,7 @@ class ChunkCounter:
     ) -> ChunkCounts:
         tok, texts, n = self.toks[name], pending.texts, len(pending.texts)
         enc = pending.encoded[name].result()
+        assert isinstance(enc, FlatBatch)
         bc = metrics.count_flat(
             enc.lengths, enc.ids, enc.offsets, words, flat_words, vocab_size=tok.vocab_size,
             byte_fallback_ids=tok.fallback_ids, unk_id=tok.unk_id,
@@ -150,17 +174,24 @@ class ChunkCounter:
         part, texts = pending.part, pending.texts
         if not texts:
             return []
-        words, flat_words = self._words(part, texts)
+        lengths_only = self.options.metrics == "lengths"
+        words, flat_words = (np.zeros(0), np.zeros(0)) if lengths_only else self._words(part, texts)
         chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
         nbytes = np.fromiter((len(t.encode("utf-8")) for t in texts), dtype=np.int64, count=len(texts))
         mems = memberships(part, texts, config=self.slice_config)
         out = []
         for name, tok in self.toks.items():
-            counts = self._text_counts(name, pending, words, flat_words, np.stack([chars, nbytes]))
+            if lengths_only:
+                tokens = pending.encoded[name].result()
+                assert isinstance(tokens, np.ndarray)
+                counts = lengths_only_counts(pending.start, tokens, chars, nbytes)
+            else:
+                counts = self._text_counts(name, pending, words, flat_words, np.stack([chars, nbytes]))
             for m in mems:
                 one = SliceCounts.of(
                     counts, m.indices, part=part_id(part), vocab_size=tok.vocab_size,
                     langs=m.langs, scripts=m.scripts, generated=part.generated,
+                    contexts=self.options.contexts,
                 )  # fmt: skip
                 out.append((name, m.key, one))
         return out
@@ -175,3 +206,29 @@ class ChunkCounter:
 def part_id(part: CorpusPart) -> str:
     """The stratum a part's texts are resampled in: its slice (unique in a corpus)."""
     return f"{part.slice_kind}:{part.slice}"
+
+
+def token_lengths(tok: Tokenizer, texts: Sequence[str], *, batch_size: int) -> np.ndarray:
+    """[n] tokens per text, ``batch_size`` texts per call of the engine's ids-only batch encoding
+    (``EngineBackend.encode_batch_flat``: no offsets, no decoding); engine input errors are translated as
+    :meth:`Tokenizer.encode_batch` translates them, whose id lists' lengths these equal."""
+    texts = list(texts)
+    with clear_input_errors(texts):
+        parts = [
+            tok.backend.encode_batch_flat(texts[s : s + batch_size])[0]
+            for s in range(0, len(texts), batch_size)
+        ]
+    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
+
+
+def lengths_only_counts(start: int, tokens: np.ndarray, chars: np.ndarray, nbytes: np.ndarray) -> ChunkCounts:
+    """The counts of a chunk of ``[n]`` tokens, characters and bytes per text; every other count zero (no
+    words, token ids, round trips, normalization checks or premiums)."""
+    n = len(tokens)
+    zeros, no = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+    none = np.zeros(0, dtype=np.int64)
+    return ChunkCounts(
+        start=start, tokens=tokens, words=zeros, chars=chars, bytes=nbytes, continued=zeros,
+        byte_fallback=zeros, unk=zeros, roundtrip=no, norm_changed=no, premium=np.zeros(n), aligned=no,
+        flat_ids=none, token_text=none, id_counts=none,
+    )  # fmt: skip

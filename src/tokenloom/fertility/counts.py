@@ -3,8 +3,9 @@
 - :class:`ChunkCounts` — per-text counts of one chunk of a corpus part under one tokenizer (what
   :mod:`tokenloom.fertility.counting` measures); dropped once folded into the slices the chunk belongs to.
 - :class:`SliceCounts` — a plain frozen dataclass of sums, a token-id histogram, a histogram of per-text
-  premiums (for the exact median), and, per corpus part not finished yet, the few per-text values the
-  bootstrap needs (tokens, words, premium, aligned). Every method is pure and returns a new value:
+  premiums (for the exact median), the tokens per document
+  (:class:`~tokenloom.fertility.lengths.LengthCounts`: percentiles and context shares), and, per corpus
+  part not finished yet, the few per-text values the bootstrap needs (tokens, words, premium, aligned). Every method is pure and returns a new value:
   :meth:`SliceCounts.of` counts some texts, :meth:`SliceCounts.merge` combines two counts — any two
   partitions of a corpus counted anywhere merge into the one-pass result —, :func:`close_part` resamples
   a finished part (bootstrap over its texts, stratified by part) and folds its per-text values into sums,
@@ -32,6 +33,7 @@ import numpy as np
 
 from tokenloom.costs.languages import language_cost
 from tokenloom.fertility import metrics
+from tokenloom.fertility.lengths import DEFAULT_CONTEXTS, LengthCounts, distribution_columns, from_lengths
 
 __all__ = ["ChunkCounts", "SliceCounts", "close_part"]
 
@@ -106,6 +108,12 @@ def _add_arrays(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None
     return out
 
 
+def _merge_lengths(a: LengthCounts | None, b: LengthCounts | None) -> LengthCounts | None:
+    if a is None or b is None:
+        return b if a is None else a
+    return a.merge(b)
+
+
 def _label(counts: Mapping[str, int]) -> str:
     keys = [k for k, v in counts.items() if v > 0]
     return keys[0] if len(keys) == 1 else "mul" if keys else ""
@@ -137,6 +145,7 @@ class SliceCounts:
     langs: Counter[str] = field(default_factory=Counter)  # language -> texts
     scripts: Counter[str] = field(default_factory=Counter)  # script -> texts
     generated: bool = False
+    lengths: LengthCounts | None = None  # tokens per document; None: no texts counted
 
     @classmethod
     def of(
@@ -149,8 +158,10 @@ class SliceCounts:
         langs: Mapping[str, int],
         scripts: Mapping[str, int],
         generated: bool = False,
+        contexts: Sequence[int] = DEFAULT_CONTEXTS,
     ) -> SliceCounts:
-        """Counts of the texts ``rows`` of a chunk (``None``: all of them) of part ``part``."""
+        """Counts of the texts ``rows`` of a chunk (``None``: all of them) of part ``part``; ``contexts``:
+        the context lengths of the length counts."""
         mask = np.zeros(len(counts), dtype=bool)
         mask[rows if rows is not None else slice(None)] = True
         sel = counts.aligned & mask
@@ -182,6 +193,9 @@ class SliceCounts:
             langs=Counter(langs),
             scripts=Counter(scripts),
             generated=generated,
+            lengths=from_lengths(
+                counts.tokens[mask], counts.bytes[mask], counts.chars[mask], contexts=contexts
+            ),
         )
 
     def merge(self, other: SliceCounts) -> SliceCounts:
@@ -203,6 +217,7 @@ class SliceCounts:
             langs=self.langs + other.langs,
             scripts=self.scripts + other.scripts,
             generated=self.generated or other.generated,
+            lengths=_merge_lengths(self.lengths, other.lengths),
         )
 
     def close(self, part: str, size: int, *, n_boot: int, seed: int) -> SliceCounts:
@@ -210,7 +225,8 @@ class SliceCounts:
         return close_part([self], part, size, n_boot=n_boot, seed=seed)[0]
 
     def finish(self, *, vocab_size: int, level: float, renyi_alpha: float, roundtrip: bool) -> dict[str, Any]:
-        """The slice's report columns (every part must be closed)."""
+        """The slice's report columns (every part must be closed); the length columns
+        (:func:`~tokenloom.fertility.lengths.distribution_columns`) when texts were counted."""
         if self.open:
             raise ValueError(f"parts {sorted(self.open)} are still open; close_part() them before finish()")
         f_lo = f_hi = p_lo = p_hi = math.nan
@@ -249,7 +265,22 @@ class SliceCounts:
             "renyi_efficiency": metrics.renyi_efficiency(counts, vocab_size=vocab_size, alpha=renyi_alpha),
             "premium_pairs": self.pairs,
             "generated": self.generated,
+            **self.length_columns(),
         }
+
+    def finish_lengths(self) -> dict[str, Any]:
+        """The columns ``metrics="lengths"`` counts: labels, totals and :meth:`length_columns`."""
+        totals = {name: getattr(self, name) for name in ("texts", "tokens", "chars", "bytes")}
+        labels = {"lang": _label(self.langs), "script": _label(self.scripts)}
+        return {**labels, **totals, "generated": self.generated, **self.length_columns()}
+
+    def length_columns(self) -> dict[str, Any]:
+        """The distribution columns of the tokens per document (``{}`` when no texts were counted); the
+        totals are the ``texts``, ``tokens``, ``chars`` and ``bytes`` columns."""
+        if self.lengths is None:
+            return {}
+        row = self.lengths.row()
+        return {name: row[name] for name in distribution_columns(self.lengths.contexts)}
 
 
 _SUMS = (

@@ -3,8 +3,9 @@
 On top, the summary of :mod:`tokenloom.fertility.summary` (per tokenizer: median and worst premium, the
 share of languages above 1.5× and 2×, the Gini coefficient, the most expensive languages and scripts);
 then the charts of :mod:`tokenloom.fertility.plots`, embedded as base64 PNGs; then every row of the report
-in one table that sorts by any column (click a header; click again to reverse) and filters by text, slice
-kind and tokenizer. The script is inline and the page loads nothing from the network: it is one file that
+(with the tokens-per-document columns of :func:`tokenloom.fertility.length_tables.table_columns`; a
+``metrics="lengths"`` report shows only those and its totals) in one table that sorts by any column
+(click a header; click again to reverse) and filters by text, slice kind and tokenizer. The script is inline and the page loads nothing from the network: it is one file that
 works offline and can be mailed around.
 
 What it does not do: compute the report or draw the charts. No third-party HTML or JS library is used;
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tokenloom._tables import format_cell
+from tokenloom.fertility.length_tables import headline, table_columns
 from tokenloom.fertility.summary import summarize
 
 if TYPE_CHECKING:
@@ -37,6 +39,8 @@ TABLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("premium_mean", "premium", "{:.3f}"), ("premium_lo", "p_lo", "{:.3f}"), ("premium_hi", "p_hi", "{:.3f}"),
     ("rel_attention_work", "attn work", "{:.2f}"), ("renyi_efficiency", "rényi", "{:.3f}"),
 )  # fmt: skip
+
+_LENGTHS_ONLY = (*TABLE_COLUMNS[:5], ("tokens", "tokens", "{:d}"))  # identity, documents, tokens
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}
@@ -81,7 +85,7 @@ def _summary(df: pd.DataFrame) -> str:
     head = (
         "<tr><th>tokenizer</th><th>languages</th><th>median fertility</th><th>median premium</th>"
         "<th>worst premium</th><th>&gt; 1.5×</th><th>&gt; 2×</th><th>Gini</th>"
-        "<th>most expensive languages</th><th>most expensive scripts</th></tr>"
+        "<th>most expensive languages</th><th>most expensive scripts</th><th>tokens per document</th></tr>"
     )
     rows = []
     for s in summarize(df):
@@ -98,6 +102,7 @@ def _summary(df: pd.DataFrame) -> str:
             f"<td>{format_cell(s.gini, '{:.3f}')}</td>",
             f"<td class='t'>{html.escape(langs)}</td>",
             f"<td class='t'>{html.escape(scripts)}</td>",
+            f"<td class='t'>{html.escape(headline(df, s.tokenizer) or '–')}</td>",
         ]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<h2>Summary</h2><table id='summary'>{head}{''.join(rows)}</table>"
@@ -109,7 +114,8 @@ def _options(element_id: str, label: str, values: list[str]) -> str:
 
 
 def _table(df: pd.DataFrame) -> str:
-    columns = [c for c in TABLE_COLUMNS if c[0] in df.columns]
+    shown = TABLE_COLUMNS if df.attrs.get("metrics", "full") == "full" else _LENGTHS_ONLY
+    columns = [c for c in shown if c[0] in df.columns] + list(table_columns(df))
     head = "".join(f"<th>{html.escape(h)}</th>" for _, h, _ in columns)
     body = []
     for row in df.itertuples(index=False):

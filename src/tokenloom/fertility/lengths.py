@@ -35,7 +35,9 @@ __all__ = [
     "MAX_LENGTH",
     "NBINS",
     "QUANTILES",
+    "TOTAL_COLUMNS",
     "LengthCounts",
+    "distribution_columns",
     "empty",
     "from_lengths",
     "length_columns",
@@ -46,6 +48,7 @@ DEFAULT_CONTEXTS: tuple[int, ...] = (2048, 4096, 8192, 32768)
 ALPHA = 0.01  # the stated relative error of every percentile: γ = (1 + α) / (1 − α) = 101 / 99
 MAX_LENGTH = 2**40  # the longest document length counted (tokens), exclusive
 QUANTILES = (50, 90, 99)  # the percentiles a row reports
+TOTAL_COLUMNS = ("docs", "tokens", "bytes", "chars")  # the totals that open a row
 
 
 def _edges() -> np.ndarray:
@@ -84,11 +87,18 @@ def validate_contexts(contexts: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(c) for c in values)
 
 
-def length_columns(contexts: Sequence[int] = DEFAULT_CONTEXTS) -> tuple[str, ...]:
-    """The column names of :meth:`LengthCounts.row`, in order, for ``contexts``."""
+def distribution_columns(contexts: Sequence[int] = DEFAULT_CONTEXTS) -> tuple[str, ...]:
+    """The names of a row's distribution columns for ``contexts``: tokens per document (mean, percentiles,
+    max), then per context the share of documents longer and of tokens beyond it."""
     per_doc = ["mean", *(f"p{q}" for q in QUANTILES), "max"]
     shares = [f"share_{what}_over_{c}" for c in validate_contexts(contexts) for what in ("docs", "tokens")]
-    return ("docs", "tokens", "bytes", "chars", *(f"tokens_per_doc_{s}" for s in per_doc), *shares)
+    return (*(f"tokens_per_doc_{s}" for s in per_doc), *shares)
+
+
+def length_columns(contexts: Sequence[int] = DEFAULT_CONTEXTS) -> tuple[str, ...]:
+    """The column names of :meth:`LengthCounts.row`, in order, for ``contexts``: :data:`TOTAL_COLUMNS`,
+    then :func:`distribution_columns`."""
+    return (*TOTAL_COLUMNS, *distribution_columns(contexts))
 
 
 @dataclass(frozen=True, eq=False)

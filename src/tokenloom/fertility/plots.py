@@ -4,12 +4,15 @@
 - :func:`premium_chart`: premium against the pivot per language (a line at 1), with whiskers;
 - :func:`byte_fallback_chart`: byte-fallback rate per language;
 - :func:`comparison_chart`: with two or more tokenizers, each language's premium under the first tokenizer
-  against its premium under each other one, with the diagonal of parity.
+  against its premium under each other one, with the diagonal of parity;
+- :func:`lengths_chart`: the share of documents per log-spaced bin of tokens per document on the ``all``
+  slice (``df.attrs["lengths"]``, :mod:`tokenloom.fertility.length_tables`), one line per tokenizer, the
+  report's context lengths as dashed lines.
 
 Bar charts have one panel per tokenizer, languages sorted by that tokenizer's value (highest on top) and
 bars coloured by script (one colour per script across every chart of a report). Each function returns PNG
 bytes or None when there is nothing to show; :func:`render_all` returns those that have data by name
-(``fertility``, ``premium``, ``byte_fallback``, ``comparison``). What it does not do: compute anything (the
+(``fertility``, ``premium``, ``byte_fallback``, ``comparison``, ``lengths``). What it does not do: compute anything (the
 report does) or write files (``writers``). matplotlib is imported inside the functions.
 """
 
@@ -26,6 +29,7 @@ __all__ = [
     "byte_fallback_chart",
     "comparison_chart",
     "fertility_chart",
+    "lengths_chart",
     "premium_chart",
     "render_all",
     "script_colors",
@@ -166,6 +170,34 @@ def comparison_chart(df: pd.DataFrame) -> bytes | None:
     return _png(plt, fig)
 
 
+def lengths_chart(df: pd.DataFrame) -> bytes | None:
+    """Share of documents per log-spaced bin of tokens per document (``all`` slice), one line per
+    tokenizer; empty documents (the bin ``[0, 1)``) are left out of the log axis."""
+    from tokenloom.fertility.length_tables import contexts_of
+
+    hist = df.attrs.get("lengths")
+    if hist is None:
+        return None
+    sub = hist[(hist["slice_kind"] == "all") & (hist["bin_lo"] > 0)]
+    if sub.empty or not sub["documents"].sum():
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4.0))
+    for i, (name, rows) in enumerate(sub.groupby("tokenizer", sort=False)):
+        edges = [*rows["bin_lo"].tolist(), int(rows["bin_hi"].iloc[-1])]  # contiguous bins of one slice
+        share = rows["documents"].to_numpy() / max(int(rows["documents"].sum()), 1)
+        ax.stairs(share, edges, label=str(name), color=_PALETTE[i % len(_PALETTE)], linewidth=1.2)
+    for c in contexts_of(df):
+        ax.axvline(c, color="black", linewidth=0.7, linestyle="--")
+        ax.annotate(f"{c}", (c, 1), xycoords=("data", "axes fraction"), fontsize=7, rotation=90, va="top")
+    ax.set_xscale("log")
+    ax.set_xlabel("tokens per document (log-spaced bins)")
+    ax.set_ylabel("share of documents")
+    ax.legend(fontsize=8, frameon=False)
+    fig.suptitle("Tokens per document, all slice (dashed: context lengths)")
+    return _png(plt, fig)
+
+
 def render_all(df: pd.DataFrame) -> dict[str, bytes]:
     """The charts that have data, as ``{name: PNG bytes}``."""
     charts = {
@@ -173,6 +205,7 @@ def render_all(df: pd.DataFrame) -> dict[str, bytes]:
         "premium": premium_chart,
         "byte_fallback": byte_fallback_chart,
         "comparison": comparison_chart,
+        "lengths": lengths_chart,
     }
     out = {}
     for name, draw in charts.items():

@@ -18,7 +18,12 @@ resamples each finished part with :func:`metrics.bootstrap_sums`, sums are added
 slice, and :func:`metrics.ratio_interval` gives the interval. Deterministic (seeded).
 
 One row per tokenizer × slice (``REPORT_COLUMNS`` are the stable columns other tools read, such as
-``tokenloom costs languages``; ``EXTRA_COLUMNS`` follow).
+``tokenloom costs languages``; ``EXTRA_COLUMNS`` follow, then the tokens-per-document columns of
+:func:`~tokenloom.fertility.lengths.distribution_columns` for ``ReportConfig.contexts``; their log-spaced
+histogram is ``df.attrs["lengths"]``, :mod:`tokenloom.fertility.length_tables`). ``ReportConfig(metrics=
+"lengths")`` counts documents, characters, bytes and tokens only (ids-only engine calls, no words, round
+trips, offsets, normalization checks, premiums, intervals or transliterated slices): the same columns, the
+ones it does not count NaN (``segmenter`` and ``pivot`` empty).
 The writers (``write_report``, ``to_markdown``, ``report_table``) live in :mod:`tokenloom.fertility.writers`
 and are re-exported here. What it does not do: write files, draw charts (``plots``), decide slices
 (``slices``), define metrics (``metrics``), encode or count (``counting``, ``counts``).
@@ -38,8 +43,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from tokenloom._progress import progress
 from tokenloom.errors import ConfigError
-from tokenloom.fertility.counting import ChunkCounter, CountOptions, part_id
+from tokenloom.fertility.counting import ChunkCounter, CountOptions, Metrics, part_id
 from tokenloom.fertility.counts import SliceCounts, close_part
+from tokenloom.fertility.length_tables import histogram_frame, histogram_rows
+from tokenloom.fertility.lengths import DEFAULT_CONTEXTS, distribution_columns, validate_contexts
 from tokenloom.fertility.slices import KIND_ORDER, SliceConfig, SliceKey, translit_target
 from tokenloom.fertility.writers import report_table, to_markdown, write_report
 from tokenloom.text.adapt import TokenizerLike, as_tokenizer
@@ -96,6 +103,8 @@ class ReportConfig:
     chunk_size: int = 1024  # texts counted at once: bounds memory, whatever the size of a language part
     translit_ascii: bool = False  # transliterated slices: Any-Latin, then Latin-ASCII
     mixed_min_share: float = 0.1  # code-mixed: every script counted holds at least this share of letters
+    metrics: Metrics = "full"  # "lengths": documents, bytes, characters, tokens and their lengths only
+    contexts: tuple[int, ...] = DEFAULT_CONTEXTS  # context lengths of the share columns (tokens, increasing)
     encode_path: InitVar[str | None] = None  # removed: giving it is an error that says what to do instead
 
     def __post_init__(self, encode_path: str | None) -> None:
@@ -118,6 +127,9 @@ class ReportConfig:
         if not isinstance(self.chunk_size, int) or self.chunk_size <= 0:
             raise ConfigError(f"ReportConfig.chunk_size must be a positive int, got {self.chunk_size!r}")
         SliceConfig(mixed_min_share=self.mixed_min_share)  # validates the share
+        if self.metrics not in ("full", "lengths"):
+            raise ConfigError(f"ReportConfig.metrics must be 'full' or 'lengths', got {self.metrics!r}")
+        object.__setattr__(self, "contexts", validate_contexts(self.contexts))
 
 
 def resolve_tokenizers(tokenizers: Tokenizers) -> dict[str, Tokenizer]:
@@ -161,6 +173,7 @@ class _Table:
         self.counts: dict[tuple[str, SliceKey], SliceCounts] = {}
         self.part_keys: dict[str, dict[tuple[str, SliceKey], int]] = {}  # part -> slices it counted toward
         self.rows: dict[tuple[str, SliceKey], dict[str, Any]] = {}
+        self.hist: dict[tuple[str, SliceKey], list[tuple[Any, ...]]] = {}  # lengths.csv rows per slice
         self.lang_parts_left: Counter[str] = Counter()  # input parts per language not closed yet
 
     def add(self, part: CorpusPart, counted: list[tuple[str, SliceKey, SliceCounts]]) -> None:
@@ -181,9 +194,8 @@ class _Table:
         names = list(self.toks)
         keys = sorted(seen, key=lambda k: (names.index(k[0]), 1 if k[1] == own else rank[k[1][0]], seen[k]))
         cfg = self.config
-        closed = close_part(
-            [self.counts[k] for k in keys], part_id(part), size, n_boot=cfg.n_boot, seed=cfg.seed
-        )
+        n_boot = cfg.n_boot if cfg.metrics == "full" else 0
+        closed = close_part([self.counts[k] for k in keys], part_id(part), size, n_boot=n_boot, seed=cfg.seed)
         self.counts.update(zip(keys, closed, strict=True))
         done: list[SliceKey] = [own]
         if not part.generated:
@@ -200,33 +212,47 @@ class _Table:
         """Turn a slice's counts into its row and drop them (memory does not grow with finished slices)."""
         tok, cfg = self.toks[name], self.config
         counts = self.counts.pop((name, key))
-        metrics_ = counts.finish(
-            vocab_size=tok.vocab_size,
-            level=cfg.level,
-            renyi_alpha=cfg.renyi_alpha,
-            roundtrip=cfg.roundtrip,
-        )
+        if counts.lengths is not None:
+            self.hist[(name, key)] = histogram_rows(name, key, counts.lengths)
+        if cfg.metrics == "lengths":
+            metrics_ = counts.finish_lengths()
+        else:
+            metrics_ = counts.finish(
+                vocab_size=tok.vocab_size,
+                level=cfg.level,
+                renyi_alpha=cfg.renyi_alpha,
+                roundtrip=cfg.roundtrip,
+            )
         self.rows[(name, key)] = {
             "tokenizer": name, "slice_kind": key[0], "slice": key[1], **metrics_, **self.common,
             "engine": tok.engine, "algorithm": tok.algorithm,
             "vocab_size": tok.vocab_size if tok.capabilities.vocabulary else None,
-            **_missing(tok),
+            **(_missing(tok) if cfg.metrics == "full" else _missing(tok, only_defs=True)),
         }  # fmt: skip
 
-    def table(self) -> list[dict[str, Any]]:
-        """Every row, tokenizers in order, then slice kinds in ``slices.KIND_ORDER``, then labels."""
+    def _keys(self) -> list[tuple[str, SliceKey]]:
+        """Every slice, tokenizers in order, then slice kinds in ``slices.KIND_ORDER``, then labels."""
         for name, key in list(self.counts):
             self._finish(name, key)
         order: dict[str, int] = {k: i for i, k in enumerate(KIND_ORDER)}
         names = list(self.toks)
-        keys = sorted(self.rows, key=lambda k: (names.index(k[0]), order.get(k[1][0], 99), k[1][1]))
-        return [self.rows[k] for k in keys]
+        return sorted(self.rows, key=lambda k: (names.index(k[0]), order.get(k[1][0], 99), k[1][1]))
+
+    def table(self) -> list[dict[str, Any]]:
+        """Every row, in the order of :meth:`_keys`."""
+        return [self.rows[k] for k in self._keys()]
+
+    def histogram(self) -> list[tuple[Any, ...]]:
+        """Every slice's ``lengths.csv`` rows, slices in the order of :meth:`_keys`."""
+        return [row for k in self._keys() for row in self.hist.get(k, [])]
 
 
-def _missing(tok: Tokenizer) -> dict[str, Any]:
+def _missing(tok: Tokenizer, *, only_defs: bool = False) -> dict[str, Any]:
     """The definitions of a tokenizer's rates, and NaN for every metric it cannot give (see the columns)."""
     caps, defs = tok.capabilities, tok.definitions
     out: dict[str, Any] = {"byte_fallback_def": defs["byte_fallback"], "unk_def": defs["unk"]}
+    if only_defs:
+        return out
     gone = {
         "roundtrip_exact_rate": not caps.decode,
         "continued_words": not caps.offsets,
@@ -297,6 +323,8 @@ def fertility_report(
     import pandas as pd
 
     config = config or ReportConfig()
+    if config.metrics == "lengths":  # no premiums, no transliterated slices, no words
+        pivot, translit = None, False
     toks = resolve_tokenizers(tokenizers)
     corp = _resolve_corpus(corpus, errors)
     seg = batch_segmenter(segmenter)
@@ -304,9 +332,15 @@ def fertility_report(
         translit=translit, translit_ascii=config.translit_ascii, mixed_min_share=config.mixed_min_share
     )
     ordered = _pivot_first(list(corp), pivot)
-    table = _Table(toks, config=config, pivot=pivot, segmenter=seg.name)
+    seg_name = seg.name if config.metrics == "full" else ""
+    table = _Table(toks, config=config, pivot=pivot, segmenter=seg_name)
     table.lang_parts_left.update(p.lang for p in ordered)
-    options = CountOptions(roundtrip=config.roundtrip, batch_size=config.batch_size)
+    options = CountOptions(
+        roundtrip=config.roundtrip,
+        batch_size=config.batch_size,
+        metrics=config.metrics,
+        contexts=config.contexts,
+    )
     # two workers: one tokenizer's array work (GIL-bound) overlaps the other's engine call (GIL released)
     pool = (
         ThreadPoolExecutor(max_workers=2, thread_name_prefix="fertility-encode") if config.prefetch else None
@@ -319,11 +353,13 @@ def fertility_report(
             texts, ids = part.load()
             _count_part(counter, table, part, texts, ids, chunk_size=config.chunk_size)
             del texts, ids
-    df = pd.DataFrame(table.table(), columns=[*REPORT_COLUMNS, *EXTRA_COLUMNS])
+    columns = [*REPORT_COLUMNS, *EXTRA_COLUMNS, *distribution_columns(config.contexts)]
+    df = pd.DataFrame(table.table(), columns=columns)
     stats = corp.stats
     df.attrs.update(
-        pivot=pivot or "", segmenter=seg.name, replaced=stats.replaced,
-        replaced_where=list(stats.replaced_where), config=config,
+        pivot=pivot or "", segmenter=seg_name, replaced=stats.replaced,
+        replaced_where=list(stats.replaced_where), config=config, metrics=config.metrics,
+        lengths=histogram_frame(table.histogram()),
     )  # fmt: skip
     if stats.replaced:
         logger.warning(

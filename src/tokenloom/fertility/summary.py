@@ -3,7 +3,9 @@
 Per tokenizer, over the report's language slices (the pivot itself excluded, its premium is 1 by
 definition): the median and the worst premium, the share of languages above 1.5× and 2× the pivot, the Gini
 coefficient of the premiums (Gini 1912; 0 = every language pays the same), and the five most expensive
-languages and scripts. :func:`format_summary` is what
+languages and scripts; and the tokens per document of the ``all`` slice
+(:func:`tokenloom.fertility.length_tables.headline`, the only line of a ``metrics="lengths"`` report).
+:func:`format_summary` is what
 ``tokenloom fertility`` prints; the HTML page shows the same numbers.
 
 What it does not do: compute premiums (``report``), write files (``writers``) or draw (``plots``).
@@ -16,6 +18,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from tokenloom.fertility.length_tables import headline
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -132,8 +136,15 @@ def _ranked(pairs: Sequence[tuple[str, float]]) -> str:
 def format_summary(df: pd.DataFrame) -> str:
     """The terminal summary: one block per tokenizer (premiums need a pivot; without one, fertility only)."""
     blocks = []
+    full = df.attrs.get("metrics", "full") == "full"
     for s in summarize(df):
+        lengths = headline(df, s.tokenizer)
+        if not full:
+            blocks.append(f"{s.tokenizer}: {lengths or 'no documents'}")
+            continue
         lines = [f"{s.tokenizer}: median fertility {_num(s.median_fertility)} tokens/word"]
+        if lengths:
+            lines.append(f"  {lengths}")
         if s.languages:
             lines.append(
                 f"  premium vs {s.pivot} over {s.languages} languages: median {_num(s.median_premium)}, "

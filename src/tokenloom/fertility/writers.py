@@ -1,10 +1,13 @@
 """Writers of a fertility report table: CSV, Markdown, a self-contained HTML page, a compact terminal table.
 
-:func:`write_report` writes ``report.csv``, ``report.md``, ``report.html`` (:mod:`tokenloom.fertility.html`: a summary, the charts of
-:mod:`tokenloom.fertility.plots` embedded as base64 PNGs, a sortable table) and the PNGs beside it, each file atomically
-(``tokenloom._atomic``). :func:`report_table` is what ``tokenloom fertility`` prints. Every table is
-rendered by :mod:`tokenloom._tables`. What it does not do: compute the table (``report``) or draw the
-charts (``plots``). pandas is only used through the DataFrame it is given.
+:func:`write_report` writes ``report.csv``, ``report.md``, ``report.html`` (:mod:`tokenloom.fertility.html`: a
+summary, the charts of :mod:`tokenloom.fertility.plots` embedded as base64 PNGs, a sortable table),
+``lengths.csv`` (the histogram of tokens per document, ``df.attrs["lengths"]``, when the report has one) and
+the PNGs beside it, each file atomically (``tokenloom._atomic``). The Markdown shows, per tokenizer, the main
+table (not for ``metrics="lengths"`` reports) and the tokens-per-document table
+(:func:`tokenloom.fertility.length_tables.table_columns`). :func:`report_table` is what ``tokenloom
+fertility`` prints. Every table is rendered by :mod:`tokenloom._tables`. What it does not do: compute the
+table (``report``) or draw the charts (``plots``). pandas is only used through the DataFrame it is given.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokenloom._tables import format_cell, format_table, markdown_table
+from tokenloom.fertility.length_tables import table_columns
 from tokenloom.fertility.slices import KIND_ORDER
 
 if TYPE_CHECKING:
@@ -45,11 +49,29 @@ _HEADER = [h for _, h, _ in _TABLE_COLUMNS]
 _ALIGN = "ll" + "r" * (len(_TABLE_COLUMNS) - 2)
 
 
+_LENGTH_ID = (("slice_kind", "kind", "{}"), ("slice", "slice", "{}"), ("texts", "docs", "{:d}"), ("tokens", "tokens", "{:d}"))  # fmt: skip
+
+
+def _length_table(group: pd.DataFrame, lengths: Sequence[tuple[str, str, str]]) -> str:
+    columns = [*_LENGTH_ID, *lengths]
+    rows = [
+        [format_cell(getattr(r, c), spec) for c, _, spec in columns] for r in group.itertuples(index=False)
+    ]
+    return markdown_table([h for _, h, _ in columns], rows, align="ll" + "r" * (len(columns) - 2))
+
+
 def to_markdown(df: pd.DataFrame) -> str:
-    """The report as Markdown: one table per tokenizer, the main columns, intervals beside estimates."""
+    """The report as Markdown: per tokenizer, the main columns (intervals beside estimates; not for a
+    ``metrics="lengths"`` report), then the tokens per document when the report has them."""
     lines = []
+    lengths = table_columns(df)
+    full = df.attrs.get("metrics", "full") == "full"
     for name, group in df.groupby("tokenizer", sort=False):
-        lines += [f"### {name}", "", markdown_table(_HEADER, _report_rows(group), align=_ALIGN), ""]
+        lines += [f"### {name}", ""]
+        if full:
+            lines += [markdown_table(_HEADER, _report_rows(group), align=_ALIGN), ""]
+        if lengths:
+            lines += ["Tokens per document:", "", _length_table(group, lengths), ""]
     return "\n".join(lines)
 
 
@@ -89,7 +111,7 @@ def report_table(df: pd.DataFrame, *, kinds: Sequence[str] = KIND_ORDER, max_row
 def write_report(
     df: pd.DataFrame, out: str | os.PathLike[str], *, title: str = "tokenloom fertility report"
 ) -> dict[str, Path]:
-    """Write report.csv, report.md, report.html (charts embedded) and the chart PNGs into ``out``.
+    """Write report.csv, report.md, lengths.csv, report.html (charts embedded) and the chart PNGs into ``out``.
 
     Each file is written atomically; returns ``{kind: path}``.
     """
@@ -102,6 +124,9 @@ def write_report(
     written: dict[str, Path] = {}
     written["csv"] = atomic_write(out / "report.csv", df.to_csv(index=False))
     written["md"] = atomic_write(out / "report.md", f"# {title}\n\n" + to_markdown(df))
+    histogram = df.attrs.get("lengths")
+    if histogram is not None:
+        written["lengths_csv"] = atomic_write(out / "lengths.csv", histogram.to_csv(index=False))
     images = plots.render_all(df)
     for name, png in images.items():
         written[name] = atomic_write(out / f"{name}.png", png)
