@@ -124,6 +124,14 @@ def test_batch_matches_single(trained: Tokenizer, corpus_lines: list[str]) -> No
     assert trained.encode_batch([]) == []
 
 
+def test_count_tokens_is_the_length_of_each_id_list(trained: Tokenizer, corpus_lines: list[str]) -> None:
+    texts = [*corpus_lines[:300], "", "a\u0307\u0323 ☃ 😀"]
+    want = [len(ids) for ids in trained.encode_batch(texts)]
+    for batch_size in (None, 1, 7):
+        assert trained.count_tokens(texts, batch_size=batch_size).tolist() == want
+    assert trained.count_tokens([]).tolist() == []
+
+
 def _byte_runs_fix_per_token(ids: list[int], offsets: list, text: str, byte_ids: frozenset[int]) -> list:
     """The original per-token loop (an independent oracle for the run-by-run ``_byte_runs_fix``)."""
     out = list(offsets)

@@ -11,10 +11,10 @@ Token and word spans are both in the whole-batch coordinates of :mod:`tokenloom.
 counts and dropped, so memory follows the chunk size, not the size of a part or of the corpus.
 
 With ``CountOptions(metrics="lengths")`` a chunk is only encoded to tokens per text, in the engine's
-ids-only call (:func:`token_lengths`: no offsets, no decoding, no normalization), and no words are
+ids-only call (:meth:`Tokenizer.count_tokens <tokenloom.text.tokenizer.Tokenizer.count_tokens>`: no offsets,
+no decoding, no normalization), and no words are
 segmented: its :class:`~tokenloom.fertility.counts.ChunkCounts` hold tokens, characters and bytes, every
-other per-text count zero (:func:`lengths_only_counts`). The reference of :func:`token_lengths` is the
-length of each id list of :meth:`Tokenizer.encode_batch <tokenloom.text.tokenizer.Tokenizer.encode_batch>`.
+other per-text count zero (:func:`lengths_only_counts`). Its reference is the length of each id list of :meth:`Tokenizer.encode_batch <tokenloom.text.tokenizer.Tokenizer.encode_batch>`.
 
 Premiums need the pivot's token count of the same content: the counter remembers the pivot part's
 per-text token counts by id (one number per pivot text); the pivot part must be counted first.
@@ -36,7 +36,6 @@ from tokenloom.fertility import metrics
 from tokenloom.fertility.counts import ChunkCounts, SliceCounts
 from tokenloom.fertility.lengths import DEFAULT_CONTEXTS
 from tokenloom.fertility.slices import SliceConfig, SliceKey, memberships
-from tokenloom.text.backends.base import clear_input_errors
 from tokenloom.text.corpus import CorpusPart
 from tokenloom.text.offsets import FlatBatch
 from tokenloom.text.tokenizer import Tokenizer
@@ -49,7 +48,6 @@ __all__ = [
     "Pending",
     "lengths_only_counts",
     "part_id",
-    "token_lengths",
 ]
 
 # what a report counts: everything, or documents, bytes, characters, tokens and their length distribution
@@ -113,7 +111,7 @@ class ChunkCounter:
         opts = self.options
         with self.locks[name]:
             if opts.metrics == "lengths":
-                return token_lengths(self.toks[name], texts, batch_size=opts.batch_size)
+                return self.toks[name].count_tokens(texts, batch_size=opts.batch_size)
             return self.toks[name].encode_flat(texts, decode=opts.roundtrip, batch_size=opts.batch_size)
 
     def submit(self, part: CorpusPart, texts: list[str], ids: list[Any], start: int) -> Pending:
@@ -206,19 +204,6 @@ class ChunkCounter:
 def part_id(part: CorpusPart) -> str:
     """The stratum a part's texts are resampled in: its slice (unique in a corpus)."""
     return f"{part.slice_kind}:{part.slice}"
-
-
-def token_lengths(tok: Tokenizer, texts: Sequence[str], *, batch_size: int) -> np.ndarray:
-    """[n] tokens per text, ``batch_size`` texts per call of the engine's ids-only batch encoding
-    (``EngineBackend.encode_batch_flat``: no offsets, no decoding); engine input errors are translated as
-    :meth:`Tokenizer.encode_batch` translates them, whose id lists' lengths these equal."""
-    texts = list(texts)
-    with clear_input_errors(texts):
-        parts = [
-            tok.backend.encode_batch_flat(texts[s : s + batch_size])[0]
-            for s in range(0, len(texts), batch_size)
-        ]
-    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
 
 def lengths_only_counts(start: int, tokens: np.ndarray, chars: np.ndarray, nbytes: np.ndarray) -> ChunkCounts:

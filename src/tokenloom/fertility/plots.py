@@ -22,6 +22,8 @@ import io
 import math
 from typing import TYPE_CHECKING, Any
 
+from tokenloom.fertility.length_tables import contexts_of
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -173,8 +175,6 @@ def comparison_chart(df: pd.DataFrame) -> bytes | None:
 def lengths_chart(df: pd.DataFrame) -> bytes | None:
     """Share of documents per log-spaced bin of tokens per document (``all`` slice), one line per
     tokenizer; empty documents (the bin ``[0, 1)``) are left out of the log axis."""
-    from tokenloom.fertility.length_tables import contexts_of
-
     hist = df.attrs.get("lengths")
     if hist is None:
         return None

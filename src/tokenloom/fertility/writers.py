@@ -17,7 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tokenloom._atomic import atomic_write
 from tokenloom._tables import format_cell, format_table, markdown_table
+from tokenloom.fertility import plots
+from tokenloom.fertility.html import render_html
 from tokenloom.fertility.length_tables import table_columns
 from tokenloom.fertility.slices import KIND_ORDER
 
@@ -115,10 +118,6 @@ def write_report(
 
     Each file is written atomically; returns ``{kind: path}``.
     """
-    from tokenloom._atomic import atomic_write
-    from tokenloom.fertility import plots
-    from tokenloom.fertility.html import render_html
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}

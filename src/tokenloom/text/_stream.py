@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tqdm.auto import tqdm
+
 from tokenloom._progress import show_progress
 from tokenloom.errors import CorpusError
 from tokenloom.text.memory import iter_object_records
@@ -177,8 +179,6 @@ def _read(
     on a terminal unless ``quiet``."""
     bar = None
     if show_progress(quiet):
-        from tqdm.auto import tqdm
-
         total = sum(p.stat().st_size for p in corpus.files) if corpus.texts is None else None
         bar = tqdm(total=total, unit="B", unit_scale=True, desc="reading corpus", dynamic_ncols=True)
     seen, update = 0, digest.update

@@ -17,9 +17,14 @@ What it does not do: parse formats (``formats.py``).
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import io
+import lzma
 from pathlib import Path
 from typing import BinaryIO, Literal
+
+import zstandard
 
 __all__ = ["COMPRESSION_SUFFIXES", "Compression", "detect_compression", "inner_name", "open_binary"]
 
@@ -56,16 +61,10 @@ def open_binary(path: Path, codec: Compression | None = None) -> BinaryIO:
     if codec == "none":
         return path.open("rb")
     if codec == "gzip":
-        import gzip
-
         return gzip.open(path, "rb")  # type: ignore[return-value]
     if codec == "xz":
-        import lzma
-
         return lzma.open(path, "rb")  # type: ignore[return-value]
     if codec == "bz2":
-        import bz2
-
         return bz2.open(path, "rb")  # type: ignore[return-value]
     return io.BufferedReader(_ZstdReader(path.open("rb")), buffer_size=_CHUNK)
 
@@ -78,8 +77,6 @@ class _ZstdReader(io.RawIOBase):
     ``EOFError`` (``zstandard``'s own ``stream_reader`` ends silently there)."""
 
     def __init__(self, raw: BinaryIO) -> None:
-        import zstandard
-
         self._raw, self._new = raw, zstandard.ZstdDecompressor().decompressobj
         self._obj, self._pending, self._started = self._new(), b"", False
 

@@ -58,6 +58,7 @@ from tokenloom.text.reader import (
     iter_texts,
 )
 from tokenloom.text.records import Columns, Errors, Record, Reject, SourceStats, check_errors, reject
+from tokenloom.text.unicode import dominant_script
 
 __all__ = [
     "CODE_EXTENSIONS",
@@ -185,8 +186,6 @@ def _table_parts(
     source: str, records: Iterable[Record], errors: Errors, stats: SourceStats
 ) -> list[CorpusPart]:
     """The parts of one table's records, grouped by slice; rows sharing an ``id`` are aligned."""
-    from tokenloom.text.unicode import dominant_script
-
     rows = list(records)
     groups: dict[tuple[str, str, str, SliceKind], tuple[list[str], list[Any]]] = {}
     has_id = any(row.id is not None for row in rows)

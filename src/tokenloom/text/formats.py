@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
 from tokenloom.errors import CorpusError
-from tokenloom.text.compression import inner_name, open_binary
+from tokenloom.text.compression import detect_compression, inner_name, open_binary
 from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats, reject
 from tokenloom.text.sources import complete_lines, decode_utf8, error_reason, iter_handle_lines
 
@@ -367,8 +367,6 @@ def _row_group(
 
 def _seekable(path: Path, tmp: Path) -> Path:
     """``path`` itself, or its decompressed copy in ``tmp`` when it is compressed (Parquet needs seeks)."""
-    from tokenloom.text.compression import detect_compression
-
     if detect_compression(path) == "none":
         return path
     copy = tmp / "decompressed.parquet"

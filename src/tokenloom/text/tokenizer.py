@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from tokenloom._atomic import atomic_dir
 from tokenloom.errors import ConfigError, TokenizerError
 from tokenloom.text import tiktoken_export as tk
@@ -127,6 +129,17 @@ class Tokenizer:
         texts = list(texts)
         with clear_input_errors(texts):
             return self.backend.encode_batch(texts)
+
+    def count_tokens(self, texts: Sequence[str], *, batch_size: int | None = None) -> np.ndarray:
+        """[n] tokens per text: the lengths of :meth:`encode_batch`'s id lists, from the engine's ids-only
+        batch call (no offsets, no decoding), ``batch_size`` texts per call (``None``: one call)."""
+        texts = list(texts)
+        step = batch_size or max(len(texts), 1)
+        with clear_input_errors(texts):
+            parts = [
+                self.backend.encode_batch_flat(texts[s : s + step])[0] for s in range(0, len(texts), step)
+            ]
+        return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
     def encode_with_offsets(self, text: str) -> tuple[list[int], Offsets]:
         """Ids and per-token ``[start, end)`` code-point offsets into ``text`` (see module docstring)."""
