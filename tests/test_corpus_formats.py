@@ -6,6 +6,7 @@ sentences, in every format x codec, plus broken files).
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import sys
@@ -261,6 +262,12 @@ def test_cli_trains_and_reports_on_a_broken_mix(
         == 0
     )
     out = capsys.readouterr().out
-    assert "documents set aside as bad input (--errors skip); first: " in out and "broken-" in out
+    assert "bad input set aside: " in out and "rejects.csv); first: " in out and "broken-" in out
+    with (tmp_path / "r" / "rejects.csv").open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    want = load_corpus(broken.out_dir, errors="skip").stats.rejects
+    assert [(r["source"], r["reason"]) for r in rows] == [(r.source, r.reason) for r in want] and rows
     body_report = ["--corpus", str(body), "--text-column", "body", "--out", str(tmp_path / "r2")]
     assert cli.main(["fertility", "--tokenizer", str(tmp_path / "tok"), *body_report]) == 0
+    clean = (tmp_path / "r2" / "rejects.csv").read_text(encoding="utf-8")
+    assert clean == "source,unit,number,row_group,documents,reason\n"  # nothing set aside: the header alone

@@ -351,6 +351,7 @@ def test_writers_and_cli(
         "comparison.png",
         "lengths.png",
         "lengths.csv",
+        "rejects.csv",
     } <= names
     csv = pd.read_csv(out / "report.csv")
     assert list(csv.columns[: len(REPORT_COLUMNS)]) == list(REPORT_COLUMNS)
@@ -394,8 +395,10 @@ def test_write_report_direct(tiny_corpus: Path, handmade: dict[str, Path], tmp_p
         "byte_fallback",
         "lengths",
         "lengths_csv",
+        "rejects_csv",
     }
     assert pd.read_csv(written["csv"]).shape[0] == len(df)
+    assert written["rejects_csv"].read_text("utf-8") == "source,unit,number,row_group,documents,reason\n"
 
 
 def test_real_flores_languages(shared_dir: Path, trained: dict[str, Path], tmp_path: Path) -> None:

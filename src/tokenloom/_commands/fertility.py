@@ -142,10 +142,5 @@ def run(args: argparse.Namespace) -> int:
     written = write_report(df, args.out)
     if df.attrs.get("replaced"):
         print(f"note: {df.attrs['replaced']} invalid UTF-8 sequences were replaced by U+FFFD")
-    if corpus.stats.rejects:
-        first = corpus.stats.rejects[0].message
-        print(
-            f"note: {corpus.stats.rejected} documents set aside as bad input (--errors skip); first: {first}"
-        )
     print(f"wrote {', '.join(p.name for p in written.values())} to {args.out}")
     return 0

@@ -359,7 +359,7 @@ def fertility_report(
     df.attrs.update(
         pivot=pivot or "", segmenter=seg_name, replaced=stats.replaced,
         replaced_where=list(stats.replaced_where), config=config, metrics=config.metrics,
-        lengths=histogram_frame(table.histogram()),
+        lengths=histogram_frame(table.histogram()), rejects=[r.as_row() for r in stats.rejects],
     )  # fmt: skip
     if stats.replaced:
         logger.warning(

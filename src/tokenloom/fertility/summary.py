@@ -157,4 +157,13 @@ def format_summary(df: pd.DataFrame) -> str:
         else:
             lines.append("  no premiums (no pivot language in the corpus, or the corpus is not parallel)")
         blocks.append("\n".join(lines))
+    rejects = df.attrs.get("rejects") or []
+    if rejects:  # bad input set aside under errors="skip": counted, never silently dropped
+        known = sum(r["documents"] or 0 for r in rejects)
+        unknown = sum(r["documents"] is None for r in rejects)
+        blocks.append(
+            f"bad input set aside: {len(rejects)} lines, rows or files ({known} documents"
+            + (f", and {unknown} whose document count is unknown" if unknown else "")
+            + f"; rejects.csv); first: {rejects[0]['source']}: {rejects[0]['reason']}"
+        )
     return "\n".join(blocks)

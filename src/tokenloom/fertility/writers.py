@@ -2,7 +2,8 @@
 
 :func:`write_report` writes ``report.csv``, ``report.md``, ``report.html`` (:mod:`tokenloom.fertility.html`: a
 summary, the charts of :mod:`tokenloom.fertility.plots` embedded as base64 PNGs, a sortable table),
-``lengths.csv`` (the histogram of tokens per document, ``df.attrs["lengths"]``, when the report has one) and
+``lengths.csv`` (the histogram of tokens per document, ``df.attrs["lengths"]``, when the report has one),
+``rejects.csv`` (every input set aside as bad input, ``df.attrs["rejects"]``; a header only when none) and
 the PNGs beside it, each file atomically (``tokenloom._atomic``). The Markdown shows, per tokenizer, the main
 table (not for ``metrics="lengths"`` reports) and the tokens-per-document table
 (:func:`tokenloom.fertility.length_tables.table_columns`). :func:`report_table` is what ``tokenloom
@@ -12,6 +13,8 @@ table (``report``) or draw the charts (``plots``). pandas is only used through t
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +26,7 @@ from tokenloom.fertility import plots
 from tokenloom.fertility.html import render_html
 from tokenloom.fertility.length_tables import table_columns
 from tokenloom.fertility.slices import KIND_ORDER
+from tokenloom.text.records import REJECT_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,10 +115,20 @@ def report_table(df: pd.DataFrame, *, kinds: Sequence[str] = KIND_ORDER, max_row
     return format_table(header, rows, align="ll" + "r" * (len(header) - 2))
 
 
+def _rejects_csv(rows: Sequence[dict[str, object]]) -> str:
+    """``rejects.csv``: one row per input set aside (:meth:`tokenloom.text.records.Reject.as_row`)."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=REJECT_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
 def write_report(
     df: pd.DataFrame, out: str | os.PathLike[str], *, title: str = "tokenloom fertility report"
 ) -> dict[str, Path]:
-    """Write report.csv, report.md, lengths.csv, report.html (charts embedded) and the chart PNGs into ``out``.
+    """Write report.csv, report.md, lengths.csv, rejects.csv, report.html (charts embedded) and the chart PNGs
+    into ``out``.
 
     Each file is written atomically; returns ``{kind: path}``.
     """
@@ -123,6 +137,8 @@ def write_report(
     written: dict[str, Path] = {}
     written["csv"] = atomic_write(out / "report.csv", df.to_csv(index=False))
     written["md"] = atomic_write(out / "report.md", f"# {title}\n\n" + to_markdown(df))
+    if "rejects" in df.attrs:  # every document set aside as bad input: file, where, why (header only: none)
+        written["rejects_csv"] = atomic_write(out / "rejects.csv", _rejects_csv(df.attrs["rejects"]))
     histogram = df.attrs.get("lengths")
     if histogram is not None:
         written["lengths_csv"] = atomic_write(out / "lengths.csv", histogram.to_csv(index=False))

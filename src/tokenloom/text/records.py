@@ -33,6 +33,7 @@ from tokenloom.errors import CorpusError
 __all__ = [
     "DEFAULT_COLUMNS",
     "ERRORS",
+    "REJECT_COLUMNS",
     "Columns",
     "Errors",
     "Record",
@@ -102,6 +103,9 @@ class Record:
         return self.number
 
 
+REJECT_COLUMNS: tuple[str, ...] = ("source", "unit", "number", "row_group", "documents", "reason")  # as_row()
+
+
 @dataclass(frozen=True)
 class Reject:
     """Input set aside: where (file, line or row), why, and how many documents it covers (see module)."""
@@ -127,15 +131,8 @@ class Reject:
         return f"{self.where}: {self.reason}"
 
     def as_row(self) -> dict[str, Any]:
-        """The reject as a flat row (for a ``rejects.csv``)."""
-        return {
-            "source": self.source,
-            "unit": self.unit,
-            "number": self.number,
-            "row_group": self.row_group,
-            "documents": self.documents,
-            "reason": self.reason,
-        }
+        """The reject as a flat row of :data:`REJECT_COLUMNS` (a line of ``rejects.csv``)."""
+        return {name: getattr(self, name) for name in REJECT_COLUMNS}
 
 
 @dataclass
