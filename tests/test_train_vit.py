@@ -3,6 +3,7 @@ optimizer groups, schedule, mixing, DDP equivalence."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import itertools
 import math
@@ -261,19 +262,23 @@ def test_resume_with_another_batch_or_world_is_refused_unless_allowed(
 
 
 _HANGING_RUN = """
-import argparse, sys, time
+import argparse, os, sys, time
+from pathlib import Path
 from tokenloom._commands import train_vit as command
 from tokenloom.vision.train import train_vit
 
-parser = argparse.ArgumentParser()
-command.add_arguments(parser)
-args = parser.parse_args(sys.argv[1:])
 
 def hang(step):
     if step == {hang}:  # after the checkpoint of step {ckpt}: wait to be killed
         time.sleep(600)
 
-train_vit(args.data, args.out, config=command.config_from_args(args), quiet=True, on_step=hang)
+
+if __name__ == "__main__":
+    Path(__file__).with_name("rank" + os.environ["RANK"] + ".pid").write_text(str(os.getpid()))
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    args = parser.parse_args(sys.argv[1:])
+    train_vit(args.data, args.out, config=command.config_from_args(args), quiet=True, on_step=hang)
 """
 
 
@@ -305,9 +310,20 @@ def test_a_killed_two_process_run_resumes_to_bitwise_the_same_weights(shards: Pa
             assert time.monotonic() < deadline, "no checkpoint within 240 s"
             time.sleep(0.05)
     finally:
-        os.killpg(run.pid, signal.SIGKILL)  # launcher, both ranks and their loader workers
+        # torchrun starts each rank in a session of its own: SIGKILL the launcher's process group and
+        # each rank's (the rank and its loader workers)
+        ranks = [int(f.read_text()) for f in sorted(tmp_path.glob("rank*.pid"))]
+        for group in (run.pid, *ranks):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)
         run.wait(timeout=60)
         log.close()
+    assert len(ranks) == 2
+    for pid in ranks:  # adopted and reaped once killed
+        deadline = time.monotonic() + 30
+        while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not os.path.exists(f"/proc/{pid}"), f"rank process {pid} survived SIGKILL"
     assert torch.load(part / "checkpoint.pt", weights_only=False)["step"] == 5  # steps 6 and 7 are lost
     with pytest.raises(ConfigError, match=r"written by 2 process\(es\), this run has 1"):
         train_vit(shards, part, config=_config(epochs=3, checkpoint_every=5, workers=1), resume=True)
