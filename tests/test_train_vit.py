@@ -202,7 +202,9 @@ def test_ranks_draw_each_kept_image_exactly_once_per_epoch(n: int) -> None:
             assert set(seen) <= set(range(n))
             # global batch b is rank 0's b-th share, then rank 1's, ...: the one-process order, split
             per = batch // world
-            drawn[world] = [i for b in range(kept // batch) for s in shares for i in s[b * per : b * per + per]]
+            drawn[world] = [
+                i for b in range(kept // batch) for s in shares for i in s[b * per : b * per + per]
+            ]
         assert drawn[1] == drawn[2] == drawn[3]  # the order does not depend on the number of processes
         if n % batch:
             assert len(set(range(n)) - set(drawn[1])) == n % batch
@@ -258,7 +260,9 @@ def test_resume_with_another_batch_or_world_is_refused_unless_allowed(
     # step 3 of 4 per epoch at batch 8 is 24 images into epoch 0: step 1 at batch 16 (2 steps per epoch)
     assert [r["step"] for r in new_rows] == [2, 3, 4] and resized.steps == 4
     for r in new_rows:  # the schedule of the new run (total 4 steps), at the new steps
-        assert r["lr"] == pytest.approx(config.lr * cosine_warmup(r["step"], warmup=1, total=4, min_ratio=0.01))
+        assert r["lr"] == pytest.approx(
+            config.lr * cosine_warmup(r["step"], warmup=1, total=4, min_ratio=0.01)
+        )
 
 
 _HANGING_RUN = """
