@@ -2,8 +2,9 @@
 
 A checkpoint holds the model, optimizer and scheduler states, the step (which fixes the epoch and the
 position inside the epoch's sampler order), the CSV log rows so far, the training settings, the number of
-processes that wrote it, and the RNG states (torch CPU, CUDA when present, Python, NumPy). Sample augmentations and batch mixing are seeded from
-(seed, epoch, index) and (seed, step), so no loader state is needed beyond the step. Written with
+processes that wrote it (``world``), and the RNG states (torch CPU, CUDA when present, Python, NumPy).
+Sample augmentations and batch mixing are seeded from (seed, epoch, index) and (seed, step), so no loader
+state is needed beyond the step. Written with
 ``torch.save`` into a temporary file renamed over ``checkpoint.pt``: an interrupted save leaves the
 previous checkpoint. This module does not decide when to save.
 """

@@ -47,8 +47,8 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Settings of one training run (all but ``workers``, ``log_every`` and ``checkpoint_every`` must match
-    when resuming)."""
+    """Settings of one training run (all but ``workers``, ``log_every``, ``checkpoint_every`` and ``device``
+    must match when resuming; ``batch_size`` may change with ``allow_resize``)."""
 
     encoder: EncoderConfig = field(
         default_factory=lambda: EncoderConfig.preset("vit-ti16")
