@@ -1,13 +1,19 @@
-"""ViT training from shards: loss falls, exact resume, optimizer groups, schedule, mixing, DDP equivalence."""
+"""ViT training from shards: loss falls, exact resume (one process and DDP), the DDP split, resize refusal,
+optimizer groups, schedule, mixing, DDP equivalence."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import itertools
 import math
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +36,7 @@ from tokenloom.vision.optim import (
 )
 from tokenloom.vision.shards import PreprocessConfig, preprocess_images
 from tokenloom.vision.train import TrainConfig, build_classifier, train_vit
-from tokenloom.vision.train_data import StepSampler, split_indices
+from tokenloom.vision.train_data import StepSampler, resized_step, split_indices
 
 TINY = EncoderConfig(width=32, depth=2, heads=2)
 
@@ -178,11 +184,170 @@ def test_sampler_shares_partition_each_global_batch() -> None:
         StepSampler(5, batch=8, rank=0, world=1, seed=0)
 
 
+@pytest.mark.parametrize("n", [24, 23])  # 23: not a multiple of the global batch
+def test_ranks_draw_each_kept_image_exactly_once_per_epoch(n: int) -> None:
+    batch = 6
+    kept = n // batch * batch  # the documented rule: the tail of n % batch places is dropped
+    for epoch in range(3):
+        drawn: dict[int, list[int]] = {}
+        for world in (1, 2, 3):
+            shares = []
+            for rank in range(world):
+                sampler = StepSampler(n, batch=batch, rank=rank, world=world, seed=11)
+                sampler.set_epoch(epoch)
+                shares.append([i for i, _ in sampler])
+            assert all(len(s) == kept // world for s in shares)
+            seen = [i for s in shares for i in s]
+            assert len(set(seen)) == len(seen) == kept  # each image at most once, kept ones exactly once
+            assert set(seen) <= set(range(n))
+            # global batch b is rank 0's b-th share, then rank 1's, ...: the one-process order, split
+            per = batch // world
+            drawn[world] = [
+                i for b in range(kept // batch) for s in shares for i in s[b * per : b * per + per]
+            ]
+        assert drawn[1] == drawn[2] == drawn[3]  # the order does not depend on the number of processes
+        if n % batch:
+            assert len(set(range(n)) - set(drawn[1])) == n % batch
+
+
+def test_resized_step_keeps_the_epoch_and_the_place_in_it() -> None:
+    assert resized_step(7, n=32, old=8, new=8) == 7
+    assert resized_step(7, n=32, old=8, new=16) == 3  # epoch 1 (2 steps each), 24 of 32 images: 1 batch
+    assert resized_step(3, n=32, old=16, new=8) == 6  # epoch 1, half of it
+    assert resized_step(3, n=10, old=2, new=8) == 0  # 6 images in, less than a batch of 8: seen again
+    assert resized_step(4, n=10, old=2, new=8) == 1  # 8 in: epoch 0 (one batch of 8) is done
+
+
+def _ddp_env() -> dict[str, str]:
+    src = str(Path(tokenloom.__file__).resolve().parents[1])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]),
+            "OMP_NUM_THREADS": "1"}  # fmt: skip
+
+
+def test_resume_with_another_batch_or_world_is_refused_unless_allowed(
+    shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(max_steps=4, checkpoint_every=3, warmup_steps=1)
+    out = tmp_path / "run"
+
+    def stop(step: int) -> None:
+        if step == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train_vit(shards, out, config=config, quiet=True, on_step=stop)
+    argv = ["train-vit", str(shards), "--out", str(out), "--resume", "--width", "32", "--depth", "2",
+            "--heads", "2", "--image-size", "32", "--patch-size", "8", "--batch-size", "16", "--max-steps", "4",
+            "--workers", "0", "--val-fraction", "0.2", "-q"]  # fmt: skip
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "global batch of 8, this run has 16" in err
+    assert "data order and the optimizer steps would not match" in err and "--allow-resize" in err
+    with pytest.raises(ConfigError, match="global batch of 8, this run has 16"):
+        train_vit(shards, out, config=_config(max_steps=4, warmup_steps=1, batch_size=16), resume=True)
+    state = torch.load(out / "checkpoint.pt", weights_only=False)
+    assert state["world"] == 1 and state["step"] == 3
+    state["world"] = 2  # as if written by two processes under torchrun
+    torch.save(state, out / "checkpoint.pt")
+    with pytest.raises(ConfigError, match=r"written by 2 process\(es\), this run has 1: .*--allow-resize"):
+        train_vit(shards, out, config=config, resume=True, quiet=True)
+    shutil.copytree(out, tmp_path / "copy")
+    same_batch = train_vit(shards, out, config=config, resume=True, allow_resize=True, quiet=True)
+    assert same_batch.steps == 4 and [r["step"] for r in same_batch.log if r["kind"] == "train"][-1] == 4
+    bigger = _config(max_steps=4, checkpoint_every=3, warmup_steps=1, batch_size=16)
+    resized = train_vit(shards, tmp_path / "copy", config=bigger, resume=True, allow_resize=True, quiet=True)
+    new_rows = [r for r in resized.log[len(state["log"]) :] if r["kind"] == "train"]
+    # step 3 of 4 per epoch at batch 8 is 24 images into epoch 0: step 1 at batch 16 (2 steps per epoch)
+    assert [r["step"] for r in new_rows] == [2, 3, 4] and resized.steps == 4
+    for r in new_rows:  # the schedule of the new run (total 4 steps), at the new steps
+        assert r["lr"] == pytest.approx(
+            config.lr * cosine_warmup(r["step"], warmup=1, total=4, min_ratio=0.01)
+        )
+
+
+_HANGING_RUN = """
+import argparse, os, sys, time
+from pathlib import Path
+from tokenloom._commands import train_vit as command
+from tokenloom.vision.train import train_vit
+
+
+def hang(step):
+    if step == {hang}:  # after the checkpoint of step {ckpt}: wait to be killed
+        time.sleep(600)
+
+
+if __name__ == "__main__":
+    Path(__file__).with_name("rank" + os.environ["RANK"] + ".pid").write_text(str(os.getpid()))
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    args = parser.parse_args(sys.argv[1:])
+    train_vit(args.data, args.out, config=command.config_from_args(args), quiet=True, on_step=hang)
+"""
+
+
+def _torchrun(port: int, *program: str) -> list[str]:
+    return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(port),
+            *program]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_killed_two_process_run_resumes_to_bitwise_the_same_weights(shards: Path, tmp_path: Path) -> None:
+    env, port = _ddp_env(), 29700 + os.getpid() % 1000
+    common = [str(shards), "--width", "32", "--depth", "2", "--heads", "2", "--image-size", "32",
+              "--patch-size", "8", "--batch-size", "8", "--epochs", "3", "--log-every", "1", "--workers", "1",
+              "--lr", "3e-3", "--warmup-steps", "2", "--val-fraction", "0.2", "--checkpoint-every", "5"]  # fmt: skip
+    full, part = tmp_path / "full", tmp_path / "part"
+    cmd = _torchrun(port, "-m", "tokenloom", "train-vit", *common, "--out", str(full), "-q")
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    script = tmp_path / "hanging_run.py"
+    script.write_text(textwrap.dedent(_HANGING_RUN.format(hang=7, ckpt=5)))
+    cmd = _torchrun(port + 1, str(script), *common, "--out", str(part))
+    log = (tmp_path / "killed.log").open("w")
+    run = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not (part / "checkpoint.pt").exists():  # renamed into place whole (atomic)
+            assert run.poll() is None, (tmp_path / "killed.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "no checkpoint within 240 s"
+            time.sleep(0.05)
+    finally:
+        # torchrun starts each rank in a session of its own: SIGKILL the launcher's process group and
+        # each rank's (the rank and its loader workers)
+        ranks = [int(f.read_text()) for f in sorted(tmp_path.glob("rank*.pid"))]
+        for group in (run.pid, *ranks):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)
+        run.wait(timeout=60)
+        log.close()
+    assert len(ranks) == 2
+    for pid in ranks:  # adopted and reaped once killed
+        deadline = time.monotonic() + 30
+        while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not os.path.exists(f"/proc/{pid}"), f"rank process {pid} survived SIGKILL"
+    assert torch.load(part / "checkpoint.pt", weights_only=False)["step"] == 5  # steps 6 and 7 are lost
+    with pytest.raises(ConfigError, match=r"written by 2 process\(es\), this run has 1"):
+        train_vit(shards, part, config=_config(epochs=3, checkpoint_every=5, workers=1), resume=True)
+
+    cmd = _torchrun(port + 2, "-m", "tokenloom", "train-vit", *common, "--out", str(part), "--resume", "-q")
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    a, b = _weights(full), _weights(part)
+    assert a.keys() == b.keys()
+    for name in a:
+        assert torch.equal(a[name], b[name]), name  # bitwise on CPU
+    rows_full = list(csv.DictReader((full / "train_log.csv").open()))
+    rows_part = list(csv.DictReader((part / "train_log.csv").open()))
+    assert len(rows_full) == 15  # 12 steps, 3 evaluations
+    assert [(r["step"], r["loss"]) for r in rows_part] == [(r["step"], r["loss"]) for r in rows_full]
+
+
 @pytest.mark.slow
 def test_two_processes_under_torchrun_follow_the_single_process_curve(shards: Path, tmp_path: Path) -> None:
-    src = str(Path(tokenloom.__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]),
-           "OMP_NUM_THREADS": "1"}  # fmt: skip
+    env = _ddp_env()
     common = ["train-vit", str(shards), "--width", "32", "--depth", "2", "--heads", "2", "--image-size", "32",
               "--patch-size", "8", "--batch-size", "8", "--epochs", "2", "--log-every", "1", "--workers", "0",
               "--lr", "3e-3", "--val-fraction", "0.2", "-q"]  # fmt: skip

@@ -21,6 +21,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--val-fraction", type=float, default=0.1, help="held-out share of SHARDS (0.1)")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
+    parser.add_argument(
+        "--allow-resize", action="store_true",
+        help="with --resume: accept a checkpoint written with another --batch-size or process count "
+        "(continues from the same epoch, not exactly)",
+    )  # fmt: skip
     m = parser.add_argument_group("model (a preset, optionally overridden)")
     m.add_argument("--preset", default="vit-ti16", help="encoder preset (default vit-ti16)")
     m.add_argument("--width", type=positive, help="model width d")
@@ -85,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
     result = train_vit(
         args.data, args.out, config=config_from_args(args), eval_data=args.eval_data, resume=args.resume,
-        quiet=args.quiet,
+        allow_resize=args.allow_resize, quiet=args.quiet,
     )  # fmt: skip
     if not args.quiet and os.environ.get("RANK", "0") == "0":  # under torchrun only rank 0 reports
         print(

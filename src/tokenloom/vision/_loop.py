@@ -21,7 +21,7 @@ from tokenloom.costs import format_bytes, training_memory, vit_tokens
 from tokenloom.vision._checkpoint import CHECKPOINT_NAME, load_checkpoint, restore_rng, save_checkpoint
 from tokenloom.vision._trainlog import format_row, plot_log, write_log
 from tokenloom.vision.optim import cosine_warmup, mix_batch, param_groups, soft_cross_entropy, soft_targets
-from tokenloom.vision.train_data import build_loaders, to_device
+from tokenloom.vision.train_data import build_loaders, resized_step, to_device
 
 if TYPE_CHECKING:
     import torch
@@ -97,13 +97,24 @@ class Loop:
 
     # ----------------------------------------------------------------------------------------- state
 
-    def resume(self) -> None:
-        state = load_checkpoint(self.out / CHECKPOINT_NAME, self.config.settings())
+    def resume(self, *, allow_resize: bool = False) -> None:
+        """Continue from the checkpoint; with ``allow_resize``, also one written with another global batch
+        or number of processes (the run goes on from the same epoch and position, not exactly)."""
+        path = self.out / CHECKPOINT_NAME
+        state = load_checkpoint(path, self.config.settings(), world=self.world, allow_resize=allow_resize)
         self.module.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.step, self.log = int(state["step"]), list(state["log"])
         restore_rng(state["rng"])
+        old_batch = int(state["settings"]["batch_size"])
+        if old_batch != self.config.batch_size:
+            self.step = resized_step(self.step, n=self.sampler.n, old=old_batch, new=self.config.batch_size)
+            self.scheduler.last_epoch = self.step  # the new schedule, at the new step
+            for group, base, lr_at in zip(
+                self.optimizer.param_groups, self.scheduler.base_lrs, self.scheduler.lr_lambdas, strict=True
+            ):
+                group["lr"] = base * lr_at(self.step)
 
     def _save(self) -> None:
         if self.rank != 0:
@@ -111,6 +122,7 @@ class Loop:
         save_checkpoint(
             self.out / CHECKPOINT_NAME, model=self.module, optimizer=self.optimizer,
             scheduler=self.scheduler, step=self.step, log_rows=self.log, settings=self.config.settings(),
+            world=self.world,
         )  # fmt: skip
 
     def _emit(self, row: dict[str, Any]) -> None:
@@ -228,7 +240,7 @@ class Loop:
         if (
             self.step
             and self.step % spe == 0
-            and not any(r["kind"] == "eval" and r["step"] == self.step for r in self.log)
+            and not any(r["kind"] == "eval" and r["epoch"] == self.step // spe - 1 for r in self.log)
         ):
             self._eval_row(self.step // spe - 1)  # the checkpoint came just before an epoch's evaluation
         while self.step < self.total:

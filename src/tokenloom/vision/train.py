@@ -14,8 +14,10 @@ writes the log and checkpoints. With the same global batch and seed, K processes
 loss curve up to float rounding (gradients are averaged over equal shares).
 
 Checkpoints (``_checkpoint.py``) every ``checkpoint_every`` steps and at the end; ``resume=True`` continues
-from ``out/checkpoint.pt``: an interrupted single-process run, resumed, ends with weights bitwise equal (on
-CPU) to an uninterrupted run. This module does not preprocess images.
+from ``out/checkpoint.pt``: an interrupted run, resumed with the same number of processes, ends with weights
+bitwise equal (on CPU) to an uninterrupted run, in one process and under ``torchrun``. A checkpoint written
+with another global batch or number of processes is refused unless ``allow_resize=True``. This module does
+not preprocess images.
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Settings of one training run (all but ``workers``, ``log_every`` and ``checkpoint_every`` must match
-    when resuming)."""
+    """Settings of one training run (all but ``workers``, ``log_every``, ``checkpoint_every`` and ``device``
+    must match when resuming; ``batch_size`` may change with ``allow_resize``)."""
 
     encoder: EncoderConfig = field(
         default_factory=lambda: EncoderConfig.preset("vit-ti16")
@@ -176,12 +178,16 @@ def train_vit(
     config: TrainConfig | None = None,
     eval_data: str | os.PathLike[str] | None = None,
     resume: bool = False,
+    allow_resize: bool = False,
     quiet: bool = False,
     on_step: Any = None,
 ) -> TrainResult:
     """Train on the preprocessed folder ``data``; log, checkpoints and plot go to ``out``.
 
     ``eval_data``: a preprocessed folder to evaluate on (default: a held-out ``val_fraction`` of ``data``).
+    ``resume``: continue from ``out/checkpoint.pt``; it must have been written with the same global batch
+    and number of processes, unless ``allow_resize`` (then the run goes on from the same epoch and place
+    in it, not exactly).
     ``on_step(step)`` runs after each optimizer step and checkpoint (a hook for tests and fault injection).
     """
     import torch
@@ -198,7 +204,7 @@ def train_vit(
     loop.quiet = quiet or rank != 0
     try:
         if resume:
-            loop.resume()
+            loop.resume(allow_resize=allow_resize)
         start = time.perf_counter()
         result = loop.run(on_step=on_step)
         logger.debug("training took %.1f s", time.perf_counter() - start)

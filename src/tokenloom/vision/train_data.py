@@ -6,7 +6,10 @@
   ``batch`` (the tail that does not fill one is dropped); rank ``r`` of ``world`` takes rows
   ``[r·batch/world, (r+1)·batch/world)`` of each global batch, so K processes see exactly the images
   of one process, split. ``start`` skips the first global batches (resume). Each sample's augmentation
-  seed depends on ``(seed, epoch, index)`` only.
+  seed depends on ``(seed, epoch, index)`` only. Per epoch, the ranks together draw every row of the
+  first ``(n // batch) · batch`` places of the permutation exactly once and none of the other ``n % batch``
+  (a different tail each epoch); the order does not depend on ``world``.
+* :func:`resized_step`: where a run with another global batch stands after the same progress.
 * The eval sampler gives rank ``r`` the rows ``r, r + world, ...`` in order (all rows, no padding).
 
 Shape legend: ``B`` per-process batch, ``G`` global batch.
@@ -23,7 +26,15 @@ from tokenloom.vision.data import collate
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["StepSampler", "Subset", "build_loaders", "eval_order", "split_indices", "to_device"]
+__all__ = [
+    "StepSampler",
+    "Subset",
+    "build_loaders",
+    "eval_order",
+    "resized_step",
+    "split_indices",
+    "to_device",
+]
 
 
 def split_indices(n: int, val_fraction: float, seed: int) -> tuple[list[int], list[int]]:
@@ -93,6 +104,14 @@ class StepSampler:
             lo = b * self.batch + self.rank * per
             for i in order[lo : lo + per]:
                 yield i, _sample_seed(self.seed, self.epoch, i)
+
+
+def resized_step(step: int, *, n: int, old: int, new: int) -> int:
+    """The step of a run with global batch ``new`` at the epoch and place in that epoch's order that
+    ``step`` reaches with global batch ``old`` (``n`` training rows), rounded down to a whole batch:
+    the images of at most one ``new`` batch are seen twice."""
+    epoch, done = divmod(step, n // old)  # done: global batches of this epoch already taken
+    return epoch * (n // new) + done * old // new
 
 
 def eval_order(n: int, rank: int, world: int) -> list[tuple[int, None]]:
