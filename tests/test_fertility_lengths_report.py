@@ -7,6 +7,7 @@ computed from those lengths; the full report's rows for the columns both modes c
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,17 @@ import pytest
 import tokenloom
 from tokenloom import cli
 from tokenloom.errors import ConfigError
+from tokenloom.fertility.counting import ChunkCounter, CountOptions, lengths_only_counts
+from tokenloom.fertility.counts import SliceCounts
 from tokenloom.fertility.length_tables import HISTOGRAM_COLUMNS
 from tokenloom.fertility.lengths import ALPHA, DEFAULT_CONTEXTS, distribution_columns
 from tokenloom.fertility.report import EXTRA_COLUMNS, REPORT_COLUMNS, ReportConfig, fertility_report
+from tokenloom.fertility.slices import SliceConfig
 from tokenloom.fertility.summary import format_summary
 from tokenloom.fertility.writers import to_markdown, write_report
+from tokenloom.text.corpus import CorpusPart
 from tokenloom.text.tokenizer import Tokenizer
+from tokenloom.text.unicode import get_segmenter
 
 LANGS = ("eng_Latn", "hin_Deva", "zho_Hans", "rus_Cyrl")
 CONTEXTS = (16, 32, 64, 128)
@@ -146,6 +152,32 @@ def test_lengths_csv_chart_and_tables(tmp_path: Path, reports: dict[str, pd.Data
     text = format_summary(reports["lengths"])
     assert len(text.splitlines()) == 2 and "tokens/doc p99" in text and "over 128" in text
     assert "tokens/doc p99" in format_summary(df) and "premium vs eng_Latn" in format_summary(df)
+
+
+def test_lengths_mode_keeps_no_token_id_histogram(flores: Path, toks: dict[str, Tokenizer]) -> None:
+    """Lengths mode counts no token ids: no slice holds a histogram of vocabulary size, merged or not; the
+    full mode keeps one of at least the vocabulary size."""
+    part = CorpusPart("hin_Deva", "language", "hin_Deva", "hin", "Deva", align="flores")
+    texts = _texts(flores, "hin_Deva")[:20]
+    got = {}
+    for mode in ("full", "lengths"):
+        counter = ChunkCounter(
+            toks, pivot=None, segmenter=get_segmenter("icu"), options=CountOptions(metrics=mode),
+            slice_config=SliceConfig(translit=False),
+        )  # fmt: skip
+        got[mode] = counter.count(part, texts, list(range(len(texts))))
+    assert got["lengths"] and len(got["lengths"]) == len(got["full"])
+    for (name, _, full), (_, _, fast) in zip(got["full"], got["lengths"], strict=True):
+        assert full.id_counts is not None and len(full.id_counts) >= toks[name].vocab_size
+        assert fast.id_counts is None and fast.tokens == full.tokens
+        assert fast.merge(fast).id_counts is None
+    chunk = lengths_only_counts(0, np.array([3, 5, 7]), np.array([9, 9, 9]), np.array([9, 9, 9]))
+    one = SliceCounts.of(chunk, [0, 2], part="p", vocab_size=10**6, langs={"x": 2}, scripts={"Latn": 2})
+    assert one.id_counts is None and one.tokens == 10
+    row = one.close("p", 3, n_boot=0, seed=0).finish(
+        vocab_size=10**6, level=0.95, renyi_alpha=2.5, roundtrip=False
+    )
+    assert math.isnan(row["renyi_efficiency"]) and row["tokens"] == 10
 
 
 def test_config_checks() -> None:
