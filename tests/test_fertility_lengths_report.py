@@ -25,7 +25,7 @@ from tokenloom.fertility.lengths import ALPHA, DEFAULT_CONTEXTS, distribution_co
 from tokenloom.fertility.report import EXTRA_COLUMNS, REPORT_COLUMNS, ReportConfig, fertility_report
 from tokenloom.fertility.slices import SliceConfig
 from tokenloom.fertility.summary import format_summary
-from tokenloom.fertility.writers import to_markdown, write_report
+from tokenloom.fertility.writers import report_table, to_markdown, write_report
 from tokenloom.text.corpus import CorpusPart
 from tokenloom.text.tokenizer import Tokenizer
 from tokenloom.text.unicode import get_segmenter
@@ -180,6 +180,24 @@ def test_lengths_mode_keeps_no_token_id_histogram(flores: Path, toks: dict[str, 
     assert math.isnan(row["renyi_efficiency"]) and row["tokens"] == 10
 
 
+def test_lengths_mode_table(reports: dict[str, pd.DataFrame]) -> None:
+    """``report_table`` of a lengths report: tokens and tokens per document per tokenizer, no fertility."""
+    df = reports["lengths"]
+    lines = report_table(df).splitlines()
+    assert "fertility" not in lines[0] and "premium" not in lines[0]
+    for header in ("bpe tokens", "unigram tokens", "tok/doc", "p99", "docs > 128", "tok > 16"):
+        assert header in lines[0], header
+    for name in ("bpe", "unigram"):
+        assert lines[0].count("tok/doc") == 2 and name in lines[0]
+    for lang in LANGS:
+        line = next(row for row in lines if f" {lang} " in row)
+        rows = df[df.slice == lang]
+        assert line.split()[2] == str(rows.texts.iloc[0])
+        for r in rows.itertuples():
+            assert f" {r.tokens} " in f"{line} " and f"{r.tokens_per_doc_mean:.1f}" in line
+    assert "–" not in "\n".join(lines[2:]) and "premium" in report_table(reports["full"])
+
+
 def test_config_checks() -> None:
     with pytest.raises(ConfigError, match="'full' or 'lengths'"):
         ReportConfig(metrics="fast")  # type: ignore[arg-type]
@@ -199,7 +217,9 @@ def test_cli_lengths_mode(
     assert {"share_docs_over_64", "share_tokens_over_128", "tokens_per_doc_p99"} <= set(csv.columns)
     assert not any(c.endswith("_2048") for c in csv.columns) and csv["fertility"].isna().all()
     assert (tmp_path / "a" / "lengths.csv").is_file()
-    assert cli.main([*argv, "--context", "64,128", "--out", str(tmp_path / "b")]) == 0
+    assert cli.main([*argv, "--context", "64,128", "--table", "--out", str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "tok/doc" in out and "docs > 128" in out and "fertility" not in out
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "b" / "report.csv"), csv)
     with pytest.raises(SystemExit):
         cli.main([*argv, "--context", "lots", "--out", str(tmp_path / "c")])
