@@ -7,6 +7,7 @@ computed from those lengths; the full report's rows for the columns both modes c
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,17 @@ import pytest
 import tokenloom
 from tokenloom import cli
 from tokenloom.errors import ConfigError
+from tokenloom.fertility.counting import ChunkCounter, CountOptions, lengths_only_counts
+from tokenloom.fertility.counts import SliceCounts
 from tokenloom.fertility.length_tables import HISTOGRAM_COLUMNS
 from tokenloom.fertility.lengths import ALPHA, DEFAULT_CONTEXTS, distribution_columns
 from tokenloom.fertility.report import EXTRA_COLUMNS, REPORT_COLUMNS, ReportConfig, fertility_report
+from tokenloom.fertility.slices import SliceConfig
 from tokenloom.fertility.summary import format_summary
-from tokenloom.fertility.writers import to_markdown, write_report
+from tokenloom.fertility.writers import report_table, to_markdown, write_report
+from tokenloom.text.corpus import CorpusPart
 from tokenloom.text.tokenizer import Tokenizer
+from tokenloom.text.unicode import get_segmenter
 
 LANGS = ("eng_Latn", "hin_Deva", "zho_Hans", "rus_Cyrl")
 CONTEXTS = (16, 32, 64, 128)
@@ -148,6 +154,50 @@ def test_lengths_csv_chart_and_tables(tmp_path: Path, reports: dict[str, pd.Data
     assert "tokens/doc p99" in format_summary(df) and "premium vs eng_Latn" in format_summary(df)
 
 
+def test_lengths_mode_keeps_no_token_id_histogram(flores: Path, toks: dict[str, Tokenizer]) -> None:
+    """Lengths mode counts no token ids: no slice holds a histogram of vocabulary size, merged or not; the
+    full mode keeps one of at least the vocabulary size."""
+    part = CorpusPart("hin_Deva", "language", "hin_Deva", "hin", "Deva", align="flores")
+    texts = _texts(flores, "hin_Deva")[:20]
+    got = {}
+    for mode in ("full", "lengths"):
+        counter = ChunkCounter(
+            toks, pivot=None, segmenter=get_segmenter("icu"), options=CountOptions(metrics=mode),
+            slice_config=SliceConfig(translit=False),
+        )  # fmt: skip
+        got[mode] = counter.count(part, texts, list(range(len(texts))))
+    assert got["lengths"] and len(got["lengths"]) == len(got["full"])
+    for (name, _, full), (_, _, fast) in zip(got["full"], got["lengths"], strict=True):
+        assert full.id_counts is not None and len(full.id_counts) >= toks[name].vocab_size
+        assert fast.id_counts is None and fast.tokens == full.tokens
+        assert fast.merge(fast).id_counts is None
+    chunk = lengths_only_counts(0, np.array([3, 5, 7]), np.array([9, 9, 9]), np.array([9, 9, 9]))
+    one = SliceCounts.of(chunk, [0, 2], part="p", vocab_size=10**6, langs={"x": 2}, scripts={"Latn": 2})
+    assert one.id_counts is None and one.tokens == 10
+    row = one.close("p", 3, n_boot=0, seed=0).finish(
+        vocab_size=10**6, level=0.95, renyi_alpha=2.5, roundtrip=False
+    )
+    assert math.isnan(row["renyi_efficiency"]) and row["tokens"] == 10
+
+
+def test_lengths_mode_table(reports: dict[str, pd.DataFrame]) -> None:
+    """``report_table`` of a lengths report: tokens and tokens per document per tokenizer, no fertility."""
+    df = reports["lengths"]
+    lines = report_table(df).splitlines()
+    assert "fertility" not in lines[0] and "premium" not in lines[0]
+    for header in ("bpe tokens", "unigram tokens", "tok/doc", "p99", "docs > 128", "tok > 16"):
+        assert header in lines[0], header
+    for name in ("bpe", "unigram"):
+        assert lines[0].count("tok/doc") == 2 and name in lines[0]
+    for lang in LANGS:
+        line = next(row for row in lines if f" {lang} " in row)
+        rows = df[df.slice == lang]
+        assert line.split()[2] == str(rows.texts.iloc[0])
+        for r in rows.itertuples():
+            assert f" {r.tokens} " in f"{line} " and f"{r.tokens_per_doc_mean:.1f}" in line
+    assert "–" not in "\n".join(lines[2:]) and "premium" in report_table(reports["full"])
+
+
 def test_config_checks() -> None:
     with pytest.raises(ConfigError, match="'full' or 'lengths'"):
         ReportConfig(metrics="fast")  # type: ignore[arg-type]
@@ -167,7 +217,9 @@ def test_cli_lengths_mode(
     assert {"share_docs_over_64", "share_tokens_over_128", "tokens_per_doc_p99"} <= set(csv.columns)
     assert not any(c.endswith("_2048") for c in csv.columns) and csv["fertility"].isna().all()
     assert (tmp_path / "a" / "lengths.csv").is_file()
-    assert cli.main([*argv, "--context", "64,128", "--out", str(tmp_path / "b")]) == 0
+    assert cli.main([*argv, "--context", "64,128", "--table", "--out", str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "tok/doc" in out and "docs > 128" in out and "fertility" not in out
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "b" / "report.csv"), csv)
     with pytest.raises(SystemExit):
         cli.main([*argv, "--context", "lots", "--out", str(tmp_path / "c")])

@@ -208,12 +208,13 @@ def part_id(part: CorpusPart) -> str:
 
 def lengths_only_counts(start: int, tokens: np.ndarray, chars: np.ndarray, nbytes: np.ndarray) -> ChunkCounts:
     """The counts of a chunk of ``[n]`` tokens, characters and bytes per text; every other count zero (no
-    words, token ids, round trips, normalization checks or premiums)."""
+    words, token ids, round trips, normalization checks or premiums), and no token-id histogram
+    (``id_counts=None``: the slices it is counted into hold none either)."""
     n = len(tokens)
     zeros, no = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
     none = np.zeros(0, dtype=np.int64)
     return ChunkCounts(
         start=start, tokens=tokens, words=zeros, chars=chars, bytes=nbytes, continued=zeros,
         byte_fallback=zeros, unk=zeros, roundtrip=no, norm_changed=no, premium=np.zeros(n), aligned=no,
-        flat_ids=none, token_text=none, id_counts=none,
+        flat_ids=none, token_text=none, id_counts=None,
     )  # fmt: skip

@@ -2,7 +2,8 @@
 
 - :class:`ChunkCounts` — per-text counts of one chunk of a corpus part under one tokenizer (what
   :mod:`tokenloom.fertility.counting` measures); dropped once folded into the slices the chunk belongs to.
-- :class:`SliceCounts` — a plain frozen dataclass of sums, a token-id histogram, a histogram of per-text
+- :class:`SliceCounts` — a plain frozen dataclass of sums, a token-id histogram (``None`` when the chunks
+  counted no token ids, as with ``metrics="lengths"``), a histogram of per-text
   premiums (for the exact median), the tokens per document
   (:class:`~tokenloom.fertility.lengths.LengthCounts`: percentiles and context shares), and, per corpus
   part not finished yet, the few per-text values the bootstrap needs (tokens, words, premium, aligned). Every method is pure and returns a new value:
@@ -59,7 +60,7 @@ class ChunkCounts:
     aligned: np.ndarray  # [n] bool: the text has a pivot text with tokens
     flat_ids: np.ndarray  # [T] token ids, texts one after another
     token_text: np.ndarray  # [T] index (within the chunk) of the text each token belongs to
-    id_counts: np.ndarray  # [>= V] histogram of flat_ids
+    id_counts: np.ndarray | None  # [>= V] histogram of flat_ids; None: token ids not counted
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -137,7 +138,7 @@ class SliceCounts:
     premium_sum: float = 0.0  # Σ premium over aligned texts of closed parts, summed part by part
     premium_values: np.ndarray = field(default_factory=lambda: _EMPTY_F)  # sorted distinct premiums
     premium_counts: np.ndarray = field(default_factory=lambda: _EMPTY_I)  # texts with each premium
-    id_counts: np.ndarray | None = None  # token-id histogram
+    id_counts: np.ndarray | None = None  # token-id histogram; None: token ids not counted
     boot: np.ndarray | None = (
         None  # [n_boot, 4] resampled Σtokens, Σwords, Σpremium, Σaligned of closed parts
     )
@@ -165,7 +166,8 @@ class SliceCounts:
         mask = np.zeros(len(counts), dtype=bool)
         mask[rows if rows is not None else slice(None)] = True
         sel = counts.aligned & mask
-        if rows is None:
+        id_counts: np.ndarray | None
+        if rows is None or counts.id_counts is None:  # None: no histogram to keep or to add
             id_counts = counts.id_counts
         else:
             id_counts = np.bincount(counts.flat_ids[mask[counts.token_text]], minlength=vocab_size)

@@ -7,8 +7,9 @@ summary, the charts of :mod:`tokenloom.fertility.plots` embedded as base64 PNGs,
 the PNGs beside it, each file atomically (``tokenloom._atomic``). The Markdown shows, per tokenizer, the main
 table (not for ``metrics="lengths"`` reports) and the tokens-per-document table
 (:func:`tokenloom.fertility.length_tables.table_columns`). :func:`report_table` is what ``tokenloom
-fertility`` prints. Every table is rendered by :mod:`tokenloom._tables`. What it does not do: compute the
-table (``report``) or draw the charts (``plots``). pandas is only used through the DataFrame it is given.
+fertility --table`` prints (the tokens per document for a ``metrics="lengths"`` report). Every table is
+rendered by :mod:`tokenloom._tables`. What it does not do: compute the table (``report``) or draw the charts
+(``plots``). pandas is only used through the DataFrame it is given.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from __future__ import annotations
 import csv
 import io
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tokenloom._atomic import atomic_write
 from tokenloom._tables import format_cell, format_table, markdown_table
@@ -82,35 +83,51 @@ def to_markdown(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+_FERTILITY_HEADER = ["fertility", "95% CI", "premium", "chars/tok", "fallback"]
+
+
+def _fertility_cells(r: Any) -> list[str]:
+    """A slice row's fertility, its interval, premium, chars/token and fallback rate."""
+    ci = f"[{format_cell(r.fertility_lo, '{:.2f}')}, {format_cell(r.fertility_hi, '{:.2f}')}]"
+    return [
+        format_cell(r.fertility, "{:.3f}"),
+        ci,
+        format_cell(r.premium_mean, "{:.2f}"),
+        format_cell(r.chars_per_token, "{:.2f}"),
+        format_cell(r.byte_fallback_rate, "{:.1%}"),
+    ]
+
+
+def _columns(df: pd.DataFrame) -> tuple[list[str], Callable[[Any], list[str]]]:
+    """The per-tokenizer headers of :func:`report_table` and the cells of a slice row under them."""
+    if df.attrs.get("metrics", "full") == "full":
+        return _FERTILITY_HEADER, _fertility_cells
+    columns = [("tokens", "tokens", "{:d}"), *table_columns(df)]
+    return [h for _, h, _ in columns], lambda r: [format_cell(getattr(r, c), f) for c, _, f in columns]
+
+
 def report_table(df: pd.DataFrame, *, kinds: Sequence[str] = KIND_ORDER, max_rows: int | None = None) -> str:
-    """A compact terminal table: one line per slice, fertility and premium per tokenizer side by side."""
+    """A compact terminal table: one line per slice, per tokenizer side by side its fertility and premium,
+    or, for a ``metrics="lengths"`` report, its tokens and tokens per document
+    (:func:`~tokenloom.fertility.length_tables.table_columns`)."""
     names = list(dict.fromkeys(df["tokenizer"]))
     sub = df[df["slice_kind"].isin(list(kinds))]
     slices = list(dict.fromkeys(zip(sub["slice_kind"], sub["slice"], strict=True)))
     if max_rows is not None:
         slices = slices[:max_rows]
     index = {(r.tokenizer, r.slice_kind, r.slice): r for r in sub.itertuples(index=False)}
+    headers, cells = _columns(df)
     header = ["kind", "slice", "texts"]
     for name in names:
         prefix = f"{name} " if len(names) > 1 else ""
-        header += [f"{prefix}fertility", "95% CI", "premium", "chars/tok", "fallback"]
+        header += [f"{prefix}{headers[0]}", *headers[1:]]
     rows = []
     for kind, label in slices:
         first = next(index[(n, kind, label)] for n in names if (n, kind, label) in index)
         row = [kind, label, str(first.texts)]
         for name in names:
             r = index.get((name, kind, label))
-            if r is None:
-                row += [""] * 5
-                continue
-            ci = f"[{format_cell(r.fertility_lo, '{:.2f}')}, {format_cell(r.fertility_hi, '{:.2f}')}]"
-            row += [
-                format_cell(r.fertility, "{:.3f}"),
-                ci,
-                format_cell(r.premium_mean, "{:.2f}"),
-                format_cell(r.chars_per_token, "{:.2f}"),
-                format_cell(r.byte_fallback_rate, "{:.1%}"),
-            ]
+            row += [""] * len(headers) if r is None else cells(r)
         rows.append(row)
     return format_table(header, rows, align="ll" + "r" * (len(header) - 2))
 
