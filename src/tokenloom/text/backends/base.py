@@ -38,6 +38,7 @@ __all__ = [
     "OffsetsFn",
     "byte_level_bytes",
     "clear_input_errors",
+    "decode_each",
     "first_difference",
     "flat_ids",
     "panic_safe",
@@ -158,6 +159,14 @@ def flat_ids(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
     return lengths, ids
+
+
+def decode_each(obj: Any, batch: Sequence[Sequence[int]]) -> list[str]:
+    """``obj.decode_batch`` of the id lists where ``obj`` has one, else ``obj.decode`` list by list."""
+    many = getattr(obj, "decode_batch", None)
+    if many is not None:
+        return [str(t) for t in many([list(ids) for ids in batch])]
+    return [str(obj.decode(list(ids))) for ids in batch]
 
 
 def partial_char_ids(token_bytes: Iterable[tuple[int, bytes]]) -> frozenset[int]:

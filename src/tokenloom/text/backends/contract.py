@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from tokenloom.errors import TokenizerError
-from tokenloom.text.backends.base import ByteFallback, Capabilities, Offsets, OffsetsFn, flat_ids
+from tokenloom.text.backends.base import ByteFallback, Capabilities, Offsets, OffsetsFn, decode_each, flat_ids
 
 if TYPE_CHECKING:
     import numpy as np
@@ -81,10 +81,7 @@ class ContractBackend:
         return flat_ids(self.encode_batch(texts))
 
     def decode_batch(self, batch: Sequence[Sequence[int]]) -> list[str]:
-        many = getattr(self._obj, "decode_batch", None)
-        if many is not None:
-            return [str(t) for t in many([list(ids) for ids in batch])]
-        return [str(self._obj.decode(list(ids))) for ids in batch]
+        return decode_each(self._obj, batch)
 
     def id_to_piece(self, token_id: int) -> str | None:
         return None

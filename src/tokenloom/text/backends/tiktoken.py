@@ -28,6 +28,7 @@ from tokenloom.text.backends.base import (
     Capabilities,
     Offsets,
     OffsetsFn,
+    decode_each,
     flat_ids,
     panic_safe,
     partial_char_ids,
@@ -129,10 +130,7 @@ class TiktokenBackend:
         return self._partial
 
     def decode_batch(self, batch: Sequence[Sequence[int]]) -> list[str]:
-        many = getattr(self._enc, "decode_batch", None)
-        if many is not None:
-            return [str(t) for t in many([list(ids) for ids in batch])]
-        return [str(self._enc.decode(list(ids))) for ids in batch]
+        return decode_each(self._enc, batch)
 
     def id_to_piece(self, token_id: int) -> str | None:
         raw = self.token_bytes(token_id)
