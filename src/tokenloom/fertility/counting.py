@@ -12,9 +12,10 @@ counts and dropped, so memory follows the chunk size, not the size of a part or 
 
 With ``CountOptions(metrics="lengths")`` a chunk is only encoded to tokens per text, in the engine's
 ids-only call (:meth:`Tokenizer.count_tokens <tokenloom.text.tokenizer.Tokenizer.count_tokens>`: no offsets,
-no decoding, no normalization), and no words are
-segmented: its :class:`~tokenloom.fertility.counts.ChunkCounts` hold tokens, characters and bytes, every
-other per-text count zero (:func:`lengths_only_counts`). Its reference is the length of each id list of :meth:`Tokenizer.encode_batch <tokenloom.text.tokenizer.Tokenizer.encode_batch>`.
+no decoding, no normalization), and no words are segmented: its
+:class:`~tokenloom.fertility.counts.ChunkCounts` hold tokens, characters and bytes, every other per-text
+count zero (:func:`lengths_only_counts`). Its reference is the length of each id list of
+:meth:`Tokenizer.encode_batch <tokenloom.text.tokenizer.Tokenizer.encode_batch>`.
 
 Premiums need the pivot's token count of the same content: the counter remembers the pivot part's
 per-text token counts by id (one number per pivot text); the pivot part must be counted first.
