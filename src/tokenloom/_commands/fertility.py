@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("full", "lengths"),
         default="full",
         help="full: every metric; lengths: documents, bytes, characters, tokens and tokens per document only "
-        "(fast: no words, round trips, premiums or transliterated slices)",
+        "(fast: no words, round trips, premiums, transliterated or code-mixed slices)",
     )
     parser.add_argument(
         "--context",

@@ -2,8 +2,9 @@
 
 :class:`SliceTable` holds one :class:`~tokenloom.fertility.counts.SliceCounts` per tokenizer × slice.
 :func:`count_part` feeds it a part read whole, chunk by chunk (with its generated transliterated part
-beside it), and closes the part (its bootstrap); :func:`count_piece` feeds it consecutive texts of a part
-whose texts are spread over several tasks, leaving the part open. A table built by a worker for one task
+beside it), and closes the part (its bootstrap); :func:`submit_piece` and :func:`collect_piece` feed it
+consecutive texts of a part whose texts are spread over several tasks, leaving the part open (a caller
+reads the next piece while the engines encode this one). A table built by a worker for one task
 is merged into the report's with :meth:`SliceTable.merge_task`, which shifts the positions of open parts'
 texts past the pieces merged before, so merging the tasks' tables in plan order gives the counts of one
 pass. A slice becomes a row (:meth:`SliceTable.table`) once no later part can add to it; the rows'
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenloom.errors import CorpusError
-from tokenloom.fertility.counting import ChunkCounter, part_id
+from tokenloom.fertility.counting import ChunkCounter, Pending, part_id
 from tokenloom.fertility.counts import SliceCounts, close_part
 from tokenloom.fertility.length_tables import histogram_rows
 from tokenloom.fertility.report_config import ReportConfig
@@ -28,7 +29,7 @@ from tokenloom.text.parts import CorpusPart
 from tokenloom.text.tokenizer import Tokenizer
 from tokenloom.text.unicode import transliterate
 
-__all__ = ["SliceTable", "TaskCounts", "count_part", "count_piece"]
+__all__ = ["SliceTable", "TaskCounts", "collect_piece", "count_part", "submit_piece"]
 
 Key = tuple[str, SliceKey]  # (tokenizer, slice)
 
@@ -221,17 +222,26 @@ def count_part(
     return [part, target]
 
 
-def count_piece(
+def submit_piece(
     counter: ChunkCounter, table: SliceTable, part: CorpusPart, texts: list[str], ids: list[Any]
-) -> None:
-    """Count consecutive texts of a part spread over tasks (and their transliteration), leaving the part
-    open: its texts so far are in ``table.open_parts``. A part without a script label gets no
-    transliterated slice here: whether it has one is decided on all its texts, which no piece sees."""
+) -> list[tuple[CorpusPart, Pending]]:
+    """Queue the encodings of consecutive texts of a part spread over tasks (and of their
+    transliteration); :func:`collect_piece` counts them into ``table``, leaving the part open (its texts
+    so far are in ``table.open_parts``). A part without a script label gets no transliterated slice
+    here: whether it has one is decided on all its texts, which no piece sees."""
     targets = [(part, texts)]
     target = translit_target(part, texts, config=counter.slice_config) if part.script else None
     if target is not None:
         targets.append((target, transliterate(texts, ascii=counter.slice_config.translit_ascii)))
+    queued = []
     for one, its_texts in targets:
         entry = table.open_parts.setdefault(part_id(one), [one, 0])
-        table.add(one, counter.count(one, its_texts, ids, entry[1]))
+        queued.append((one, counter.submit(one, its_texts, ids, entry[1])))
         entry[1] += len(its_texts)
+    return queued
+
+
+def collect_piece(counter: ChunkCounter, table: SliceTable, queued: list[tuple[CorpusPart, Pending]]) -> None:
+    """Count what :func:`submit_piece` queued into ``table``, in order."""
+    for one, pending in queued:
+        table.add(one, counter.collect(pending))

@@ -28,7 +28,7 @@ One row per tokenizer × slice (``REPORT_COLUMNS`` are the stable columns other 
 :func:`~tokenloom.fertility.lengths.distribution_columns` for ``ReportConfig.contexts``; their log-spaced
 histogram is ``df.attrs["lengths"]``, :mod:`tokenloom.fertility.length_tables`). ``ReportConfig(metrics=
 "lengths")`` counts documents, characters, bytes and tokens only (ids-only engine calls, no words, round
-trips, offsets, normalization checks, premiums, intervals or transliterated slices): the same columns, the
+trips, offsets, normalization checks, premiums, intervals, transliterated or code-mixed slices): the same columns, the
 ones it does not count NaN (``segmenter`` and ``pivot`` empty).
 The writers (``write_report``, ``to_markdown``, ``report_table``) live in :mod:`tokenloom.fertility.writers`
 and are re-exported here. What it does not do: write files, draw charts (``plots``), decide slices
@@ -168,7 +168,10 @@ def fertility_report(
     columns = Columns.of(text_column, lang_column, script_column)
     counting = Counting(
         toks, pivot, segmenter if isinstance(segmenter, str) else seg, config,
-        SliceConfig(translit=translit, translit_ascii=config.translit_ascii, mixed_min_share=config.mixed_min_share),
+        SliceConfig(
+            translit=translit, translit_ascii=config.translit_ascii, mixed_min_share=config.mixed_min_share,
+            code_mixed=config.metrics == "full",
+        ),
         columns, errors,
     )  # fmt: skip
     table = SliceTable(toks, config=config, pivot=pivot, segmenter=seg_name)

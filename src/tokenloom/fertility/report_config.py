@@ -30,7 +30,7 @@ class ReportConfig:
     chunk_size: int = 1024  # texts counted at once: bounds memory, whatever the size of a language part
     translit_ascii: bool = False  # transliterated slices: Any-Latin, then Latin-ASCII
     mixed_min_share: float = 0.1  # code-mixed: every script counted holds at least this share of letters
-    metrics: Metrics = "full"  # "lengths": documents, bytes, characters, tokens and their lengths only
+    metrics: Metrics = "full"  # "lengths": documents, bytes, characters, tokens and their lengths only (no code-mixed slices)
     contexts: tuple[int, ...] = DEFAULT_CONTEXTS  # context lengths of the share columns (tokens, increasing)
     encode_path: InitVar[str | None] = None  # removed: giving it is an error that says what to do instead
 

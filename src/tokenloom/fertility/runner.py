@@ -48,7 +48,7 @@ from typing import Any, Literal, TypeAlias
 from tokenloom._atomic import atomic_write
 from tokenloom._progress import bar
 from tokenloom.errors import ConfigError
-from tokenloom.fertility.accumulate import SliceTable, TaskCounts, count_part, count_piece
+from tokenloom.fertility.accumulate import SliceTable, TaskCounts, collect_piece, count_part, submit_piece
 from tokenloom.fertility.counting import ChunkCounter, CountOptions
 from tokenloom.fertility.report_config import ReportConfig
 from tokenloom.fertility.slices import SliceConfig
@@ -149,12 +149,15 @@ def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counti
         pieces = read_corpus_task(
             task, columns=counting.columns, errors=counting.errors, stats=stats, chunk_size=cfg.chunk_size
         )
+        queued: list[Any] = []  # the piece being encoded while the next one is read
         for piece in pieces:
             if not _keep(piece.part, phase, counting.pivot):
                 continue
             docs += len(piece.texts)
             parts.setdefault((piece.part.slice_kind, piece.part.slice), piece.part)
             if piece.whole:
+                collect_piece(counter, table, queued)
+                queued = []
                 whole += count_part(
                     counter,
                     table,
@@ -165,7 +168,10 @@ def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counti
                     finish=False,
                 )
             else:
-                count_piece(counter, table, piece.part, piece.texts, piece.ids)
+                now = submit_piece(counter, table, piece.part, piece.texts, piece.ids)
+                collect_piece(counter, table, queued)
+                queued = now
+        collect_piece(counter, table, queued)
     made = {} if pivot_tokens else counter.pivot_tokens  # a task given the pivot's counts makes none
     return TaskResult(
         task.id, phase, table.export(whole), made, stats, docs, task.bytes, list(parts.values())

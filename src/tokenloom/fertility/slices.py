@@ -61,6 +61,7 @@ class SliceConfig:
     translit: bool = True  # generate <lang>_<Script>_Latn-translit slices from non-Latin language parts
     translit_ascii: bool = False  # after Any-Latin, also apply Latin-ASCII (drops diacritics)
     mixed_min_share: float = 0.1  # a script counts toward code-mixing when it holds >= this share of letters
+    code_mixed: bool = True  # look for code-mixed texts (a per-letter script analysis of every text)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.mixed_min_share <= 0.5:
@@ -136,7 +137,7 @@ def memberships(
                 Counter({sc: len(idx)}),
             )
         )
-    if part.slice_kind == "code_mixed":
+    if part.slice_kind == "code_mixed" or not config.code_mixed:
         return out
     mixed: dict[str, list[int]] = {}
     # only texts whose letters come from 2+ scripts can be code-mixed (vectorized pre-filter, exact)
