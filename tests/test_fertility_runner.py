@@ -109,6 +109,19 @@ def test_tasks_give_the_report_of_one_pass(
     assert tasks.attrs["tasks"]["tasks"] > 10
 
 
+def test_every_format_gives_the_same_counts(mix: dict[str, Any], toks: dict[str, Tokenizer]) -> None:
+    """Each small file holds the same rows in another format or codec: the same report of each."""
+    columns = ["tokenizer", "slice_kind", "slice", "texts", "tokens", "chars", "bytes", "tokens_per_doc_p99"]
+    reports = {
+        path.name: _report(toks, str(path), RunConfig(task_bytes=TASK_BYTES), metrics="lengths")[columns]
+        for path in mix["small"].files
+    }
+    first = next(iter(reports.values()))
+    assert len(reports) == len(SMALL) and len(first) == 2 * (1 + 2 * len(LANGS))  # all, language, script
+    for name, df in reports.items():
+        pd.testing.assert_frame_equal(df, first, check_exact=True, obj=name)
+
+
 def test_workers_write_the_same_report(
     mix: dict[str, Any], toks: dict[str, Tokenizer], tmp_path: Path
 ) -> None:
