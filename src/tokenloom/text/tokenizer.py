@@ -132,13 +132,12 @@ class Tokenizer:
 
     def count_tokens(self, texts: Sequence[str], *, batch_size: int | None = None) -> np.ndarray:
         """[n] tokens per text: the lengths of :meth:`encode_batch`'s id lists, from the engine's ids-only
-        batch call (no offsets, no decoding), ``batch_size`` texts per call (``None``: one call)."""
+        batch call (no offsets, no decoding, no id lists where the engine counts), ``batch_size`` texts per
+        call (``None``: one call)."""
         texts = list(texts)
         step = batch_size or max(len(texts), 1)
         with clear_input_errors(texts):
-            parts = [
-                self.backend.encode_batch_flat(texts[s : s + step])[0] for s in range(0, len(texts), step)
-            ]
+            parts = [self.backend.count_batch(texts[s : s + step]) for s in range(0, len(texts), step)]
         return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
     def encode_with_offsets(self, text: str) -> tuple[list[int], Offsets]:

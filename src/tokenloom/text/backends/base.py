@@ -119,6 +119,11 @@ class EngineBackend(Protocol):
         """([n] tokens per text, [T] ids one text after another) in the engine's fastest ids-only call."""
         ...
 
+    def count_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """[n] int64 tokens per text: the lengths of :meth:`encode_batch`'s lists, built no faster way
+        than the engine allows (no id lists where the engine can say how many)."""
+        ...
+
     @property
     def encode_batch_with_offsets(self) -> OffsetsFn | None:
         """The engine's ids and raw offsets per text, or ``None`` when the engine gives no offsets."""
@@ -151,6 +156,11 @@ class EngineBackend(Protocol):
     def save(self, folder: Path) -> dict[str, Any]:
         """Write the engine's files into ``folder``; returns entries for the ``tokenloom.json`` record."""
         ...
+
+
+def list_lengths(lists: Sequence[Sequence[Any]]) -> np.ndarray:
+    """[n] int64 lengths of ``lists``: the ``count_batch`` of engines that only return lists."""
+    return np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
 
 
 def flat_ids(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:

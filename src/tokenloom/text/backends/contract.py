@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from tokenloom.errors import TokenizerError
-from tokenloom.text.backends.base import ByteFallback, Capabilities, Offsets, OffsetsFn, decode_each, flat_ids
+from tokenloom.text.backends.base import (
+    ByteFallback,
+    Capabilities,
+    Offsets,
+    OffsetsFn,
+    decode_each,
+    flat_ids,
+    list_lengths,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -76,6 +84,9 @@ class ContractBackend:
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         return [ids for ids, _ in self._pairs(texts)]
+
+    def count_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return list_lengths(self.encode_batch(texts))
 
     def encode_batch_flat(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         return flat_ids(self.encode_batch(texts))

@@ -21,6 +21,7 @@ from tokenloom.text.backends.base import (
     OffsetsFn,
     byte_level_bytes,
     flat_ids,
+    list_lengths,
     panic_safe,
     partial_char_ids,
 )
@@ -91,6 +92,10 @@ class HFBackend:
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         return [list(e.ids) for e in self._hf.encode_batch_fast(list(texts), add_special_tokens=False)]
+
+    def count_batch(self, texts: Sequence[str]) -> np.ndarray:
+        encs = self._hf.encode_batch_fast(list(texts), add_special_tokens=False)
+        return list_lengths(encs)  # an Encoding's len() is its token count: no id lists built
 
     def encode_batch_flat(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         encs = self._hf.encode_batch_fast(list(texts), add_special_tokens=False)  # no offset tracking

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tokenloom.errors import TokenizerError
-from tokenloom.text.backends.base import ByteFallback, Capabilities, flat_ids
+from tokenloom.text.backends.base import ByteFallback, Capabilities, flat_ids, list_lengths
 
 if TYPE_CHECKING:
     import numpy as np
@@ -54,6 +54,9 @@ class CallableBackend:
                     "sequence of int token ids"
                 ) from None
         return out
+
+    def count_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return list_lengths(self.encode_batch(texts))
 
     def encode_batch_flat(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         return flat_ids(self.encode_batch(texts))

@@ -22,7 +22,14 @@ import numpy as np
 from tokenloom.errors import TokenizerError
 from tokenloom.text._hf_build import export_spm
 from tokenloom.text._spm_model import model_type, read_model
-from tokenloom.text.backends.base import ByteFallback, Capabilities, OffsetsFn, first_difference, panic_safe
+from tokenloom.text.backends.base import (
+    ByteFallback,
+    Capabilities,
+    OffsetsFn,
+    first_difference,
+    list_lengths,
+    panic_safe,
+)
 from tokenloom.text.offsets import PieceWidths, piece_widths
 
 __all__ = ["PROBES", "SentencePieceBackend", "load_sp_file", "model_type", "read_model"]
@@ -80,6 +87,9 @@ class SentencePieceBackend:
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         return [list(ids) for ids in self._sp.encode(list(texts))] if texts else []
+
+    def count_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return list_lengths(self._sp.encode(list(texts))) if texts else np.zeros(0, dtype=np.int64)
 
     def encode_batch_flat(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
 

@@ -30,6 +30,7 @@ from tokenloom.text.backends.base import (
     OffsetsFn,
     decode_each,
     flat_ids,
+    list_lengths,
     panic_safe,
     partial_char_ids,
 )
@@ -73,6 +74,9 @@ class TiktokenBackend:
         if batch is not None:
             return [list(ids) for ids in batch(list(texts), num_threads=os.cpu_count() or 1)]
         return [list(self._one(t)) for t in texts]
+
+    def count_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return list_lengths(self.encode_batch(texts))
 
     def encode_batch_flat(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         return flat_ids(self.encode_batch(texts))

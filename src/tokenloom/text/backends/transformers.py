@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tokenloom.errors import TokenizerError
-from tokenloom.text.backends.base import ByteFallback, Capabilities, Offsets, OffsetsFn, flat_ids, panic_safe
+from tokenloom.text.backends.base import (
+    ByteFallback,
+    Capabilities,
+    Offsets,
+    OffsetsFn,
+    flat_ids,
+    list_lengths,
+    panic_safe,
+)
 from tokenloom.text.backends.hf import HFBackend
 from tokenloom.text.offsets import PieceWidths, decoder_offsets
 
@@ -72,6 +80,9 @@ class TransformersBackend:
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         return [list(ids) for ids in self._call(texts, offsets=False)["input_ids"]] if texts else []
+
+    def count_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return list_lengths(self.encode_batch(texts))
 
     def encode_batch_flat(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         return flat_ids(self.encode_batch(texts))
