@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 import tokenloom
+from tokenloom.errors import ConfigError
 from tokenloom.fertility.report import ReportConfig, RunConfig, fertility_report
 from tokenloom.fertility.writers import write_report
 from tokenloom.text.corpus import load_corpus
@@ -107,6 +108,32 @@ def test_tasks_give_the_report_of_one_pass(
     assert whole.attrs["rejects"] == tasks.attrs["rejects"] and len(tasks.attrs["rejects"]) == 8
     assert whole.attrs["lengths"].equals(tasks.attrs["lengths"])
     assert tasks.attrs["tasks"]["tasks"] > 10
+
+
+def test_a_parallel_table_counts_the_pivot_first(
+    shared_dir: Path, toks: dict[str, Tokenizer], tmp_path: Path
+) -> None:
+    """Rows with ids, in two shards cut into several tasks: premiums against the pivot's rows (read in a
+    first phase) equal those of the table read whole."""
+    import json
+
+    devtest = shared_dir / "corpora" / "flores200" / "devtest"
+    rows = [
+        {"id": i, "text": line, "lang": lang}
+        for lang in LANGS
+        for i, line in enumerate((devtest / f"{lang}.txt").read_text("utf-8").splitlines()[:120])
+    ]
+    for k in range(2):
+        lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows[k::2])
+        (tmp_path / f"shard-{k}.jsonl").write_text(lines, encoding="utf-8")
+    whole = _report(toks, load_corpus(str(tmp_path)))
+    tasks = _report(toks, str(tmp_path), RunConfig(task_bytes=15_000))
+    assert tasks.attrs["tasks"]["tasks"] > 2 * 2 * 2  # several tasks per shard, each read in both phases
+    pd.testing.assert_frame_equal(whole, tasks, check_exact=True)
+    rus = tasks[(tasks.slice == "rus_Cyrl") & (tasks.tokenizer == "bpe")].iloc[0]
+    assert rus.premium_pairs == 120 and rus.premium_mean > 1  # every row found its English counterpart
+    with pytest.raises(ConfigError, match="pivot 'fra_Latn' is not in the parallel part"):
+        fertility_report(toks, str(tmp_path), pivot="fra_Latn", run=RunConfig(task_bytes=15_000))
 
 
 def test_every_format_gives_the_same_counts(mix: dict[str, Any], toks: dict[str, Tokenizer]) -> None:
@@ -219,8 +246,6 @@ def test_resume_ignores_state_written_for_other_settings(
 
 
 def test_run_config_errors(mix: dict[str, Any], toks: dict[str, Tokenizer]) -> None:
-    from tokenloom.errors import ConfigError
-
     for bad, needle in (({"workers": 0}, "workers must be"), ({"distributor": "dask"}, "distributor"),
                         ({"resume": True}, "needs a state_dir")):  # fmt: skip
         with pytest.raises(ConfigError, match=needle):
