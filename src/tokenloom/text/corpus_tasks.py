@@ -5,7 +5,8 @@ does (FLORES-style folders and their alignment, text files, code, tables) withou
 cuts the work into :class:`CorpusTask` s of about ``chunk_bytes`` (``tasks.py``):
 
 - a file part (a FLORES-style or text file, a programming language's files) is one task, read whole —
-  unless it is an uncompressed text file larger than ``chunk_bytes``, which becomes byte ranges;
+  unless it is an uncompressed text file larger than ``chunk_bytes``, which becomes byte ranges, or a
+  compressed text file (of unknown size), which is one task read piece by piece;
 - the table files of the input are one table (a slice spread over many shards is one part) cut into
   tasks: a file, a range of Parquet row groups or a byte range of a JSON Lines file. The table is
   *aligned* (its parts share ids across languages) when its first row has an ``id``.
@@ -26,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tokenloom.text.compression import detect_compression
 from tokenloom.text.corpus import MAX_TEXT_BYTES, load_corpus, read_code_part, read_text_part, table_source
 from tokenloom.text.formats import read_file_records
 from tokenloom.text.parts import CorpusPart, no_texts
@@ -105,6 +107,8 @@ def plan_corpus_tasks(
         ranges = plan_tasks(part.paths, chunk_bytes=chunk_bytes) if part.slice_kind != "code" else []
         if len(ranges) > 1:  # a large uncompressed text file
             tasks += [CorpusTask(t.id, t.stop - t.start, part=labels, piece=t) for t in ranges]
+        elif ranges and detect_compression(ranges[0].path) != "none":  # of unknown size: streamed
+            tasks.append(CorpusTask(ranges[0].id, _size(part.paths), part=labels, piece=ranges[0]))
         else:
             tasks.append(CorpusTask(f"{part.slice_kind}:{part.slice}", _size(part.paths), part=labels))
     return tasks
