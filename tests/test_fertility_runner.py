@@ -136,6 +136,21 @@ def test_a_parallel_table_counts_the_pivot_first(
         fertility_report(toks, str(tmp_path), pivot="fra_Latn", run=RunConfig(task_bytes=15_000))
 
 
+def test_a_compressed_text_file_is_streamed(
+    shared_dir: Path, toks: dict[str, Tokenizer], tmp_path: Path
+) -> None:
+    """A ``.txt.gz`` is one task read piece by piece (its size is unknown): the counts of the file read
+    whole; an unlabelled part read in pieces gets no transliterated slice (no piece sees all its texts)."""
+    make_mix.write_mix(tmp_path, shared_dir, formats=[("txt", "gz")], langs=LANGS, lines=300)
+    (task,) = plan_corpus_tasks(str(tmp_path))
+    assert task.piece is not None and task.part is not None  # streamed, with the part's labels
+    config = ReportConfig(n_boot=20, chunk_size=64)
+    whole = fertility_report(toks, load_corpus(str(tmp_path)), config=config, translit=False)
+    pieces = fertility_report(toks, str(tmp_path), config=config)
+    pd.testing.assert_frame_equal(whole, pieces, check_exact=True)
+    assert not (pieces.slice_kind == "transliterated").any() and whole.texts.max() == 300 * len(LANGS)
+
+
 def test_every_format_gives_the_same_counts(mix: dict[str, Any], toks: dict[str, Tokenizer]) -> None:
     """Each small file holds the same rows in another format or codec: the same report of each."""
     columns = ["tokenizer", "slice_kind", "slice", "texts", "tokens", "chars", "bytes", "tokens_per_doc_p99"]
