@@ -3,7 +3,9 @@
 * eval: resize the shorter side to ``resize_size`` (default ``floor(size / crop_pct)``, 256 for 224, as in
   timm), center crop ``size``;
 * train: ``RandomResizedCrop(size, scale=(0.08, 1), ratio=(3/4, 4/3))``, horizontal flip with probability
-  ``hflip``, optional RandAugment or TrivialAugmentWide;
+  ``hflip``, optional RandAugment or TrivialAugmentWide. With bilinear interpolation (the default) the
+  crop, its one antialiased resize and the flip run as one uint8 step (``crops.py``; equal to torchvision
+  v2's ``resized_crop`` + ``horizontal_flip`` for the same box); other filters use torchvision v2;
 * none (:func:`plain_transform`): no geometry, for images already at their size (preprocessed shards);
 * then float32 conversion and normalization with ``mean`` / ``std`` (ImageNet by default), fused into one
   subtract-and-multiply (``normalize_reference`` is the plain ``v2.ToDtype`` + ``v2.Normalize`` it equals).
@@ -11,9 +13,10 @@
 Every geometric and colour step runs on ``uint8 [3, H, W]`` tensors (channels-last views included), so
 the pipeline works equally on freshly decoded images and on preprocessed uint8 shards.
 
-Determinism: ``transform(image, seed=s)`` draws its random parameters from a generator seeded with ``s``
-alone (the global RNG is saved and restored), so a sample's augmentation depends only on its seed — not
-on worker count, order or batch. Without ``seed`` the global torch RNG is used (``torch.manual_seed``).
+Determinism: ``transform(image, seed=s)`` draws its random parameters from generators seeded with ``s``
+alone (a :class:`random.Random` for the crop box and flip, torch's CPU generator for RandAugment, saved and
+restored), so a sample's augmentation depends only on its seed — not on worker count, order or batch.
+Without ``seed`` one seed is drawn from the global torch RNG (``torch.manual_seed`` fixes it).
 
 :meth:`ImageTransform.load` decodes a file with the JPEG draft size this transform allows
 (``decode_size``) and applies the transform. This module does not decode by itself nor patchify.
@@ -24,10 +27,12 @@ Shape legend: ``C`` channels (3), ``H, W`` input size, ``S`` output side (``size
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from tokenloom.errors import ConfigError
+from tokenloom.vision.crops import crop_params, resized_crop_flip
 from tokenloom.vision.io import load_image
 
 if TYPE_CHECKING:
@@ -157,14 +162,17 @@ class ImageTransform:
         }[config.interpolation]
         steps: list[object] = []
         self.decode_size: int | None  # shorter side a JPEG may be draft-decoded down to (None: full size)
+        # train + bilinear: crop, resize and flip are one uint8 step before ``geometry`` (see crops.py)
+        self.fused_crop = kind == "train" and config.interpolation == "bilinear"
         if kind == "train":
-            steps.append(
-                v2.RandomResizedCrop(
-                    config.size, scale=config.scale, ratio=config.ratio, interpolation=interp
+            if not self.fused_crop:
+                steps.append(
+                    v2.RandomResizedCrop(
+                        config.size, scale=config.scale, ratio=config.ratio, interpolation=interp
+                    )
                 )
-            )
-            if config.hflip > 0:
-                steps.append(v2.RandomHorizontalFlip(config.hflip))
+                if config.hflip > 0:
+                    steps.append(v2.RandomHorizontalFlip(config.hflip))
             if config.auto_augment == "randaugment":
                 steps.append(v2.RandAugment(config.randaugment_ops, config.randaugment_magnitude))
             elif config.auto_augment == "trivialaugment":
@@ -178,7 +186,7 @@ class ImageTransform:
         else:  # "none": images are already S x S (preprocessed shards); only the final normalize
             steps.append(v2.Identity())
             self.decode_size = None
-        self.geometry = v2.Compose(steps)
+        self.geometry = v2.Compose(steps or [v2.Identity()])
 
     def __call__(self, image: torch.Tensor, *, seed: int | None = None) -> torch.Tensor:
         import torch
@@ -188,6 +196,12 @@ class ImageTransform:
                 f"transforms expect an RGB uint8 image [3, H, W], got {image.dtype} {tuple(image.shape)}; "
                 "decode with tokenloom.vision.load_image"
             )
+        if self.fused_crop:
+            if seed is None:
+                seed = int(torch.randint(0, 1 << 62, ()).item())  # from the global RNG
+            image = self._crop_flip(image, random.Random(seed))  # [3, H, W] -> [3, S, S] uint8
+            if self.config.auto_augment == "none":
+                return self._finish(image)  # nothing drawn from torch's generator
         if seed is not None and self.train:
             # seed only the CPU generator the v2 transforms draw from (torch.manual_seed would also queue
             # lazy CUDA seeding, which records a stack trace per call) and restore it afterwards
@@ -200,6 +214,16 @@ class ImageTransform:
                 generator.set_state(saved)
         else:
             out = self.geometry(image)  # [3, S, S] uint8
+        return self._finish(out)
+
+    def _crop_flip(self, image: torch.Tensor, rng: random.Random) -> torch.Tensor:
+        """RandomResizedCrop + flip in one uint8 step (box and flip drawn from ``rng``): ``[3, S, S]``."""
+        c = self.config
+        box = crop_params(int(image.shape[1]), int(image.shape[2]), c.scale, c.ratio, rng)
+        flip = c.hflip > 0 and rng.random() < c.hflip
+        return resized_crop_flip(image, box, c.size, flip)
+
+    def _finish(self, out: torch.Tensor) -> torch.Tensor:
         if not self.config.normalize:
             return out.contiguous()
         return normalize(out, self.config.mean, self.config.std)  # [3, S, S] float32
