@@ -1,6 +1,7 @@
 """The per-image work of sharded preprocessing: decode, transform, and the ordered worker pool around it.
 
-:func:`process` turns one ``(index, path)`` job into a result row — the stored uint8 image or a reject
+:func:`process` turns one ``(index, path)`` job into a result row — the stored uint8 image (encoded as the
+run's ``encoding`` asks, see ``encoding.py``) or a reject
 kind and reason, plus the decoder's warnings; it never raises for one bad file. :func:`map_jobs` runs it
 over many jobs in input order (in this process or in worker processes with a per-file time limit, see
 ``tokenloom.vision._pool``). ``shards.py`` writes the results; ``_distribute.py`` runs the same functions as

@@ -255,7 +255,11 @@ class ShardDataset(_BaseDataset):
         if isinstance(key, slice):
             return self._view(key)
         index, seed = self._split_key(key)
-        return self._finish(self._stored(index), seed), int(self._row(index)["label"])
+        stored = self._stored(index)  # a view into the memory map for raw rows
+        out = self._finish(stored, seed)
+        if out.untyped_storage().data_ptr() == stored.untyped_storage().data_ptr():
+            out = out.clone()  # a transform that passed the view through: never hand out the map itself
+        return out, int(self._row(index)["label"])
 
 
 class _SeededSampler:
