@@ -65,6 +65,12 @@ def test_each_encoding_round_trips_through_the_dataset(
         assert b.dtype == torch.uint8 and b.shape == a.shape == tuple(ds.rows[i]["shape"])
         assert b.is_contiguous() and ds.rows[i]["label"] == raw.rows[i]["label"]
         scores.append(psnr(a.numpy(), b.numpy()))
+        row = ds.rows[i]
+        data = np.load(tmp_path / "a" / "shards" / row["shard"])[
+            row["offset"] : row["offset"] + row["nbytes"]
+        ]
+        reference = decode_view(data, encoding, tuple(row["shape"]))  # Pillow, [h, w, 3]
+        assert np.array_equal(b.permute(1, 2, 0).numpy(), reference)  # the fast decoder equals it
     if quality is None:
         assert scores == [float("inf")] * len(ds)  # png is lossless: the raw pixels exactly
     else:

@@ -234,10 +234,7 @@ class ShardDataset(_BaseDataset):
         import torch
 
         row = self._row(index)
-        image = row_image(self._shard(row["shard"]), row)  # [3, h, w]
-        if not image.flags.writeable:  # a decoder's read-only buffer: torch wraps writable arrays only
-            image = image.copy(order="K")  # keeps the channels-last layout
-        return torch.from_numpy(image)
+        return torch.from_numpy(row_image(self._shard(row["shard"]), row))  # [3, h, w], writable
 
     def uint8(self, index: int) -> torch.Tensor:
         """The stored image ``[3, S, S]`` (eval crops) or ``[3, h, w]`` (full views) uint8, copied out.

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from tokenloom.errors import ConfigError
-from tokenloom.vision.encoding import decode_view
+from tokenloom.vision.encoding import decode_stored
 from tokenloom.vision.transforms import TransformConfig, eval_transform
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ def row_view(shard: np.ndarray, row: dict[str, Any]) -> np.ndarray:
 
 def row_image(shard: np.ndarray, row: dict[str, Any]) -> np.ndarray:
     """The image of manifest ``row`` as uint8 ``[3, h, w]``: a view into the shard (raw rows), or the
-    decoded image (encoded rows; a ``[3, h, w]`` view of the decoder's channels-last ``[h, w, 3]``)."""
+    decoded image (encoded rows; planar or a channels-last view, as the decoder writes it)."""
     encoding = row.get("encoding", "raw")  # rows of runs before encodings existed are raw
     if encoding == "raw":
         return row_view(shard, row)
@@ -145,4 +145,4 @@ def row_image(shard: np.ndarray, row: dict[str, Any]) -> np.ndarray:
             "the folder is damaged: rerun `tokenloom images preprocess` into a new folder"
         )
     shape = tuple(int(v) for v in row["shape"])
-    return decode_view(shard[start : start + nbytes], encoding, shape).transpose(2, 0, 1)  # [3, h, w]
+    return decode_stored(shard[start : start + nbytes], encoding, shape)  # [3, h, w]
