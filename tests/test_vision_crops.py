@@ -88,6 +88,7 @@ def test_fast_crop_equals_torchvision_resized_crop_and_flip(photos: list[torch.T
                 got = resized_crop_flip(source, box, 224, flip)
                 assert got.is_contiguous() and got.dtype == torch.uint8
                 assert torch.equal(got, expected), (box, flip)
+                assert torch.equal(resized_crop_flip(source, box, 224, flip, planar=False), expected)
         whole = (0, 0, int(image.shape[1]), int(image.shape[2]))  # a downscale: antialiasing matters
         assert torch.equal(
             resized_crop_flip(planar, whole, 64, False), resized_crop_flip_reference(planar, whole, 64, False)

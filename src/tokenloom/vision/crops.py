@@ -66,14 +66,19 @@ def _channels_last_crop(image: torch.Tensor, box: Box) -> np.ndarray:
     return out
 
 
-def resized_crop_flip(image: torch.Tensor, box: Box, size: int, flip: bool) -> torch.Tensor:
-    """``uint8 [3, H, W]`` -> contiguous ``uint8 [3, S, S]``: crop ``box``, one antialiased bilinear resize
-    to ``size``, then a horizontal flip if ``flip``."""
+def resized_crop_flip(
+    image: torch.Tensor, box: Box, size: int, flip: bool, *, planar: bool = True
+) -> torch.Tensor:
+    """``uint8 [3, H, W]`` -> ``uint8 [3, S, S]``: crop ``box``, one antialiased bilinear resize to ``size``,
+    then a horizontal flip if ``flip``. ``planar``: a contiguous result; otherwise the resize's own
+    channels-last layout (for a caller that converts anyway, such as the normalize)."""
     import torch
     import torch.nn.functional as F
 
     crop = torch.from_numpy(_channels_last_crop(image, box)).permute(0, 3, 1, 2)  # [1, 3, h, w] channels-last
     resized = F.interpolate(crop, size=(size, size), mode="bilinear", antialias=True, align_corners=False)
+    if not planar:
+        return resized[0].flip(-1) if flip else resized[0]  # [3, S, S] channels-last
     pixels = resized[0].permute(1, 2, 0).numpy()  # [1, 3, S, S] channels-last -> [S, S, 3] view
     if flip:
         pixels = pixels[:, ::-1]  # a view: the copy below does the flip

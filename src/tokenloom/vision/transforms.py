@@ -212,9 +212,12 @@ class ImageTransform:
         if self.fused_crop:
             if seed is None:
                 seed = int(torch.randint(0, 1 << 62, ()).item())  # from the global RNG
-            image = self._crop_flip(image, random.Random(seed))  # [3, H, W] -> [3, S, S] uint8
-            if self.config.auto_augment == "none":
-                return self._finish(image)  # nothing drawn from torch's generator
+            last = self.config.auto_augment == "none"  # nothing else to draw from torch's generator
+            # the last step before normalize: keep the resize's channels-last layout, the cast converts it
+            planar = not (last and self.config.normalize)
+            image = self._crop_flip(image, random.Random(seed), planar)  # [3, H, W] -> [3, S, S] uint8
+            if last:
+                return self._finish(image)
         if seed is not None and self.train:
             # seed only the CPU generator the v2 transforms draw from (torch.manual_seed would also queue
             # lazy CUDA seeding, which records a stack trace per call) and restore it afterwards
@@ -229,12 +232,12 @@ class ImageTransform:
             out = self.geometry(image)  # [3, S, S] uint8
         return self._finish(out)
 
-    def _crop_flip(self, image: torch.Tensor, rng: random.Random) -> torch.Tensor:
+    def _crop_flip(self, image: torch.Tensor, rng: random.Random, planar: bool) -> torch.Tensor:
         """RandomResizedCrop + flip in one uint8 step (box and flip drawn from ``rng``): ``[3, S, S]``."""
         c = self.config
         box = crop_params(int(image.shape[1]), int(image.shape[2]), c.scale, c.ratio, rng)
         flip = c.hflip > 0 and rng.random() < c.hflip
-        return resized_crop_flip(image, box, c.size, flip)
+        return resized_crop_flip(image, box, c.size, flip, planar=planar)
 
     def _finish(self, out: torch.Tensor) -> torch.Tensor:
         if not self.config.normalize:
