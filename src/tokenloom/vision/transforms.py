@@ -133,7 +133,8 @@ def normalize(images: torch.Tensor, mean: tuple[float, ...], std: tuple[float, .
     """Fast path of :func:`normalize_reference`: ``(x - 255·mean) · 1/(255·std)``, contiguous float32.
 
     ``images``: uint8 ``[..., 3, H, W]`` on any device (a loader's CPU image, or a batch on the GPU with
-    ``normalize_on_device``). One cast, then two in-place passes (faster than a mixed-dtype subtract).
+    ``normalize_on_device``). A cast into a fresh contiguous float32 tensor, then two in-place passes
+    (faster than a mixed-dtype subtract). Planar input is over twice as fast as channels-last input.
     Equal to the reference up to float rounding (~1e-6).
     """
     import torch
@@ -143,8 +144,8 @@ def normalize(images: torch.Tensor, mean: tuple[float, ...], std: tuple[float, .
     m, inv = _constants(tuple(mean), tuple(std))  # [3, 1, 1] each
     if images.device != m.device:
         m, inv = m.to(images.device), inv.to(images.device)
-    out = images.to(torch.float32, memory_format=torch.contiguous_format)  # [..., 3, S, S]
-    return out.sub_(m).mul_(inv)
+    out = torch.empty(images.shape, dtype=torch.float32, device=images.device)  # contiguous [..., 3, S, S]
+    return out.copy_(images).sub_(m).mul_(inv)
 
 
 @functools.lru_cache(maxsize=16)
@@ -212,12 +213,9 @@ class ImageTransform:
         if self.fused_crop:
             if seed is None:
                 seed = int(torch.randint(0, 1 << 62, ()).item())  # from the global RNG
-            last = self.config.auto_augment == "none"  # nothing else to draw from torch's generator
-            # the last step before normalize: keep the resize's channels-last layout, the cast converts it
-            planar = not (last and self.config.normalize)
-            image = self._crop_flip(image, random.Random(seed), planar)  # [3, H, W] -> [3, S, S] uint8
-            if last:
-                return self._finish(image)
+            image = self._crop_flip(image, random.Random(seed))  # [3, H, W] -> [3, S, S] uint8
+            if self.config.auto_augment == "none":
+                return self._finish(image)  # nothing else to draw from torch's generator
         if seed is not None and self.train:
             # seed only the CPU generator the v2 transforms draw from (torch.manual_seed would also queue
             # lazy CUDA seeding, which records a stack trace per call) and restore it afterwards
@@ -232,12 +230,12 @@ class ImageTransform:
             out = self.geometry(image)  # [3, S, S] uint8
         return self._finish(out)
 
-    def _crop_flip(self, image: torch.Tensor, rng: random.Random, planar: bool) -> torch.Tensor:
+    def _crop_flip(self, image: torch.Tensor, rng: random.Random) -> torch.Tensor:
         """RandomResizedCrop + flip in one uint8 step (box and flip drawn from ``rng``): ``[3, S, S]``."""
         c = self.config
         box = crop_params(int(image.shape[1]), int(image.shape[2]), c.scale, c.ratio, rng)
         flip = c.hflip > 0 and rng.random() < c.hflip
-        return resized_crop_flip(image, box, c.size, flip, planar=planar)
+        return resized_crop_flip(image, box, c.size, flip)
 
     def _finish(self, out: torch.Tensor) -> torch.Tensor:
         if not self.config.normalize:
