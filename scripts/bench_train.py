@@ -5,9 +5,13 @@
    random batch already in memory (the input-bound limit). Target: shards >= 0.9x in-memory.
 2. Images/s of reading a shard image + RandomResizedCrop + flip + normalize against decoding the original
    JPEG (draft decode allowed, as ``ImageDataset`` does) + the same augmentations, in this process with
-   one torch thread (as a loader worker runs). Target: >= 5x.
+   one torch thread (as a loader worker runs). Target: >= 5x. Also the same without the normalize (the
+   loader's work with ``normalize_on_device``).
+3. With ``--workers N`` (N > 1): images/s of a DataLoader over the shards (RRC + flip + normalize) with N
+   worker processes against one worker. Target on 2 cores: >= 1.8x with 2.
 
-    python scripts/bench_train.py [--src ../shared/images/imagenet-sample] [--markdown]
+    python scripts/bench_train.py [--src ../shared/images/imagenet-sample] [--skip-train] [--workers 2]
+        [--markdown]
 
 Timings on a shared machine are noisy; the ratios are what to read. Run under the shared lock:
 ``flock /work/bench.lock python scripts/bench_train.py --markdown``.
@@ -26,7 +30,7 @@ from pathlib import Path
 import torch
 
 from tokenloom.encoder.config import EncoderConfig
-from tokenloom.vision.data import ImageDataset, ShardDataset
+from tokenloom.vision.data import ImageDataset, ShardDataset, build_loader
 from tokenloom.vision.optim import param_groups, soft_cross_entropy, soft_targets
 from tokenloom.vision.shards import PreprocessConfig, preprocess_images
 from tokenloom.vision.train import TrainConfig, build_classifier
@@ -91,10 +95,9 @@ def bench_steps(shards: Path, config: TrainConfig, steps: int, warmup: int) -> t
     return shard_rate, memory_rate, wait_fraction
 
 
-def bench_read(
-    shards: Path, src_items: list[tuple[Path, int]], size: int, repeats: int
-) -> tuple[float, float, float, float]:
-    """images/s: shard + RRC, JPEG decode + RRC, shard read only, JPEG decode only; one torch thread.
+def bench_read(shards: Path, src_items: list[tuple[Path, int]], size: int, repeats: int) -> list[float]:
+    """images/s: shard + RRC, JPEG decode + RRC, shard read only, JPEG decode only, shard + RRC uint8 out;
+    one torch thread.
 
     One thread, as in a DataLoader worker process (torch sets it there): intra-op threads on per-image
     work mostly add contention, and a loaded machine turns that into a large, noisy overhead.
@@ -107,13 +110,12 @@ def bench_read(
         torch.set_num_threads(threads)
 
 
-def _read_rates(
-    shards: Path, src_items: list[tuple[Path, int]], size: int, repeats: int
-) -> tuple[float, float, float, float]:
+def _read_rates(shards: Path, src_items: list[tuple[Path, int]], size: int, repeats: int) -> list[float]:
     from tokenloom.vision.io import load_image
 
     transform = train_transform(TransformConfig(size=size))
     shard_ds = ShardDataset(shards, transform=transform)
+    shard_u8 = ShardDataset(shards, transform=train_transform(TransformConfig(size=size, normalize=False)))
     jpeg_ds = ImageDataset(src_items, transform=transform, on_error="raise")
     datas = [p.read_bytes() for p, _ in src_items]
     n = len(shard_ds)
@@ -122,17 +124,32 @@ def _read_rates(
         lambda i: jpeg_ds[(i, i)],
         lambda i: shard_ds.uint8(i),  # the stored view, copied out of the memory map
         lambda i: load_image(datas[i], target_size=size),  # decode only (draft allowed), from memory
+        lambda i: shard_u8[(i, i)],  # uint8 out: the loader's share with normalize_on_device
     ]
-    rates = []
-    for job in jobs:
-        best = 0.0
-        for _ in range(repeats):
+    rates = [0.0] * len(jobs)
+    for _ in range(repeats):  # the jobs alternate within a round: load bursts hit both sides of a ratio
+        for k, job in enumerate(jobs):
             start = time.perf_counter()
             for i in range(n):
                 job(i)
-            best = max(best, n / (time.perf_counter() - start))
-        rates.append(best)
-    return rates[0], rates[1], rates[2], rates[3]
+            rates[k] = max(rates[k], n / (time.perf_counter() - start))
+    return rates
+
+
+def bench_workers(shards: Path, size: int, workers: int, epochs: int) -> tuple[float, float]:
+    """images/s of a DataLoader (RRC + flip + normalize, batch 32) with ``workers`` processes and with 1."""
+    ds = ShardDataset(shards, transform=train_transform(TransformConfig(size=size)))
+    rates = []
+    for n in (workers, 1):
+        loader = build_loader(ds, batch_size=32, shuffle=True, num_workers=n, persistent_workers=True)
+        for _ in loader:  # warm-up epoch: worker start-up is not counted
+            pass
+        start = time.perf_counter()
+        for _ in range(epochs):
+            for _ in loader:
+                pass
+        rates.append(epochs * len(ds) / (time.perf_counter() - start))
+    return rates[0], rates[1]
 
 
 def main() -> None:
@@ -149,6 +166,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--loader-workers", type=int, default=2)
     parser.add_argument("--read-images", type=int, default=120, help="images for the read benchmark")
+    parser.add_argument("--skip-train", action="store_true", help="only the read measurements (2, 3)")
+    parser.add_argument("--workers", type=int, default=1, help="> 1: loader scaling against 1 worker (3)")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
     jpegs = sorted(p for p in args.src.iterdir() if p.suffix.lower() in (".jpeg", ".jpg"))[: args.read_images]
@@ -161,31 +180,41 @@ def main() -> None:
         listing.write_text("path,label\n" + "".join(f"{p},{i % 2}\n" for i, p in enumerate(jpegs)))
         shards = Path(tmp) / "shards"
         preprocess_images(listing, shards, config=PreprocessConfig(max_side=args.max_side), quiet=True)
-        shard_rate, memory_rate, wait = bench_steps(shards, config, args.steps, args.warmup)
-        read_shard, read_jpeg, read_only, decode_only = bench_read(
-            shards, [(p, i % 2) for i, p in enumerate(jpegs)], args.image_size, 2
+        rows = []
+        wait = float("nan")
+        if not args.skip_train:
+            shard_rate, memory_rate, wait = bench_steps(shards, config, args.steps, args.warmup)
+            rows.append(("train steps/s", f"shards ({args.loader_workers} loader workers)", shard_rate,
+                         "in-memory batch", memory_rate, shard_rate / memory_rate, ">= 0.9"))  # fmt: skip
+        read_shard, read_jpeg, read_only, decode_only, read_u8 = bench_read(
+            shards, [(p, i % 2) for i, p in enumerate(jpegs)], args.image_size, 3
         )
+        rows += [
+            ("images/s", "shard + RRC + flip", read_shard, "JPEG decode + RRC + flip", read_jpeg,
+             read_shard / read_jpeg, ">= 5"),
+            ("images/s", "shard + RRC + flip, uint8 out", read_u8, "JPEG decode + RRC + flip", read_jpeg,
+             read_u8 / read_jpeg, "-"),
+            ("images/s", "shard read (uint8 copy)", read_only, "JPEG decode only", decode_only,
+             read_only / decode_only, "-"),
+        ]  # fmt: skip
+        if args.workers > 1:
+            many, one = bench_workers(shards, args.image_size, args.workers, 3)
+            rows.append(("loader images/s", f"{args.workers} workers", many, "1 worker", one, many / one,
+                         ">= 1.8" if args.workers == 2 else "-"))  # fmt: skip
     model = f"{args.preset} depth {args.depth}, {args.image_size}px, batch {args.batch_size}"
-    rows = [
-        ("train steps/s", f"shards ({args.loader_workers} loader workers)", shard_rate, "in-memory batch",
-         memory_rate, shard_rate / memory_rate, ">= 0.9"),
-        ("images/s", "shard + RRC + flip", read_shard, "JPEG decode + RRC + flip", read_jpeg,
-         read_shard / read_jpeg, ">= 5"),
-        ("images/s", "shard read (uint8 copy)", read_only, "JPEG decode only", decode_only,
-         read_only / decode_only, "-"),
-    ]  # fmt: skip
+    waited = "not measured" if args.skip_train else f"{wait:.0%}"
     cpu = f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
     when = datetime.date.today().isoformat()
     if args.markdown:
         print(f"Machine: {cpu} (shared VM; timings noisy), {when}. Model: {model}; "
               f"{len(jpegs)} ImageNet sample JPEGs, full-view shards max side {args.max_side}; "
-              f"data wait on the shard path {wait:.0%}.\n")  # fmt: skip
+              f"data wait on the shard path {waited}.\n")  # fmt: skip
         print("| measure | ours | rate | peer | rate | ratio | target |")
         print("|---|---|---:|---|---:|---:|---|")
         for what, ours, a, peer, b, ratio, target in rows:
             print(f"| {what} | {ours} | {a:.2f} | {peer} | {b:.2f} | {ratio:.2f}x | {target} |")
     else:
-        print(f"{cpu}; {model}; data wait {wait:.0%}")
+        print(f"{cpu}; {model}; data wait {waited}")
         for what, ours, a, peer, b, ratio, target in rows:
             print(f"{what:14s} {ours:32s} {a:9.2f}  {peer:26s} {b:9.2f}  ratio {ratio:.2f}x ({target})")
 

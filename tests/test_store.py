@@ -170,6 +170,8 @@ def test_ray_distributor_writes_the_same_files_as_a_local_run(tree: Path, tmp_pa
         ray = pytest.importorskip("ray")
     local, remote = tmp_path / "local", tmp_path / "ray"
     preprocess_images(tree, local, config=PreprocessConfig(max_side=MAX_SIDE, shard_size=2), quiet=True)
+    jpeg = PreprocessConfig(max_side=MAX_SIDE, shard_size=2, encoding="jpeg", quality=80)
+    preprocess_images(tree, tmp_path / "local-jpeg", config=jpeg, quiet=True)
     src = str(Path(tokenloom.__file__).resolve().parents[1])  # the tokenloom under test, for the workers
     env = {"PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
     ray.init(num_cpus=2, runtime_env={"env_vars": env}, include_dashboard=False, log_to_driver=False)
@@ -179,6 +181,11 @@ def test_ray_distributor_writes_the_same_files_as_a_local_run(tree: Path, tmp_pa
         assert (summary.ok, summary.rejected, summary.shards) == (6, 1, 4)
         again = preprocess_images(tree, remote, config=config, quiet=True)
         assert again.resumed_shards == 4
+        on_ray = PreprocessConfig(
+            max_side=MAX_SIDE, shard_size=2, encoding="jpeg", quality=80, distributor="ray"
+        )
+        preprocess_images(tree, tmp_path / "ray-jpeg", config=on_ray, quiet=True)
     finally:
         ray.shutdown()
     assert _files(remote) == _files(local)
+    assert _files(tmp_path / "ray-jpeg") == _files(tmp_path / "local-jpeg")  # encoded shards too

@@ -106,6 +106,21 @@ def test_loss_falls_and_an_interrupted_run_resumes_exactly(shards: Path, tmp_pat
         train_vit(shards, part, config=_config(checkpoint_every=5, lr=1e-3), resume=True, quiet=True)
 
 
+def test_normalize_on_device_feeds_uint8_and_trains_to_bitwise_the_same_weights(
+    shards: Path, tmp_path: Path
+) -> None:
+    from tokenloom.vision.train import _datasets
+
+    on_device = _config(max_steps=3, normalize_on_device=True)
+    train_set, eval_set, _ = _datasets(on_device, shards, None)
+    assert train_set[(0, 1)][0].dtype == torch.uint8 and eval_set[(0, None)][0].dtype == torch.uint8
+    in_loader = train_vit(shards, tmp_path / "loader", config=_config(max_steps=3), quiet=True)
+    moved = train_vit(shards, tmp_path / "device", config=on_device, quiet=True)
+    a, b = _weights(tmp_path / "loader"), _weights(tmp_path / "device")
+    assert all(torch.equal(a[k], b[k]) for k in a)  # the same inputs bit for bit, so the same run
+    assert [r["loss"] for r in moved.log] == [r["loss"] for r in in_loader.log]
+
+
 def test_cli_train_vit_with_mixup_reports_progress(
     shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -35,6 +35,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     p.add_argument("--max-side", type=int, default=320, help="--store full: longest side kept (default 320)")
     p.add_argument("--size", type=int, default=224, help="--store eval: output side in pixels (default 224)")
+    p.add_argument(
+        "--encode", default="raw", metavar="ENCODING",
+        help="how each stored image is kept: raw (uint8, default), jpeg, webp (lossy, see --quality) or png "
+        "(lossless); ShardDataset decodes on read",
+    )  # fmt: skip
+    p.add_argument(
+        "--quality", type=int, default=None, metavar="Q",
+        help="--encode jpeg / webp: encoder quality 1..100 (default 90)",
+    )  # fmt: skip
     p.add_argument("--shard-size", type=int, default=1000, help="input images per shard (default 1000)")
     p.add_argument("--num-shards", type=int, default=1, help="split the work into K parts (default 1)")
     p.add_argument("--shard-index", type=int, default=0, help="which part this run does, 0..K-1 (default 0)")
@@ -140,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
         store=args.store,
         max_side=args.max_side,
         distributor=args.distributor,
+        encoding=args.encode,
+        quality=args.quality,
     )
     summary = preprocess_images(args.src, args.out, config=config, quiet=args.quiet)
     for line in summary_lines(summary, src=str(args.src), tag=config.tag):

@@ -58,6 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     r = parser.add_argument_group("running")
     r.add_argument("--workers", type=int, default=2, help="loader processes per training process (2)")
+    r.add_argument(
+        "--normalize-on-device", action="store_true",
+        help="loaders yield uint8 batches, normalized on the training device (for GPUs; same results)",
+    )  # fmt: skip
     r.add_argument("--log-every", type=positive, default=10, help="steps per progress line (10)")
     r.add_argument(
         "--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at the end)"
@@ -82,6 +86,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         mixup=args.mixup, cutmix=args.cutmix, clip_grad=args.clip_grad or None, auto_augment=args.auto_augment,
         val_fraction=args.val_fraction, seed=args.seed, workers=args.workers, log_every=args.log_every,
         checkpoint_every=args.checkpoint_every, amp=not args.no_amp, device=args.device,
+        normalize_on_device=args.normalize_on_device,
     )  # fmt: skip
 
 

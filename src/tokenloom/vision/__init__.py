@@ -4,12 +4,13 @@ Names are imported lazily (torch, torchvision and PIL load on first use):
 
 * ``io``: :func:`load_image`, :class:`DecodeConfig`
 * ``transforms``: :class:`TransformConfig`, :func:`eval_transform`, :func:`train_transform`,
-  :func:`plain_transform`
+  :func:`plain_transform` (RandomResizedCrop + flip as one uint8 step: ``crops``)
 * ``patches``: :func:`patchify`, :func:`unpatchify` (``PatchEmbed`` lives in ``tokenloom.encoder``)
 * ``data``: :class:`ImageDataset` (``from_folder`` / ``from_list`` / ``from_csv``), :class:`ShardDataset`,
   :func:`build_loader`
 * ``shards``: :func:`preprocess_images`, :class:`PreprocessConfig` (``store="full"`` whole views or
-  ``"eval"`` crops, see ``store``), :func:`read_manifest`
+  ``"eval"`` crops, see ``store``; ``encoding`` raw / jpeg / webp / png, see ``encoding``),
+  :func:`read_manifest`
 * ``export``: :func:`export_webdataset`
 * ``train``: :func:`train_vit`, :class:`TrainConfig`, :func:`build_classifier`
   (its building blocks: ``optim`` — parameter groups, schedule, losses, mixing — and ``train_data`` —

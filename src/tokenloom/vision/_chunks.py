@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tokenloom._atomic import atomic_open, atomic_write
+from tokenloom.vision.encoding import EncodedView
 from tokenloom.vision.store import pack
 
 if TYPE_CHECKING:
@@ -67,12 +68,17 @@ def write_chunk(
         }
         if array is None:
             row.update(status="rejected", kind=kind, reason=reason)
+        elif isinstance(array, EncodedView):  # encoded bytes: shape is the decoded [3, h, w]
+            row.update(status="ok", shape=list(array.shape), shard=f"{name}.npy", row=len(arrays))
+            row.update(encoding=config.encoding, nbytes=int(array.data.size))
+            arrays.append(array.data)
         else:
             row.update(status="ok", shape=list(array.shape), shard=f"{name}.npy", row=len(arrays))
             arrays.append(array)
         rows.append(row)
-    packed, offsets = pack(arrays, store=config.store, size=config.size)
-    if config.store == "full":  # rows address the flat buffer by offset (see store.py)
+    encoded = config.encoding != "raw"  # encoded images of either store kind: one flat byte buffer
+    packed, offsets = pack(arrays, store="full" if encoded else config.store, size=config.size)
+    if config.store == "full" or encoded:  # rows address the flat buffer by offset (see store.py)
         for row in rows:
             if row["status"] == "ok":
                 row["offset"] = offsets[row["row"]]

@@ -171,6 +171,9 @@ class Loop:
         dist.all_reduce(t)
         return t.tolist()
 
+    def _to_device(self, batch: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        return to_device(batch, self.device, normalize_on_device=self.config.normalize_on_device)
+
     def _train_epoch(self, epoch: int, on_step: Any) -> None:
         it = iter(self.train_loader)
         losses: list[float] = []
@@ -182,7 +185,7 @@ class Loop:
             if batch is None:
                 break
             wait += time.perf_counter() - t0
-            images, labels = to_device(batch, self.device)
+            images, labels = self._to_device(batch)
             losses.append(float(self._train_step(images, labels)))
             self.step += 1
             self.steps_run += 1
@@ -216,7 +219,7 @@ class Loop:
         total_loss = correct = count = 0.0
         with torch.no_grad(), self._autocast():
             for batch in self.eval_loader:
-                images, labels = to_device(batch, self.device)
+                images, labels = self._to_device(batch)
                 logits = self.module(images).float()  # [B, K]
                 total_loss += float(F.cross_entropy(logits, labels, reduction="sum"))
                 correct += float((logits.argmax(-1) == labels).sum())

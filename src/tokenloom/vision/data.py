@@ -29,8 +29,8 @@ import numpy as np
 from tokenloom.errors import ConfigError, ImageDecodeError
 from tokenloom.vision.io import error_kind, load_image
 from tokenloom.vision.listing import ImageItem, list_csv, list_file, list_folder
-from tokenloom.vision.shards import read_manifest
-from tokenloom.vision.store import row_view
+from tokenloom.vision.shards import read_manifest, read_settings
+from tokenloom.vision.store import row_image
 from tokenloom.vision.transforms import eval_transform, plain_transform
 
 if TYPE_CHECKING:
@@ -156,7 +156,8 @@ class ImageDataset(_BaseDataset):
 class ShardDataset(_BaseDataset):
     """Preprocessed uint8 shards (``preprocess_images`` output folder), memory-mapped, through a transform.
 
-    Reads both store kinds (see :mod:`tokenloom.vision.store`). ``transform`` defaults to
+    Reads both store kinds (see :mod:`tokenloom.vision.store`) and every stored encoding (raw, jpeg, webp,
+    png: decoded on read, uint8 all the same; see :mod:`tokenloom.vision.encoding`). ``transform`` defaults to
     :func:`~tokenloom.vision.transforms.plain_transform` (normalize only) for eval crops and to
     :func:`~tokenloom.vision.transforms.eval_transform` (resize + center crop) for full views; a
     :func:`~tokenloom.vision.transforms.train_transform` applies RandomResizedCrop and its other
@@ -184,7 +185,10 @@ class ShardDataset(_BaseDataset):
             raise ConfigError(
                 f"{self.root}: no preprocessed shards found; run `tokenloom images preprocess` first"
             )
-        self.store = "full" if "offset" in self.rows[0] else "eval"  # full views carry buffer offsets
+        settings = read_settings(self.root)
+        self.encoding: str = settings.get("encoding", "raw")
+        # plans before format 3 name no store: full views are the rows carrying buffer offsets
+        self.store = settings.get("store") or ("full" if "offset" in self.rows[0] else "eval")
         self.transform = transform or (eval_transform() if self.store == "full" else plain_transform())
         self.output = output
         self.patch_size = patch_size
@@ -202,7 +206,8 @@ class ShardDataset(_BaseDataset):
     def _shard(self, name: str) -> Any:
         array = self._maps.get(name)
         if array is None:
-            array = np.load(self.root / "shards" / name, mmap_mode="r")  # [n, 3, S, S] or flat uint8
+            # copy-on-write map: readable like "r", and torch can wrap its views (nothing ever writes to it)
+            array = np.load(self.root / "shards" / name, mmap_mode="c")  # [n, 3, S, S] or flat uint8
             self._maps[name] = array
         return array
 
@@ -224,12 +229,20 @@ class ShardDataset(_BaseDataset):
         view.rows = self.rows[part]  # shares transform and open memory maps
         return view
 
-    def uint8(self, index: int) -> torch.Tensor:
-        """The stored image ``[3, S, S]`` (eval crops) or ``[3, h, w]`` (full views) uint8, copied out."""
+    def _stored(self, index: int) -> torch.Tensor:
+        """The stored image uint8 ``[3, h, w]``: a view into the memory map (raw) or the decoded image."""
         import torch
 
         row = self._row(index)
-        return torch.from_numpy(np.array(row_view(self._shard(row["shard"]), row)))  # [3, h, w]
+        return torch.from_numpy(row_image(self._shard(row["shard"]), row))  # [3, h, w], writable
+
+    def uint8(self, index: int) -> torch.Tensor:
+        """The stored image ``[3, S, S]`` (eval crops) or ``[3, h, w]`` (full views) uint8, copied out.
+
+        Encoded rows are decoded (``[3, h, w]``, contiguous like a raw row)."""
+        import torch
+
+        return self._stored(index).clone(memory_format=torch.contiguous_format)  # [3, h, w]
 
     @overload
     def __getitem__(self, key: slice) -> ShardDataset: ...
@@ -239,7 +252,11 @@ class ShardDataset(_BaseDataset):
         if isinstance(key, slice):
             return self._view(key)
         index, seed = self._split_key(key)
-        return self._finish(self.uint8(index), seed), int(self._row(index)["label"])
+        stored = self._stored(index)  # a view into the memory map for raw rows
+        out = self._finish(stored, seed)
+        if out.untyped_storage().data_ptr() == stored.untyped_storage().data_ptr():
+            out = out.clone()  # a transform that passed the view through: never hand out the map itself
+        return out, int(self._row(index)["label"])
 
 
 class _SeededSampler:

@@ -5,10 +5,12 @@ Output folder (``I`` = shard index, ``K`` = number of shards, zero-padded to 5 d
     plan-I-of-K.json                 settings + the item list's hash (a rerun must match it to resume)
     shards/shard-I-of-K-JJJJJ.npy    the ok images of input chunk J, in input order: store "full" (default)
                                      a flat uint8 buffer of whole views (longer side <= max_side), store
-                                     "eval" uint8 [n, 3, S, S] center crops (see ``store.py``)
+                                     "eval" uint8 [n, 3, S, S] center crops (see ``store.py``); with
+                                     encoding jpeg / webp / png a flat buffer of the encoded images
     shards/shard-I-of-K-JJJJJ.jsonl  one row per input item of chunk J: ok (shard, row) or rejected (kind, reason)
     manifest-I-of-K.csv              index, path, label, sha256 (of the source file), shape, shard, row, warnings
-                                     (+ offset into the flat buffer for store "full")
+                                     (+ offset into the flat buffer for store "full"; + offset, nbytes,
+                                     encoding for encoded runs: rows without encoding are raw)
     rejects-I-of-K.csv               index, path, label, kind, reason, warnings
     summary-I-of-K.json              counts: items, ok, rejected (by kind), with warnings, ignored files, shards
 
@@ -57,14 +59,17 @@ from tokenloom.errors import ConfigError
 from tokenloom.vision._chunks import relative_path, write_chunk
 from tokenloom.vision._distribute import run_chunks_on_ray
 from tokenloom.vision._shard_work import map_jobs
+from tokenloom.vision.encoding import Encoding, check_encoding
 from tokenloom.vision.listing import list_items
 from tokenloom.vision.store import STORE_KINDS, StoreKind
 
-__all__ = ["PreprocessConfig", "PreprocessSummary", "preprocess_images", "read_manifest"]
+__all__ = ["PreprocessConfig", "PreprocessSummary", "preprocess_images", "read_manifest", "read_settings"]
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 3  # 2: warnings per row, max_pixels in the plan; 3: store kind and max_side in the plan
+# 2: warnings per row, max_pixels in the plan; 3: store kind and max_side in the plan; 4: encoding and
+# quality in the plan (a format-3 folder is a raw one: it reads and resumes as format 4 with encoding "raw")
+FORMAT_VERSION = 4
 Distributor = Literal["local", "ray"]
 MANIFEST_COLUMNS = ("index", "path", "label", "sha256", "shape", "shard", "row", "warnings")
 REJECT_COLUMNS = ("index", "path", "label", "kind", "reason", "warnings")
@@ -88,8 +93,11 @@ class PreprocessConfig:
     store: StoreKind = "full"  # "full": whole view, longer side <= max_side; "eval": center crops of size
     max_side: int = 320  # store "full": longer side of the stored image (smaller images are kept as they are)
     distributor: Distributor = "local"  # "ray": chunks run as Ray tasks (outputs do not depend on it)
+    encoding: Encoding = "raw"  # how each stored image is kept: raw uint8, jpeg, webp or png (encoding.py)
+    quality: int | None = None  # jpeg / webp: 1..100 (None: 90); must stay None for raw and png
 
     def __post_init__(self) -> None:
+        check_encoding(self.encoding, self.quality)
         if self.store not in STORE_KINDS:
             raise ConfigError(f"store must be one of {STORE_KINDS}, got {self.store!r}")
         if self.max_side < 1:
@@ -113,6 +121,11 @@ class PreprocessConfig:
             raise ConfigError(f"timeout_s must be positive or None (no limit), got {self.timeout_s!r}")
         if self.max_pixels is not None and self.max_pixels < 1:
             raise ConfigError(f"max_pixels must be positive or None (no limit), got {self.max_pixels!r}")
+
+    @property
+    def stored_quality(self) -> int | None:
+        """The quality the encoder uses (the default filled in; ``None`` for raw and png)."""
+        return check_encoding(self.encoding, self.quality)
 
     @property
     def tag(self) -> str:
@@ -182,6 +195,8 @@ def preprocess_images(
         "size": config.size,
         "store": config.store,
         "max_side": config.max_side if config.store == "full" else None,
+        "encoding": config.encoding,
+        "quality": config.stored_quality,
         "shard_size": config.shard_size,
         "num_shards": config.num_shards,
         "shard_index": config.shard_index,
@@ -195,7 +210,7 @@ def preprocess_images(
     shard_dir.mkdir(parents=True, exist_ok=True)
     plan_path = out / f"plan-{config.tag}.json"
     if plan_path.exists():
-        old = json.loads(plan_path.read_text(encoding="utf-8"))
+        old = _upgraded(json.loads(plan_path.read_text(encoding="utf-8")))
         if old != plan:
             diff = sorted(k for k in plan if old.get(k) != plan[k])
             raise ConfigError(
@@ -254,7 +269,11 @@ def _finish(
     warned = sum(1 for r in rows if r.get("warnings"))
     for r in rows:
         r["warnings"] = WARNING_SEPARATOR.join(r.get("warnings") or [])
-    columns = (*MANIFEST_COLUMNS, "offset") if config.store == "full" else MANIFEST_COLUMNS
+    columns: tuple[str, ...] = MANIFEST_COLUMNS
+    if config.encoding != "raw":  # encoded images: bytes at an offset into the flat buffer (see store.py)
+        columns = (*MANIFEST_COLUMNS, "offset", "nbytes", "encoding")
+    elif config.store == "full":
+        columns = (*MANIFEST_COLUMNS, "offset")
     atomic_write(out / f"manifest-{config.tag}.csv", _csv_text(ok, columns))
     atomic_write(out / f"rejects-{config.tag}.csv", _csv_text(rejects, REJECT_COLUMNS))
     by_kind = dict(sorted(Counter(r["kind"] for r in rejects).items()))
@@ -281,23 +300,40 @@ def _finish(
     return summary
 
 
-def read_manifest(out: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Committed ok rows of every part under ``out``, sorted by global item index (for ShardDataset)."""
+def _upgraded(plan: dict[str, Any]) -> dict[str, Any]:
+    """A plan in the current format: a format-3 plan (before encodings) is a raw one."""
+    if plan.get("format") == 3 and "encoding" not in plan:
+        return {**plan, "format": FORMAT_VERSION, "encoding": "raw", "quality": None}
+    return plan
+
+
+def read_settings(out: str | os.PathLike[str]) -> dict[str, Any]:
+    """The settings every part under ``out`` agrees on (its plan: store, max_side, encoding, quality, ...)."""
     out = Path(out)
-    plans = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(out.glob("plan-*.json"))]
+    plans = [_upgraded(json.loads(p.read_text(encoding="utf-8"))) for p in sorted(out.glob("plan-*.json"))]
     if not plans:
         raise ConfigError(
             f"{out}: not a preprocessed folder (no plan-*.json); run `tokenloom images preprocess`"
         )
     # the same run split across machines: same settings and the same item list (relative paths), wherever
     # each machine mounted the source (so "src" is not compared)
-    keys = ("format", "size", "store", "max_side", "num_shards", "items_sha256")
+    keys = ("format", "size", "store", "max_side", "encoding", "quality", "num_shards", "items_sha256")
     differ = [k for k in keys if any(p.get(k) != plans[0].get(k) for p in plans)]
     if differ:
         raise ConfigError(
             f"{out}: holds parts of different runs (plan-*.json disagree on {', '.join(differ)}); "
             "keep one run per folder"
         )
+    return plans[0]
+
+
+def read_manifest(out: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Committed ok rows of every part under ``out``, sorted by global item index (for ShardDataset).
+
+    Rows of encoded runs carry ``encoding``, ``offset`` and ``nbytes``; rows without ``encoding`` are raw.
+    """
+    out = Path(out)
+    read_settings(out)  # the parts must agree
     rows: list[dict[str, Any]] = []
     for part in sorted((out / "shards").glob("shard-*.jsonl")):
         rows.extend(r for r in _load_jsonl(part) if r["status"] == "ok")

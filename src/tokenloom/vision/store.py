@@ -11,6 +11,8 @@ Two kinds of shard (``PreprocessConfig.store``):
   when reading. The default for training data.
 
 Both are plain ``.npy`` files, so ``numpy.load(..., mmap_mode="r")`` maps them and a row is a view.
+With an encoding other than raw (``encoding.py``), a shard of either kind is one flat buffer of encoded
+images and each row records its ``offset`` and ``nbytes``; :func:`row_image` decodes it.
 This module neither decodes files nor writes them (``shards.py``), nor augments (``transforms.py``).
 
 Shape legend: ``C`` channels (3), ``H, W`` decoded size, ``h, w`` stored size, ``S`` eval crop side.
@@ -25,12 +27,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from tokenloom.errors import ConfigError
+from tokenloom.vision.encoding import decode_stored
 from tokenloom.vision.transforms import TransformConfig, eval_transform
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["FullView", "StoreKind", "fit_within", "make_store_transform", "pack", "row_view"]
+__all__ = ["FullView", "StoreKind", "fit_within", "make_store_transform", "pack", "row_image", "row_view"]
 
 StoreKind = Literal["full", "eval"]
 STORE_KINDS: tuple[str, ...] = ("full", "eval")
@@ -127,3 +130,19 @@ def row_view(shard: np.ndarray, row: dict[str, Any]) -> np.ndarray:
             "the folder is damaged: rerun `tokenloom images preprocess` into a new folder"
         )
     return shard[start:stop].reshape(shape)  # [3, h, w]
+
+
+def row_image(shard: np.ndarray, row: dict[str, Any]) -> np.ndarray:
+    """The image of manifest ``row`` as uint8 ``[3, h, w]``: a view into the shard (raw rows), or the
+    decoded image (encoded rows; planar or a channels-last view, as the decoder writes it)."""
+    encoding = row.get("encoding", "raw")  # rows of runs before encodings existed are raw
+    if encoding == "raw":
+        return row_view(shard, row)
+    start, nbytes = int(row["offset"]), int(row["nbytes"])
+    if shard.ndim != 1 or start + nbytes > shard.shape[0]:
+        raise ConfigError(
+            f"shard {row['shard']!r} does not hold row {row['row']} (offset {start}, {nbytes} bytes); "
+            "the folder is damaged: rerun `tokenloom images preprocess` into a new folder"
+        )
+    shape = tuple(int(v) for v in row["shape"])
+    return decode_stored(shard[start : start + nbytes], encoding, shape)  # [3, h, w]

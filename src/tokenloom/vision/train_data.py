@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from tokenloom.errors import ConfigError
 from tokenloom.vision.data import collate
+from tokenloom.vision.transforms import IMAGENET_MEAN, IMAGENET_STD, normalize
 
 if TYPE_CHECKING:
     import torch
@@ -149,9 +150,16 @@ def build_loaders(
     return train, sampler, evaluation
 
 
-def to_device(batch: tuple[Any, Any, Any], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+def to_device(
+    batch: tuple[Any, Any, Any], device: torch.device, *, normalize_on_device: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(images, labels)`` on ``device``; with ``normalize_on_device`` the uint8 images ``[B, 3, S, S]``
+    are normalized there (ImageNet mean / std, the loader-side transform's defaults) to float32."""
     images, labels, rejects = batch
     if rejects or images is None:  # shards hold only decoded images: a reject here is a bug
         raise RuntimeError(f"unexpected rejected items in a shard batch: {rejects}")
     non_blocking = device.type == "cuda"
-    return images.to(device, non_blocking=non_blocking), labels.to(device, non_blocking=non_blocking)
+    images = images.to(device, non_blocking=non_blocking)  # [B, 3, S, S]
+    if normalize_on_device:
+        images = normalize(images, IMAGENET_MEAN, IMAGENET_STD)  # uint8 -> float32 [B, 3, S, S]
+    return images, labels.to(device, non_blocking=non_blocking)
