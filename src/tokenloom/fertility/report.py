@@ -43,22 +43,25 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from tokenloom._progress import progress
 from tokenloom.errors import ConfigError
+from tokenloom.fertility import metrics
 from tokenloom.fertility.counting import ChunkCounter, CountOptions, Metrics, part_id
 from tokenloom.fertility.counts import SliceCounts, close_part
 from tokenloom.fertility.length_tables import histogram_frame, histogram_rows
 from tokenloom.fertility.lengths import DEFAULT_CONTEXTS, distribution_columns, validate_contexts
-from tokenloom.fertility.slices import KIND_ORDER, SliceConfig, SliceKey, translit_target
+from tokenloom.fertility.perturb import Perturbation, parse_perturbations
+from tokenloom.fertility.slices import KIND_ORDER, SliceConfig, SliceKey, generated_parts
 from tokenloom.fertility.writers import report_table, to_markdown, write_report
 from tokenloom.text.adapt import TokenizerLike, as_tokenizer
 from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
 from tokenloom.text.tokenizer import Tokenizer
-from tokenloom.text.unicode import Segmenter, SegmenterName, batch_segmenter, transliterate
+from tokenloom.text.unicode import Segmenter, SegmenterName, batch_segmenter
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
     "EXTRA_COLUMNS",
+    "METRIC_COLUMNS",
     "REPORT_COLUMNS",
     "CorpusLike",
     "ReportConfig",
@@ -87,6 +90,12 @@ REPORT_COLUMNS: tuple[str, ...] = (
 EXTRA_COLUMNS: tuple[str, ...] = (
     "premium_pairs", "pivot", "engine", "algorithm", "vocab_size", "generated", "byte_fallback_def", "unk_def",
 )  # fmt: skip
+# retention, UTF-8 integrity, validity, vocabulary use, the reference tokenizer and numbers (metrics)
+METRIC_COLUMNS: tuple[str, ...] = (
+    "strr", "partial_token_rate", "split_char_rate", "unk_char_rate", "valid", "distinct_ids", "vocab_share",
+    "unique_ids", "nsl", "nsl_lo", "nsl_hi", "reference", "numbers", "number_place_value_rate",
+    "number_single_digit_rate", "number_boundary_f1",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -105,6 +114,7 @@ class ReportConfig:
     mixed_min_share: float = 0.1  # code-mixed: every script counted holds at least this share of letters
     metrics: Metrics = "full"  # "lengths": documents, bytes, characters, tokens and their lengths only
     contexts: tuple[int, ...] = DEFAULT_CONTEXTS  # context lengths of the share columns (tokens, increasing)
+    max_unk_chars: float = 0.1  # a pair is invalid above this share of unknown characters (Petrov et al.)
     encode_path: InitVar[str | None] = None  # removed: giving it is an error that says what to do instead
 
     def __post_init__(self, encode_path: str | None) -> None:
@@ -130,6 +140,10 @@ class ReportConfig:
         if self.metrics not in ("full", "lengths"):
             raise ConfigError(f"ReportConfig.metrics must be 'full' or 'lengths', got {self.metrics!r}")
         object.__setattr__(self, "contexts", validate_contexts(self.contexts))
+        if not 0.0 <= self.max_unk_chars <= 1.0:
+            raise ConfigError(
+                f"ReportConfig.max_unk_chars must be a share in [0, 1], got {self.max_unk_chars!r}"
+            )
 
 
 def resolve_tokenizers(tokenizers: Tokenizers) -> dict[str, Tokenizer]:
@@ -165,11 +179,18 @@ class _Table:
     """Slice counts of a report, merged chunk by chunk; a slice becomes a row once no later part adds to it."""
 
     def __init__(
-        self, toks: dict[str, Tokenizer], *, config: ReportConfig, pivot: str | None, segmenter: str
+        self,
+        toks: dict[str, Tokenizer],
+        *,
+        config: ReportConfig,
+        pivot: str | None,
+        segmenter: str,
+        reference: str = "",
     ) -> None:
         self.toks = toks
         self.config = config
-        self.common = {"segmenter": segmenter, "pivot": pivot or ""}
+        self.common = {"segmenter": segmenter, "pivot": pivot or "", "reference": reference}
+        self.id_sets: dict[str, dict[str, Any]] = {n: {} for n in toks}  # tokenizer -> language -> id bitset
         self.counts: dict[tuple[str, SliceKey], SliceCounts] = {}
         self.part_keys: dict[str, dict[tuple[str, SliceKey], int]] = {}  # part -> slices it counted toward
         self.rows: dict[tuple[str, SliceKey], dict[str, Any]] = {}
@@ -222,7 +243,11 @@ class _Table:
                 level=cfg.level,
                 renyi_alpha=cfg.renyi_alpha,
                 roundtrip=cfg.roundtrip,
+                reference=bool(self.common["reference"]),
             )
+            metrics_["valid"] = not metrics_["unk_char_rate"] > cfg.max_unk_chars  # NaN: not measured, kept
+            if key[0] == "language" and counts.id_counts is not None and tok.capabilities.vocabulary:
+                self.id_sets[name][key[1]] = metrics.id_set(counts.id_counts, tok.vocab_size)
         self.rows[(name, key)] = {
             "tokenizer": name, "slice_kind": key[0], "slice": key[1], **metrics_, **self.common,
             "engine": tok.engine, "algorithm": tok.algorithm,
@@ -239,12 +264,31 @@ class _Table:
         return sorted(self.rows, key=lambda k: (names.index(k[0]), order.get(k[1][0], 99), k[1][1]))
 
     def table(self) -> list[dict[str, Any]]:
-        """Every row, in the order of :meth:`_keys`."""
-        return [self.rows[k] for k in self._keys()]
+        """Every row, in the order of :meth:`_keys`; language rows get the ids no other language uses."""
+        keys = self._keys()
+        for name, sets in self.id_sets.items():
+            for lang, only in metrics.unique_ids(sets).items():
+                self.rows[(name, ("language", lang))]["unique_ids"] = only
+        return [self.rows[k] for k in keys]
+
+    def overlap(self) -> list[tuple[str, str, str, int, float]]:
+        """(tokenizer, language a, language b, shared ids, Jaccard) for every pair of language slices."""
+        return [
+            (name, a, b, *metrics.id_overlap(sets[a], sets[b]))
+            for name, sets in self.id_sets.items()
+            for i, a in enumerate(sorted(sets))
+            for b in sorted(sets)[i + 1 :]
+        ]
 
     def histogram(self) -> list[tuple[Any, ...]]:
         """Every slice's ``lengths.csv`` rows, slices in the order of :meth:`_keys`."""
         return [row for k in self._keys() for row in self.hist.get(k, [])]
+
+
+_NEED_OFFSETS = (
+    "strr", "partial_token_rate", "split_char_rate", "unk_char_rate", "number_place_value_rate",
+    "number_single_digit_rate", "number_boundary_f1",
+)  # fmt: skip
 
 
 def _missing(tok: Tokenizer, *, only_defs: bool = False) -> dict[str, Any]:
@@ -260,6 +304,8 @@ def _missing(tok: Tokenizer, *, only_defs: bool = False) -> dict[str, Any]:
         "byte_fallback_rate": not caps.vocabulary,  # the definitions then say "missing: no vocabulary"
         "unk_rate": not caps.vocabulary,
         "normalization_changed_rate": not caps.normalizer,
+        **dict.fromkeys(_NEED_OFFSETS, not caps.offsets),
+        **dict.fromkeys(("distinct_ids", "vocab_share", "unique_ids"), not caps.vocabulary),
     }
     out.update({column: math.nan for column, missing in gone.items() if missing})
     return out
@@ -274,23 +320,26 @@ def _count_part(
     *,
     chunk_size: int,
 ) -> None:
-    """Count one part chunk by chunk, with its generated transliterated part beside it, then close both.
+    """Count one part chunk by chunk, with its generated parts (:func:`~tokenloom.fertility.slices.
+    generated_parts`: transliterated, numbers, perturbed) beside it, then close them all.
 
-    A chunk's transliteration is made while the engines encode the chunk, and queued at once."""
-    target = translit_target(part, texts, config=counter.slice_config)
-    ascii_ = counter.slice_config.translit_ascii
+    A chunk's generated texts are made while the engines encode the chunk, and queued at once."""
+    extra = generated_parts(part, texts, config=counter.slice_config)
     for start in range(0, len(texts), chunk_size):
         chunk, chunk_ids = texts[start : start + chunk_size], ids[start : start + chunk_size]
         pending = counter.submit(part, chunk, chunk_ids, start)
-        generated = None
-        if target is not None:
-            generated = counter.submit(target, transliterate(chunk, ascii=ascii_), chunk_ids, start)
+        queued = [
+            counter.submit(
+                g.part, g.make(chunk), chunk_ids, start, baseline=pending if g.against_source else None
+            )
+            for g in extra
+        ]
         table.add(part, counter.collect(pending))
-        if target is not None and generated is not None:
-            table.add(target, counter.collect(generated))
+        for g, q in zip(extra, queued, strict=True):
+            table.add(g.part, counter.collect(q))
     table.close(part, len(texts))
-    if target is not None:
-        table.close(target, len(texts))
+    for g in extra:
+        table.close(g.part, len(texts))
 
 
 def fertility_report(
@@ -303,6 +352,9 @@ def fertility_report(
     config: ReportConfig | None = None,
     errors: Literal["strict", "replace"] = "strict",
     quiet: bool = True,
+    reference: TokenizerLike | None = None,
+    perturbations: str | Sequence[Perturbation] = (),
+    numbers: bool = True,
 ) -> pd.DataFrame:
     """Fertility, premium and efficiency of each tokenizer on each slice of ``corpus`` (a pandas DataFrame).
 
@@ -318,22 +370,31 @@ def fertility_report(
     ``translit``: add generated ``<lang>_<Script>_Latn-translit`` slices. ``segmenter``: ``"icu"``,
     ``"whitespace"`` or a :class:`~tokenloom.text.unicode.Segmenter`. ``errors``: undecodable bytes in
     corpus files, ``"strict"`` (error) or ``"replace"`` (count in ``df.attrs["replaced"]``).
-    ``df.attrs`` also records the pivot, segmenter and config.
+    ``reference``: a tokenizer (anything ``tokenizers`` takes) every slice's tokens are compared with
+    (``nsl``: tokens / reference tokens, with an interval). ``perturbations``: names of
+    :mod:`tokenloom.fertility.perturb` (``"diacritics,case"``, ``"all"``) to add as perturbed slices,
+    premiums against the clean text. ``numbers``: add ``<lang>_<Script>_numbers`` slices (digit runs).
+    ``df.attrs`` also records the pivot, segmenter and config, and ``df.attrs["vocab_overlap"]`` the
+    shared ids and Jaccard overlap of every two languages' id sets per tokenizer.
     """
     import pandas as pd
 
     config = config or ReportConfig()
-    if config.metrics == "lengths":  # no premiums, no transliterated slices, no words
-        pivot, translit = None, False
+    chosen = parse_perturbations(perturbations if isinstance(perturbations, str) else list(perturbations))
+    if config.metrics == "lengths":  # no premiums, no generated slices, no words
+        pivot, translit, numbers, chosen, reference = None, False, False, (), None
     toks = resolve_tokenizers(tokenizers)
+    ref = as_tokenizer(reference) if reference is not None else None
+    ref_name = "" if ref is None else next((n for n, t in toks.items() if t is ref), ref.name)
     corp = _resolve_corpus(corpus, errors)
     seg = batch_segmenter(segmenter)
     slice_config = SliceConfig(
-        translit=translit, translit_ascii=config.translit_ascii, mixed_min_share=config.mixed_min_share
-    )
+        translit=translit, translit_ascii=config.translit_ascii, mixed_min_share=config.mixed_min_share,
+        numbers=numbers, perturbations=chosen, seed=config.seed,
+    )  # fmt: skip
     ordered = _pivot_first(list(corp), pivot)
     seg_name = seg.name if config.metrics == "full" else ""
-    table = _Table(toks, config=config, pivot=pivot, segmenter=seg_name)
+    table = _Table(toks, config=config, pivot=pivot, segmenter=seg_name, reference=ref_name)
     table.lang_parts_left.update(p.lang for p in ordered)
     options = CountOptions(
         roundtrip=config.roundtrip,
@@ -347,19 +408,24 @@ def fertility_report(
     )
     with pool or contextlib.nullcontext():
         counter = ChunkCounter(
-            toks, pivot=pivot, segmenter=seg, options=options, slice_config=slice_config, executor=pool
-        )
+            toks, pivot=pivot, segmenter=seg, options=options, slice_config=slice_config, executor=pool,
+            reference=ref,
+        )  # fmt: skip
         for part in progress(ordered, desc="fertility", unit="part", quiet=quiet):
             texts, ids = part.load()
             _count_part(counter, table, part, texts, ids, chunk_size=config.chunk_size)
             del texts, ids
-    columns = [*REPORT_COLUMNS, *EXTRA_COLUMNS, *distribution_columns(config.contexts)]
+    columns = [*REPORT_COLUMNS, *EXTRA_COLUMNS, *METRIC_COLUMNS, *distribution_columns(config.contexts)]
     df = pd.DataFrame(table.table(), columns=columns)
+    overlap = pd.DataFrame(
+        table.overlap(), columns=["tokenizer", "lang_a", "lang_b", "shared_ids", "jaccard"]
+    )
     stats = corp.stats
     df.attrs.update(
         pivot=pivot or "", segmenter=seg_name, replaced=stats.replaced,
         replaced_where=list(stats.replaced_where), config=config, metrics=config.metrics,
         lengths=histogram_frame(table.histogram()), rejects=[r.as_row() for r in stats.rejects],
+        vocab_overlap=overlap, max_unk_chars=config.max_unk_chars,
     )  # fmt: skip
     if stats.replaced:
         logger.warning(

@@ -71,7 +71,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SliceKind = Literal["language", "code_mixed", "transliterated", "code"]
+SliceKind = Literal["language", "code_mixed", "transliterated", "code", "numbers", "perturbed"]
 
 _LANG_CODE = re.compile(r"^([a-z]{2,3})_([A-Z][a-z]{3})(?:-[A-Za-z0-9-]+)?$")  # "acu_Latn-1": a variant
 
