@@ -45,6 +45,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not add ICU-transliterated <lang>_<Script>_Latn-translit slices",
     )
+    parser.add_argument(
+        "--no-numbers", action="store_true", help="do not add <lang>_<Script>_numbers slices (digit runs)"
+    )
+    parser.add_argument(
+        "--reference",
+        metavar="SPEC",
+        help="a tokenizer (same specs as --tokenizer) every slice's tokens are compared with: the nsl column",
+    )
+    parser.add_argument(
+        "--reference-pattern", metavar="NAME|REGEX", help="pre-tokenizer of a tiktoken:FILE --reference"
+    )
+    parser.add_argument(
+        "--perturb",
+        metavar="LIST",
+        default="",
+        help="perturbed slices to add, premiums against the clean text: a comma list of diacritics, case, "
+        "fullwidth, zerowidth, homoglyphs, keyboard, ocr, or all (default: none)",
+    )
+    parser.add_argument(
+        "--include-invalid",
+        action="store_true",
+        help="keep pairs with more than 10%% unknown characters in the summary's premium statistics",
+    )
     parser.add_argument("--segmenter", choices=("icu", "whitespace"), default="icu", help="word segmenter")
     parser.add_argument(
         "--metrics",
@@ -106,6 +129,7 @@ def _context_list(value: str) -> list[int]:
 def run(args: argparse.Namespace) -> int:
     from tokenloom.errors import ConfigError
     from tokenloom.fertility.lengths import DEFAULT_CONTEXTS
+    from tokenloom.fertility.perturb import parse_perturbations
     from tokenloom.fertility.report import ReportConfig, fertility_report
     from tokenloom.fertility.summary import format_summary
     from tokenloom.fertility.writers import report_table, write_report
@@ -118,7 +142,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--out {str(args.out)!r} is a file; give a folder for the report")
     contexts = sorted({c for group in args.context for c in group}) if args.context else DEFAULT_CONTEXTS
     config = ReportConfig(metrics=args.metrics, contexts=tuple(contexts))  # checked before any work starts
+    perturbations = parse_perturbations(args.perturb)  # checked before any work starts
     toks = [load_tokenizer_spec(t["spec"], pattern=t["pattern"], name=t["name"]) for t in args.tokenizers]
+    reference = None
+    if args.reference:
+        reference = load_tokenizer_spec(args.reference, pattern=args.reference_pattern)
     corpus = load_corpus(
         args.corpus,
         errors=args.errors,
@@ -134,11 +162,14 @@ def run(args: argparse.Namespace) -> int:
         segmenter=args.segmenter,
         quiet=args.quiet,
         config=config,
+        reference=reference,
+        perturbations=perturbations,
+        numbers=not args.no_numbers,
     )
     if args.table:
         print(report_table(df))
         print()
-    print(format_summary(df))
+    print(format_summary(df, include_invalid=args.include_invalid))
     written = write_report(df, args.out)
     if df.attrs.get("replaced"):
         print(f"note: {df.attrs['replaced']} invalid UTF-8 sequences were replaced by U+FFFD")
