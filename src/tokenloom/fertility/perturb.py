@@ -11,8 +11,8 @@ per text. The robustness suites that perturb text this way: TokSuite (2025).
 - ``fullwidth``: ASCII ``!``..``~`` to their full-width forms U+FF01..U+FF5E, space to U+3000;
 - ``zerowidth``: a ZERO WIDTH SPACE (U+200B) inserted between two characters with probability ``rate``;
 - ``homoglyphs``: with probability ``rate``, a letter is replaced by a confusable letter of another of
-  Latin, Cyrillic and Greek (ICU's confusables data: :func:`homoglyph_table`) — ``"a"`` → ``"а"``
-  (U+0430), ``"р"`` → ``"p"``;
+  Latin, Cyrillic and Greek (ICU's confusables data: :func:`homoglyph_table`) — ``"a"`` → ``"α"``
+  (U+03B1), Cyrillic ``"р"`` → ``"p"``;
 - ``keyboard``: with probability ``rate``, an ASCII letter is replaced by a QWERTY neighbour (its case
   kept) — ``"hello"`` → ``"hellp"``;
 - ``ocr``: with probability ``rate``, each OCR confusion site is swapped: ``rn``↔``m``, ``l``↔``1``,
@@ -52,15 +52,16 @@ _OCR = {"rn": "m", "m": "rn", "l": "1", "1": "l", "O": "0", "0": "O"}
 
 
 def _neighbours() -> dict[str, str]:
-    """Each lower-case letter's QWERTY neighbours: left and right in its row, and the keys above and below."""
+    """Each lower-case letter's QWERTY neighbours: left and right in its row, and the two keys above and
+    below (rows are staggered: a key sits between keys c and c + 1 of the row above)."""
     out: dict[str, str] = {}
     for r, row in enumerate(_QWERTY):
         for c, key in enumerate(row):
-            near = [row[c - 1]] if c else []
-            near += [row[c + 1]] if c + 1 < len(row) else []
-            for other in (r - 1, r + 1):
-                if 0 <= other < len(_QWERTY):
-                    near += [k for k in _QWERTY[other][max(0, c - 1) : c + 1]]
+            near = [row[k] for k in (c - 1, c + 1) if 0 <= k < len(row)]
+            if r > 0:
+                near += [_QWERTY[r - 1][k] for k in (c, c + 1) if k < len(_QWERTY[r - 1])]
+            if r + 1 < len(_QWERTY):
+                near += [_QWERTY[r + 1][k] for k in (c - 1, c) if 0 <= k < len(_QWERTY[r + 1])]
             out[key] = "".join(sorted(set(near)))
     return out
 
