@@ -205,7 +205,15 @@ def test_pivot_premium_is_exactly_one_and_table_is_tidy(
     assert list(df.columns[: len(REPORT_COLUMNS)]) == list(REPORT_COLUMNS)
     assert not df.duplicated(["tokenizer", "slice_kind", "slice"]).any()
     assert set(df.tokenizer) == {"bpe", "uni"}  # named after the files
-    assert set(df.slice_kind) <= {"all", "language", "script", "code_mixed", "transliterated", "code"}
+    assert set(df.slice_kind) <= {
+        "all",
+        "language",
+        "script",
+        "code_mixed",
+        "transliterated",
+        "code",
+        "numbers",
+    }
     for name in ("bpe", "uni"):
         r = row(df, name, "language", "eng_Latn")
         assert (r.premium_mean, r.premium_median, r.premium_lo, r.premium_hi) == (1.0, 1.0, 1.0, 1.0)
@@ -241,6 +249,7 @@ def test_streams_one_part_at_a_time(default_corpus: Path, trained: dict[str, Pat
         {"spy": spy},
         default_corpus,
         translit=False,
+        numbers=False,
         config=ReportConfig(n_boot=10, batch_size=5),  # an object keeping the contract: its own offsets
     )
     owner = {}

@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 
 T = TypeVar("T")
 
-__all__ = ["progress", "show_progress"]
+__all__ = ["bar", "progress", "show_progress"]
 
 
 def show_progress(quiet: bool = False) -> bool:
@@ -39,3 +39,23 @@ def progress(
         return
 
     yield from tqdm(iterable, total=total, desc=desc, unit=unit, dynamic_ncols=True, **tqdm_options)
+
+
+class _NoBar:
+    """What :func:`bar` gives when no bar is drawn: accepts the calls, draws nothing."""
+
+    def update(self, n: float = 1) -> None:
+        pass
+
+    def set_postfix_str(self, text: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def bar(*, total: float | None, desc: str, unit: str = "it", quiet: bool = False, **tqdm_options: Any) -> Any:
+    """A tqdm bar to ``update`` by hand (``close`` it), or one that draws nothing (see :func:`show_progress`)."""
+    if not show_progress(quiet):
+        return _NoBar()
+    return tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True, **tqdm_options)

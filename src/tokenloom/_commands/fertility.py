@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 from pathlib import Path
 
 from tokenloom._commands._args import TokenizerSpec
 
 NAME = "fertility"
+STATE_DIR = ".tasks"  # under --out: finished tasks' counts, until the report is written
 HELP = "compare tokenizers across languages, scripts, code-mixed, transliterated and code slices"
 
 
@@ -74,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("full", "lengths"),
         default="full",
         help="full: every metric; lengths: documents, bytes, characters, tokens and tokens per document only "
-        "(fast: no words, round trips, premiums or transliterated slices)",
+        "(fast: no words, round trips, premiums, transliterated or code-mixed slices)",
     )
     parser.add_argument(
         "--context",
@@ -112,6 +114,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--overwrite", action="store_true", help="replace the report files in an existing --out folder"
     )
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="count the corpus's tasks (a file, a range of Parquet row groups or of a large file's bytes) "
+        "in N processes (default 1: this process)",
+    )
+    parser.add_argument(
+        "--distributor",
+        choices=("local", "ray"),
+        default="local",
+        help="ray: run the tasks as Ray tasks (RAY_ADDRESS, or a local cluster); the report is the same",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the tasks a killed run finished (kept under --out until the report is written) and "
+        "count only the rest",
+    )
+    parser.add_argument(
+        "--task-mb",
+        type=int,
+        default=64,
+        metavar="MB",
+        help="about how many MiB of input one task reads (default 64)",
+    )
+    parser.add_argument(
         "--table",
         action="store_true",
         help="also print every slice row (the summary is always printed; report.md has the full table)",
@@ -130,47 +159,48 @@ def run(args: argparse.Namespace) -> int:
     from tokenloom.errors import ConfigError
     from tokenloom.fertility.lengths import DEFAULT_CONTEXTS
     from tokenloom.fertility.perturb import parse_perturbations
-    from tokenloom.fertility.report import ReportConfig, fertility_report
+    from tokenloom.fertility.report import ReportConfig, RunConfig, fertility_report
     from tokenloom.fertility.summary import format_summary
     from tokenloom.fertility.writers import report_table, write_report
     from tokenloom.text.adapt import load_tokenizer_spec
-    from tokenloom.text.corpus import load_corpus
 
-    if args.out.exists() and not args.overwrite:  # checked before any work starts
-        raise ConfigError(f"output folder {str(args.out)!r} already exists; pass --overwrite to replace it")
+    state = args.out / STATE_DIR
+    resuming = args.resume and state.is_dir()
+    if args.out.exists() and not args.overwrite and not resuming:  # checked before any work starts
+        raise ConfigError(
+            f"output folder {str(args.out)!r} already exists; pass --overwrite to replace it"
+            + (" (it holds no unfinished run to --resume)" if args.resume else "")
+        )
     if args.out.exists() and not args.out.is_dir():
         raise ConfigError(f"--out {str(args.out)!r} is a file; give a folder for the report")
     contexts = sorted({c for group in args.context for c in group}) if args.context else DEFAULT_CONTEXTS
     config = ReportConfig(metrics=args.metrics, contexts=tuple(contexts))  # checked before any work starts
     perturbations = parse_perturbations(args.perturb)  # checked before any work starts
+    if args.task_mb < 1:
+        raise ConfigError(f"--task-mb must be >= 1, got {args.task_mb}")
+    run_config = RunConfig(
+        workers=args.workers, distributor=args.distributor, state_dir=state, resume=args.resume,
+        task_bytes=args.task_mb << 20,
+    )  # fmt: skip
     toks = [load_tokenizer_spec(t["spec"], pattern=t["pattern"], name=t["name"]) for t in args.tokenizers]
     reference = None
     if args.reference:
         reference = load_tokenizer_spec(args.reference, pattern=args.reference_pattern)
-    corpus = load_corpus(
-        args.corpus,
-        errors=args.errors,
-        text_column=args.text_column,
-        lang_column=args.lang_column,
-        script_column=args.script_column,
-    )
     df = fertility_report(
-        toks,
-        corpus,
-        pivot=args.pivot,
-        translit=not args.no_translit,
-        segmenter=args.segmenter,
-        quiet=args.quiet,
-        config=config,
-        reference=reference,
-        perturbations=perturbations,
-        numbers=not args.no_numbers,
-    )
+        toks, args.corpus, pivot=args.pivot, translit=not args.no_translit, segmenter=args.segmenter,
+        quiet=args.quiet, config=config, errors=args.errors, run=run_config, text_column=args.text_column,
+        lang_column=args.lang_column, script_column=args.script_column, reference=reference,
+        perturbations=perturbations, numbers=not args.no_numbers,
+    )  # fmt: skip
     if args.table:
         print(report_table(df))
         print()
     print(format_summary(df, include_invalid=args.include_invalid))
     written = write_report(df, args.out)
+    shutil.rmtree(state, ignore_errors=True)  # the report is written: nothing left to resume
+    tasks = df.attrs["tasks"]
+    if tasks["resumed"]:
+        print(f"resumed {tasks['resumed']} of {tasks['tasks']} tasks from the unfinished run in {args.out}")
     if df.attrs.get("replaced"):
         print(f"note: {df.attrs['replaced']} invalid UTF-8 sequences were replaced by U+FFFD")
     print(f"wrote {', '.join(p.name for p in written.values())} to {args.out}")

@@ -249,7 +249,7 @@ class ChunkCounter:
                 one = SliceCounts.of(
                     counts, m.indices, part=part_id(part), vocab_size=tok.vocab_size,
                     langs=m.langs, scripts=m.scripts, generated=part.generated,
-                    contexts=self.options.contexts,
+                    contexts=self.options.contexts, keep_open=not lengths_only,
                 )  # fmt: skip
                 out.append((name, m.key, one))
         return out

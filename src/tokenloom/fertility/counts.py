@@ -172,9 +172,11 @@ class SliceCounts:
         scripts: Mapping[str, int],
         generated: bool = False,
         contexts: Sequence[int] = DEFAULT_CONTEXTS,
+        keep_open: bool = True,
     ) -> SliceCounts:
         """Counts of the texts ``rows`` of a chunk (``None``: all of them) of part ``part``; ``contexts``:
-        the context lengths of the length counts."""
+        the context lengths of the length counts; ``keep_open=False``: keep no per-text values (nothing to
+        resample and no premiums, as with ``metrics="lengths"``: the part needs no closing)."""
         mask = np.zeros(len(counts), dtype=bool)
         mask[rows if rows is not None else slice(None)] = True
         sel = counts.aligned & mask
@@ -205,7 +207,7 @@ class SliceCounts:
             norm_changed=int(counts.norm_changed[mask].sum()),
             pairs=int(sel.sum()),
             id_counts=id_counts,
-            open={part: (pending,)},
+            open={part: (pending,)} if keep_open else {},
             langs=Counter(langs),
             scripts=Counter(scripts),
             generated=generated,
@@ -237,6 +239,17 @@ class SliceCounts:
             lengths=_merge_lengths(self.lengths, other.lengths),
             more=self.more + other.more,
         )
+
+    def moved(self, offsets: Mapping[str, int]) -> SliceCounts:
+        """These counts with the positions of open parts' texts shifted by ``offsets[part]``: the counts of
+        a later piece of a part whose earlier pieces held ``offsets[part]`` texts."""
+        if not any(offsets.get(p) for p in self.open):
+            return self
+        shifted = {
+            p: tuple(replace(c, index=c.index + offsets.get(p, 0)) for c in chunks)
+            for p, chunks in self.open.items()
+        }
+        return replace(self, open=shifted)
 
     def close(self, part: str, size: int, *, n_boot: int, seed: int) -> SliceCounts:
         """:func:`close_part` of this slice alone."""

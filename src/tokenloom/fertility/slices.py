@@ -76,6 +76,7 @@ class SliceConfig:
     translit: bool = True  # generate <lang>_<Script>_Latn-translit slices from non-Latin language parts
     translit_ascii: bool = False  # after Any-Latin, also apply Latin-ASCII (drops diacritics)
     mixed_min_share: float = 0.1  # a script counts toward code-mixing when it holds >= this share of letters
+    code_mixed: bool = True  # look for code-mixed texts (a per-letter script analysis of every text)
     numbers: bool = False  # generate <lang>_<Script>_numbers slices from the digit runs of each part
     perturbations: tuple[Perturbation, ...] = ()  # generate one perturbed slice per language part and name
     seed: int = 0  # seed of the random perturbations
@@ -157,7 +158,7 @@ def memberships(
                 Counter({sc: len(idx)}),
             )
         )
-    if part.slice_kind == "code_mixed":
+    if part.slice_kind == "code_mixed" or not config.code_mixed:
         return out
     mixed: dict[str, list[int]] = {}
     # only texts whose letters come from 2+ scripts can be code-mixed (vectorized pre-filter, exact)
@@ -218,12 +219,10 @@ def translit_part(
 
 
 def numbers_target(part: CorpusPart, texts: Sequence[str]) -> CorpusPart | None:
-    """The labels of the generated ``<slice>_numbers`` part of a natural-language part (``None`` for code,
-    generated parts and parts without a digit), not aligned with the pivot; its texts are
-    :func:`number_texts`."""
+    """The labels of the generated ``<slice>_numbers`` part of a natural-language part (``None`` for code
+    and generated parts), not aligned with the pivot; its texts are :func:`number_texts`. Decided on the
+    labels alone, so every piece of a part spread over tasks decides alike."""
     if part.generated or part.slice_kind not in ("language", "code_mixed"):
-        return None
-    if not any(ch.isdigit() for t in texts for ch in t):
         return None
     return replace(
         part, source=f"{part.source} (digit runs)", slice_kind="numbers", slice=f"{part.slice}_numbers",

@@ -30,7 +30,8 @@ file's ids are then the line numbers of the lines kept. Nothing else is dropped:
 (with no words and no tokens).
 
 Files are read lazily, one part at a time (``part.load()``), so a report holds one language's texts at
-once; tables are read when loaded (their rows must be grouped). What it does not do: tokenize, segment
+once; tables are read when loaded (their rows must be grouped) — or, with ``read_tables=False``, listed
+for a reader that takes them piece by piece (``corpus_tasks.py``, what reports on paths use). What it does not do: tokenize, segment
 words or transliterate (``tokenloom.fertility.slices`` generates transliterated slices).
 """
 
@@ -38,17 +39,17 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from tokenloom.errors import CorpusError
 from tokenloom.text.compression import inner_name
 from tokenloom.text.formats import read_file_records
 from tokenloom.text.memory import MEMORY_SOURCE, iter_object_records
+from tokenloom.text.parts import CorpusPart, SliceKind, parse_lang_code
 from tokenloom.text.reader import (
     CODE_EXTENSIONS,
     corpus_files,
@@ -58,7 +59,7 @@ from tokenloom.text.reader import (
     iter_texts,
 )
 from tokenloom.text.records import Columns, Errors, Record, Reject, SourceStats, check_errors, reject
-from tokenloom.text.unicode import dominant_script
+from tokenloom.text.table_parts import TableGroups
 
 __all__ = [
     "CODE_EXTENSIONS",
@@ -67,37 +68,12 @@ __all__ = [
     "SliceKind",
     "load_corpus",
     "parse_lang_code",
+    "read_code_part",
+    "read_text_part",
+    "table_source",
 ]
 
 logger = logging.getLogger(__name__)
-
-SliceKind = Literal["language", "code_mixed", "transliterated", "code", "numbers", "perturbed"]
-
-_LANG_CODE = re.compile(r"^([a-z]{2,3})_([A-Z][a-z]{3})(?:-[A-Za-z0-9-]+)?$")  # "acu_Latn-1": a variant
-
-
-def parse_lang_code(name: str) -> tuple[str, str] | None:
-    """``"hin_Deva"`` / ``"hin_Deva.txt"`` / ``"acu_Latn-1"`` -> ``("hin", "Deva")``; ``None`` otherwise."""
-    stem = name[: -len(".txt")] if name.endswith(".txt") else name
-    m = _LANG_CODE.match(stem)
-    return (m.group(1), m.group(2)) if m else None
-
-
-@dataclass(frozen=True)
-class CorpusPart:
-    """A group of texts sharing labels: one language file, one table group, one code language."""
-
-    source: str  # where the texts come from, as shown in reports and errors (a file or "FILE[lang=...]")
-    slice_kind: SliceKind  # which kind of slice the texts form
-    slice: str  # the slice label: "eng_Latn", "python", "hin_Deva_Latn-translit", a file stem
-    lang: str  # ISO 639 code ("eng"), a programming language for code, "und" when unknown
-    script: str | None  # ISO 15924 code ("Latn"); None = detect from the texts
-    align: str | None = None  # parallel group: texts of parts with the same align and id are the same content
-    generated: bool = False  # produced by tokenloom (e.g. ICU transliteration), not read from input
-    # part.load() -> (texts, ids); ids are line numbers for files, the ``id`` column for tables
-    load: Callable[[], tuple[list[str], list[Any]]] = field(
-        default=lambda: ([], []), repr=False, compare=False
-    )
 
 
 @dataclass
@@ -107,6 +83,7 @@ class Corpus:
     parts: list[CorpusPart]
     errors: Errors = "strict"  # how undecodable bytes were / will be handled
     stats: SourceStats = field(default_factory=SourceStats)  # replacement counts etc., updated as parts load
+    tables: tuple[Path, ...] = ()  # table files not read yet (``load_corpus(read_tables=False)``)
 
     def __post_init__(self) -> None:
         seen: Counter[tuple[str, str]] = Counter((p.slice_kind, p.slice) for p in self.parts)
@@ -172,8 +149,9 @@ def _count_lines(path: Path) -> int:
         return sum(1 for _ in f)
 
 
-def _read_lines(path: Path, errors: Errors, stats: SourceStats) -> tuple[list[str], list[Any]]:
-    """A text file's lines and their line numbers (rejected lines, under ``errors="skip"``, left out)."""
+def read_text_part(path: Path, errors: Errors, stats: SourceStats) -> tuple[list[str], list[Any]]:
+    """A text file's lines and their line numbers (rejected lines, under ``errors="skip"``, left out):
+    the texts of a FLORES-style or plain text file part."""
     numbered = list(iter_numbered_texts(path, errors=errors, stats=stats, max_line_bytes=MAX_TEXT_BYTES))
     if not numbered:
         why = "empty file (no lines); remove it or put text in it"
@@ -187,82 +165,31 @@ def _table_parts(
 ) -> list[CorpusPart]:
     """The parts of one table's records, grouped by slice; rows sharing an ``id`` are aligned."""
     rows = list(records)
-    groups: dict[tuple[str, str, str, SliceKind], tuple[list[str], list[Any]]] = {}
-    has_id = any(row.id is not None for row in rows)
+    groups = TableGroups(source, aligned=any(row.id is not None for row in rows), errors=errors, stats=stats)
     for row in rows:
-        lang, script = row.lang or "und", _script(row.script)
-        parsed = parse_lang_code(lang)
-        if parsed:
-            lang, script = parsed[0], script or parsed[1]
-        script = script or dominant_script(row.text)
-        label = row.slice or f"{lang}_{script}"
-        rid = row.id
-        if has_id and (rid is None or (isinstance(rid, float) and rid != rid)):
-            where: Literal["line", "row"] = (
-                "row" if row.row_group is not None or source == MEMORY_SOURCE else "line"
-            )
-            why = "empty 'id'; give every row an id or drop the column"
-            reject(Reject(source, why, where, row.number), errors, stats)
-            continue
-        texts, ids = groups.setdefault((lang, script, label, _kind(label)), ([], []))
-        texts.append(row.text)
-        ids.append(str(rid) if has_id else row.number)
-    parts = []
-    for (lang, script, label, kind), (texts, ids) in groups.items():
-        parts.append(
-            CorpusPart(
-                source=f"{source}[{label}]",
-                slice_kind=kind,
-                slice=label,
-                lang=lang,
-                script=script,
-                align="table-ids" if has_id else None,
-                load=_frozen(texts, ids),
-            )
-        )
-    return parts
+        groups.add(row)
+    return groups.whole_parts()
 
 
-def _script(value: str | None) -> str | None:
-    """A script label: ``"Cyrl"``, or the script of a language code given as one (``"rus_Cyrl"``)."""
-    parsed = parse_lang_code(value) if value else None
-    return parsed[1] if parsed else value
-
-
-def _kind(label: str) -> SliceKind:
-    low = label.lower()
-    if "translit" in low:
-        return "transliterated"
-    if "mixed" in low:
-        return "code_mixed"
-    if low == "code" or low.startswith("code-") or low.startswith("code_"):
-        return "code"
-    return "language"
+def read_code_part(paths: Iterable[Path], errors: Errors, stats: SourceStats) -> tuple[list[str], list[Any]]:
+    """The texts of a code part: each file whole, its path as its id."""
+    paths = list(paths)
+    texts = [text for p in paths for text in iter_texts(p, errors=errors, stats=stats)]
+    return texts, [str(p) for p in paths]
 
 
 def _code_parts(files: list[Path], errors: Errors, stats: SourceStats) -> list[CorpusPart]:
     by_lang: dict[str, list[Path]] = {}
     for f in files:
         by_lang.setdefault(CODE_EXTENSIONS[f.suffix], []).append(f)
-
-    def loader(paths: list[Path]) -> Callable[[], tuple[list[str], list[Any]]]:
-        def load() -> tuple[list[str], list[Any]]:
-            texts = [text for p in paths for text in iter_texts(p, errors=errors, stats=stats)]
-            return texts, [str(p) for p in paths]
-
-        return load
-
-    return [
-        CorpusPart(
-            source=_sources(paths),
-            slice_kind="code",
-            slice=lang,
-            lang=lang,
-            script=None,
-            load=loader(paths),
-        )
-        for lang, paths in sorted(by_lang.items())
-    ]
+    parts = []
+    for lang, paths in sorted(by_lang.items()):
+        part = CorpusPart(
+            source=_sources(paths), slice_kind="code", slice=lang, lang=lang, script=None,
+            load=(lambda ps: lambda: read_code_part(ps, errors, stats))(paths), paths=tuple(paths),
+        )  # fmt: skip
+        parts.append(part)
+    return parts
 
 
 def _flores_parts(
@@ -307,7 +234,7 @@ def _flores_parts(
     align = str(folder.resolve()) if aligned or (parallel is not False and len(files) == 1) else None
 
     def loader(path: Path) -> Callable[[], tuple[list[str], list[Any]]]:
-        return lambda: _read_lines(path, errors, stats)
+        return lambda: read_text_part(path, errors, stats)
 
     parts = []
     for f in files:
@@ -315,7 +242,7 @@ def _flores_parts(
         parts.append(
             CorpusPart(
                 source=str(f), slice_kind="language", slice=f.stem, lang=lang, script=script,
-                align=align, load=loader(f),
+                align=align, load=loader(f), paths=(f,),
             )
         )  # fmt: skip
     return parts
@@ -329,6 +256,7 @@ def load_corpus(
     text_column: str | None = None,
     lang_column: str | None = None,
     script_column: str | None = None,
+    read_tables: bool = True,
 ) -> Corpus:
     """Find and label the parts of a corpus (files are read later, part by part; tables now).
 
@@ -340,7 +268,8 @@ def load_corpus(
     decides per folder from the line counts (see the module docstring), ``True`` requires FLORES-style
     files of one folder to be parallel, ``False`` never aligns them. ``text_column`` / ``lang_column`` /
     ``script_column``: the cells of a table row that hold the text and its labels (defaults: ``text``;
-    ``lang`` or ``language``; ``script`` or ``language_script``).
+    ``lang`` or ``language``; ``script`` or ``language_script``). ``read_tables=False``: table files are
+    not read but listed in ``corpus.tables`` (a caller reading them piece by piece, ``corpus_tasks.py``).
     """
     check_errors(errors)
     columns = Columns.of(text_column, lang_column, script_column)
@@ -370,20 +299,25 @@ def load_corpus(
             parts.append(
                 CorpusPart(
                     source=str(f), slice_kind="language", slice=_text_stem(f), lang="und", script=None,
-                    load=(lambda p: lambda: _read_lines(p, errors, stats))(f),
+                    load=(lambda p: lambda: read_text_part(p, errors, stats))(f), paths=(f,),
                 )
             )  # fmt: skip
-    if tables:  # shards of one table: a slice spread over many files is one part
+    if tables and read_tables:  # shards of one table: a slice spread over many files is one part
         records = (
             r for f in tables for r in read_file_records(f, columns=columns, errors=errors, stats=stats)
         )
-        parts.extend(_table_parts(_sources(tables), records, errors, stats))
+        parts.extend(_table_parts(table_source(tables), records, errors, stats))
     for folder, group in flores.items():
         parts.extend(_flores_parts(folder, group, parallel, errors, stats))
     parts.extend(_code_parts(code, errors, stats))
-    if not parts:
+    if not parts and (read_tables or not tables):
         raise CorpusError(f"no texts found in {inputs!r}; pass .txt, .jsonl, .csv, .parquet or source files")
-    return Corpus(parts, errors=errors, stats=stats)
+    return Corpus(parts, errors=errors, stats=stats, tables=() if read_tables else tuple(tables))
+
+
+def table_source(paths: list[Path]) -> str:
+    """A table's name in its parts' sources: its files (the shards of one table)."""
+    return _sources(paths)
 
 
 def _sources(paths: list[Path]) -> str:

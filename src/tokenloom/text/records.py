@@ -149,6 +149,13 @@ class SourceStats:
     rejected: int = 0  # documents set aside (errors="skip"); a reject of unknown size counts 1
     rejects: list[Reject] = field(default_factory=list)  # every reject, in reading order
 
+    def add(self, other: SourceStats) -> None:
+        """Add the counts of ``other`` (read after these): counters sum, rejects follow in order."""
+        for name in ("files", "lines", "bytes", "chars", "replaced", "replaced_lines", "rejected"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.replaced_where.extend(other.replaced_where[: max(0, 10 - len(self.replaced_where))])
+        self.rejects.extend(other.rejects)
+
     def as_dict(self) -> dict[str, int]:
         """The counters as a plain dict (for JSON), without the example locations; ``rejected`` only when
         some input was set aside."""

@@ -60,6 +60,10 @@ class SentencePieceBackend:
         self._hf = hf
         self._widths: PieceWidths | bool | None = False  # False: not built yet
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the parsed ``proto`` (parsed again on first use where it is unpickled)."""
+        return {k: v for k, v in self.__dict__.items() if k != "proto"}
+
     @functools.cached_property
     def proto(self) -> Any:
         """The model's ``ModelProto`` (parsed on first use: training and encoding never need it)."""

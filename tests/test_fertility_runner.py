@@ -1,0 +1,236 @@
+"""A report counted as tasks: one process, worker processes, Ray and a resumed run give the same report.
+
+The mix is built at test time from FLORES text (``scripts/make_mix.py``): tables in every format and
+codec, a few broken files, and large files that the planner cuts into byte ranges and row-group ranges.
+Oracles: the report of the same corpus read whole in this process (``load_corpus`` then the report), the
+engine's own ``encode_batch`` over the texts the reader yields, and the documents the mix was written with.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import tokenloom
+from tokenloom.fertility.report import ReportConfig, RunConfig, fertility_report
+from tokenloom.fertility.writers import write_report
+from tokenloom.text.corpus import load_corpus
+from tokenloom.text.corpus_tasks import plan_corpus_tasks
+from tokenloom.text.reader import iter_records
+from tokenloom.text.records import SourceStats
+from tokenloom.text.tokenizer import Tokenizer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+try:
+    import make_mix
+finally:
+    sys.path.pop(0)
+
+LANGS = ("eng_Latn", "rus_Cyrl", "hin_Deva", "zho_Hans")
+SMALL = [
+    ("jsonl", "gz"),
+    ("jsonl", "zst"),
+    ("jsonl", "xz"),
+    ("csv", "bz2"),
+    ("tsv", "none"),
+    ("parquet", "none"),
+]
+TASK_BYTES = 40_000  # cuts the large files into several tasks each
+
+
+@pytest.fixture(scope="module")
+def mix(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """``small``: every table format once, with the broken files; ``large``: JSON Lines, Parquet (row
+    groups of 32 rows) and a FLORES-style text file, each split into several tasks."""
+    root = tmp_path_factory.mktemp("runner-mix")
+    small = make_mix.write_mix(root / "small", shared_dir, formats=SMALL, langs=LANGS, lines=25, broken=True)
+    large = make_mix.write_mix(
+        root / "large", shared_dir, formats=[("jsonl", "none"), ("parquet", "none")], langs=LANGS,
+        lines=40, size_bytes=150_000, sentences_per_doc=2, row_group_rows=32,
+    )  # fmt: skip
+    ukr = (shared_dir / "corpora" / "flores200" / "devtest" / "ukr_Cyrl.txt").read_text("utf-8")
+    (root / "large" / "ukr_Cyrl.txt").write_text(ukr, encoding="utf-8")  # ~190 KB: byte ranges
+    return {"small": small, "large": large, "paths": [str(root / "small"), str(root / "large")], "root": root}
+
+
+@pytest.fixture(scope="module")
+def toks(shared_dir: Path) -> dict[str, Tokenizer]:
+    """A byte-level BPE on the HF engine and a unigram model on sentencepiece (both must pickle)."""
+    dev = shared_dir / "corpora" / "flores200" / "dev"
+    train = [dev / f"{lang}.txt" for lang in LANGS if lang != "zho_Hans"]  # Chinese: byte fallback
+    return {
+        "bpe": tokenloom.train_tokenizer(
+            train, algorithm="bytelevel-bpe", vocab_size=1200, heldout=0.0, quiet=True
+        ),
+        "unigram": tokenloom.train_tokenizer(
+            train, algorithm="unigram", engine="sentencepiece", vocab_size=1200, heldout=0.0, quiet=True
+        ),
+    }
+
+
+def _report(toks: dict[str, Tokenizer], corpus: Any, run: RunConfig | None = None, **kw: Any) -> pd.DataFrame:
+    config = ReportConfig(n_boot=50, metrics=kw.pop("metrics", "full"))
+    return fertility_report(toks, corpus, config=config, errors="skip", run=run, **kw)
+
+
+def _files(df: pd.DataFrame, out: Path) -> dict[str, bytes]:
+    write_report(df, out)
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+
+def test_tasks_cut_large_files(mix: dict[str, Any]) -> None:
+    tasks = plan_corpus_tasks(mix["paths"], errors="skip", chunk_bytes=TASK_BYTES)
+    kinds = Counter(t.piece.kind if t.piece is not None else "part" for t in tasks)
+    assert kinds["row_groups"] >= 3 and kinds["bytes"] >= 6 and kinds["file"] >= len(SMALL)
+    assert len({t.id for t in tasks}) == len(tasks)  # ids name tasks uniquely
+    again = plan_corpus_tasks(mix["paths"], errors="skip", chunk_bytes=TASK_BYTES)
+    assert [t.id for t in again] == [t.id for t in tasks]  # stable across runs
+
+
+@pytest.mark.parametrize("metrics", ["full", "lengths"])
+def test_tasks_give_the_report_of_one_pass(
+    mix: dict[str, Any], toks: dict[str, Tokenizer], metrics: str
+) -> None:
+    """Cut into tasks (pieces of parts, pivot phase first) or read whole: the same report, exactly."""
+    whole = _report(toks, load_corpus(mix["paths"], errors="skip"), metrics=metrics)
+    tasks = _report(toks, mix["paths"], RunConfig(task_bytes=TASK_BYTES), metrics=metrics)
+    pd.testing.assert_frame_equal(whole, tasks, check_exact=True)
+    assert whole.attrs["rejects"] == tasks.attrs["rejects"] and len(tasks.attrs["rejects"]) == 8
+    assert whole.attrs["lengths"].equals(tasks.attrs["lengths"])
+    assert tasks.attrs["tasks"]["tasks"] > 10
+
+
+def test_workers_write_the_same_report(
+    mix: dict[str, Any], toks: dict[str, Tokenizer], tmp_path: Path
+) -> None:
+    one = _report(toks, mix["paths"], RunConfig(task_bytes=TASK_BYTES))
+    two = _report(toks, mix["paths"], RunConfig(workers=2, task_bytes=TASK_BYTES))
+    assert _files(one, tmp_path / "one") == _files(two, tmp_path / "two")
+
+
+@pytest.mark.slow
+def test_new_metrics_are_the_same_in_tasks_and_workers(
+    mix: dict[str, Any], toks: dict[str, Tokenizer], tmp_path: Path
+) -> None:
+    """A reference tokenizer, perturbed and numbers slices: read whole, cut into tasks, or on two worker
+    processes, the same report (the vocabulary overlap included)."""
+    extra = {"reference": toks["unigram"], "perturbations": "case,ocr"}
+    whole = _report(toks, load_corpus(mix["paths"], errors="skip"), **extra)
+    tasks = _report(toks, mix["paths"], RunConfig(task_bytes=TASK_BYTES), **extra)
+    two = _report(toks, mix["paths"], RunConfig(workers=2, task_bytes=TASK_BYTES), **extra)
+    pd.testing.assert_frame_equal(whole, tasks, check_exact=True)
+    assert {"numbers", "perturbed"} <= set(tasks.slice_kind) and (
+        tasks[tasks.tokenizer == "unigram"].nsl == 1
+    ).all()
+    assert whole.attrs["vocab_overlap"].equals(tasks.attrs["vocab_overlap"])
+    assert _files(tasks, tmp_path / "one") == _files(two, tmp_path / "two")
+
+
+@pytest.mark.slow
+def test_ray_writes_the_same_report(mix: dict[str, Any], toks: dict[str, Tokenizer], tmp_path: Path) -> None:
+    ray = pytest.importorskip("ray")
+    one = _report(toks, mix["paths"], RunConfig(task_bytes=TASK_BYTES), metrics="lengths")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        on_ray = _report(
+            toks, mix["paths"], RunConfig(distributor="ray", task_bytes=TASK_BYTES), metrics="lengths"
+        )
+    finally:
+        ray.shutdown()
+    assert _files(one, tmp_path / "one") == _files(on_ray, tmp_path / "ray")
+
+
+def test_every_document_is_counted_or_rejected_and_tokens_match_the_engine(
+    mix: dict[str, Any], toks: dict[str, Tokenizer]
+) -> None:
+    df = _report(toks, mix["paths"], RunConfig(task_bytes=TASK_BYTES), metrics="lengths")
+    records = list(iter_records(mix["paths"], errors="skip", stats=SourceStats()))
+    for name, tok in toks.items():
+        row = df[(df.tokenizer == name) & (df.slice_kind == "all")].iloc[0]
+        assert int(row.texts) == len(records)
+        assert int(row.tokens) == sum(len(ids) for ids in tok.encode_batch([r.text for r in records]))
+    read = Counter(r.source for r in records)
+    written = {**mix["large"].counts, **{p: len(rows) for p, rows in mix["small"].files.items()}}
+    for path, n in written.items():
+        assert read[str(path)] == n, path  # every document of a good file is counted
+    rejects = pd.DataFrame(df.attrs["rejects"])
+    for path, rows in mix["small"].broken.items():
+        mine = rejects[rejects.source == str(path)]
+        known = int(mine.documents.fillna(0).sum())
+        if mine.documents.isna().any():  # a truncated stream or an unreadable file: the tail is unknown
+            assert read[str(path)] + known < max(len(rows), 1)
+        else:  # every document read or rejected, exactly
+            assert read[str(path)] + known == len(rows), path
+
+
+def _cli(args: list[str], **kw: Any) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tokenloom", *args], start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kw,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_run_killed_with_sigkill_resumes_to_the_same_report(
+    shared_dir: Path, toks: dict[str, Tokenizer], tmp_path: Path
+) -> None:
+    corpus = tmp_path / "mix"
+    make_mix.write_mix(corpus, shared_dir, formats=[("jsonl", "gz")], langs=LANGS, lines=60, shards=16,
+                       size_bytes=1_600_000, sentences_per_doc=2)  # fmt: skip
+    toks["bpe"].save(tmp_path / "tok")
+    base = ["fertility", "--tokenizer", str(tmp_path / "tok"), "--corpus", str(corpus), "--quiet"]
+    whole = _cli([*base, "--out", str(tmp_path / "whole")])
+    assert whole.wait(timeout=600) == 0, whole.stdout.read() if whole.stdout else ""
+    killed = _cli([*base, "--out", str(tmp_path / "killed")])
+    state = tmp_path / "killed" / ".tasks"
+    deadline = time.monotonic() + 300
+    while len(list(state.glob("*.pkl"))) < 2 and killed.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(killed.pid, signal.SIGKILL)  # the whole process group, as a node failure would
+    killed.wait()
+    saved = len(list(state.glob("*.pkl")))
+    assert 2 <= saved < 16, "the run must be killed between its first and last task"
+    resumed = _cli([*base, "--out", str(tmp_path / "killed"), "--resume"])
+    out = resumed.stdout.read().decode() if resumed.stdout else ""
+    assert resumed.wait(timeout=600) == 0, out
+    assert f"resumed {saved} of 16 tasks" in out
+    for name in ("report.csv", "report.md", "lengths.csv", "rejects.csv", "report.html"):
+        assert (tmp_path / "killed" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
+    assert not state.exists()  # the report is written: the state is gone
+
+
+def test_resume_ignores_state_written_for_other_settings(
+    mix: dict[str, Any], toks: dict[str, Tokenizer], tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    first = _report(toks, mix["paths"][:1], RunConfig(state_dir=state), metrics="lengths")
+    assert first.attrs["tasks"]["resumed"] == 0 and list(state.glob("*.pkl"))
+    again = _report(toks, mix["paths"][:1], RunConfig(state_dir=state, resume=True), metrics="lengths")
+    assert again.attrs["tasks"]["resumed"] == again.attrs["tasks"]["tasks"]
+    pd.testing.assert_frame_equal(first, again, check_exact=True)
+    other = _report(
+        {"bpe": toks["bpe"]}, mix["paths"][:1], RunConfig(state_dir=state, resume=True), metrics="lengths"
+    )
+    assert other.attrs["tasks"]["resumed"] == 0  # another tokenizer set: nothing reused
+
+
+def test_run_config_errors(mix: dict[str, Any], toks: dict[str, Tokenizer]) -> None:
+    from tokenloom.errors import ConfigError
+
+    for bad, needle in (({"workers": 0}, "workers must be"), ({"distributor": "dask"}, "distributor"),
+                        ({"resume": True}, "needs a state_dir")):  # fmt: skip
+        with pytest.raises(ConfigError, match=needle):
+            RunConfig(**bad)
+    with pytest.raises(ConfigError, match="give the corpus as paths"):
+        _report(toks, load_corpus(mix["paths"][:1], errors="skip"), RunConfig(workers=2))
+    with pytest.raises(ConfigError, match="cannot be sent to worker processes"):
+        _report({"chars": lambda text: [ord(c) for c in text]}, mix["paths"][:1], RunConfig(workers=2))
