@@ -14,7 +14,9 @@ on 3 MB of the FLORES-200 ``dev`` split into a temporary folder (not timed).
    report that aligns tokens with words through the Tokenizer contract must at least pay); then
    ``fertility_report`` on the same corpus with both tokenizers: ``metrics="lengths"`` (documents, bytes,
    characters, tokens and tokens per document only), then the full report without and with the generated
-   transliterated slices. Every report's token counts are checked
+   transliterated slices (every metric, numbers slices included), and the full report with the second
+   tokenizer as the reference tokenizer of the first (``reference=``: the normalized sequence length, one
+   more ids-only encoding of every text). Every report's token counts are checked
    against the raw engines' (an oracle) before any time is printed.
 2. **Memory**, in fresh child processes: the RSS before a full report on the first 10 / 50 / all languages
    (eng_Latn always included; imports done, tokenizers loaded), the peak RSS sampled every 10 ms during it,
@@ -298,8 +300,10 @@ def _speed(args: argparse.Namespace, corpus_line: list[str]) -> None:
             for ts in texts.values():
                 tok.encode_batch_with_offsets(ts)
 
-    def report(translit: bool, metrics: Metrics = "full") -> None:
-        df = fertility_report(toks, args.corpus, translit=translit, config=ReportConfig(metrics=metrics))
+    def report(translit: bool, metrics: Metrics = "full", reference: bool = False) -> None:
+        ref = toks[names[-1]] if reference else None
+        config = ReportConfig(metrics=metrics)
+        df = fertility_report(toks, args.corpus, translit=translit, config=config, reference=ref)
         for name in names:  # oracle: the report counted exactly the raw engines' tokens
             got = df[(df.tokenizer == name) & (df.slice_kind == "language")].set_index("slice")["tokens"]
             assert got.to_dict() == raw_tokens[name], (
@@ -312,6 +316,7 @@ def _speed(args: argparse.Namespace, corpus_line: list[str]) -> None:
         'report, metrics="lengths" (tokens per document only)': lambda: report(False, "lengths"),
         "report, no transliteration": lambda: report(False),
         "report, full (with transliterated slices)": lambda: report(True),
+        "report, full, with a reference tokenizer (NSL)": lambda: report(True, reference=True),
     }
     timings: dict[str, float] = {}
     for _ in range(args.repeat):  # interleaved repeats; the best of each is kept (the machine is shared)

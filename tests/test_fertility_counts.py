@@ -73,7 +73,7 @@ def _slice(c: ChunkCounts, i: int, j: int) -> ChunkCounts:
     per_text = {
         name: getattr(c, name)[i:j]
         for name in ("tokens", "words", "chars", "bytes", "continued", "byte_fallback", "unk", "roundtrip",
-                     "norm_changed", "premium", "aligned")
+                     "norm_changed", "premium", "aligned", "more")
     }  # fmt: skip
     return ChunkCounts(
         start=c.start + i, **per_text, flat_ids=ids, token_text=c.token_text[cum[i] : cum[j]] - i,

@@ -205,7 +205,15 @@ def test_pivot_premium_is_exactly_one_and_table_is_tidy(
     assert list(df.columns[: len(REPORT_COLUMNS)]) == list(REPORT_COLUMNS)
     assert not df.duplicated(["tokenizer", "slice_kind", "slice"]).any()
     assert set(df.tokenizer) == {"bpe", "uni"}  # named after the files
-    assert set(df.slice_kind) <= {"all", "language", "script", "code_mixed", "transliterated", "code"}
+    assert set(df.slice_kind) <= {
+        "all",
+        "language",
+        "script",
+        "code_mixed",
+        "transliterated",
+        "code",
+        "numbers",
+    }
     for name in ("bpe", "uni"):
         r = row(df, name, "language", "eng_Latn")
         assert (r.premium_mean, r.premium_median, r.premium_lo, r.premium_hi) == (1.0, 1.0, 1.0, 1.0)
@@ -241,6 +249,7 @@ def test_streams_one_part_at_a_time(default_corpus: Path, trained: dict[str, Pat
         {"spy": spy},
         default_corpus,
         translit=False,
+        numbers=False,
         config=ReportConfig(n_boot=10, batch_size=5),  # an object keeping the contract: its own offsets
     )
     owner = {}
@@ -352,14 +361,40 @@ def test_writers_and_cli(
         "lengths.png",
         "lengths.csv",
         "rejects.csv",
+        "strr.png",
+        "vocabulary.png",
+        "vocab_overlap.csv",
     } <= names
     csv = pd.read_csv(out / "report.csv")
     assert list(csv.columns[: len(REPORT_COLUMNS)]) == list(REPORT_COLUMNS)
     assert set(csv.tokenizer) == {"bpe", "uni"}
     page = (out / "report.html").read_text("utf-8")
-    assert page.count("data:image/png;base64,") == 5 and "<table id='rows'>" in page
+    assert page.count("data:image/png;base64,") == 7 and "<table id='rows'>" in page
+    assert "<table id='perturbations'>" not in page  # no perturbed slices unless asked
     assert (out / "premium.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "| language | eng_Latn |" in (out / "report.md").read_text("utf-8")
+    overlap = pd.read_csv(out / "vocab_overlap.csv")
+    assert len(overlap) == 2 * 12 * 11 // 2 and set(overlap.columns) >= {"shared_ids", "jaccard"}
+    more = [
+        *argv[:-1],
+        str(tmp_path / "report-more"),
+        "--reference",
+        str(trained["bpe"]),
+        "--perturb",
+        "case,ocr",
+    ]
+    assert cli.main(more) == 0
+    assert "STRR (words kept as one token) median" in capsys.readouterr().out
+    df = pd.read_csv(tmp_path / "report-more" / "report.csv")
+    assert set(df[df.slice_kind == "perturbed"].slice.str.rsplit("_", n=1).str[-1]) == {
+        "case-perturbed", "ocr-perturbed",
+    }  # fmt: skip
+    assert (df[df.tokenizer == "bpe"].nsl == 1.0).all()
+    page = (tmp_path / "report-more" / "report.html").read_text("utf-8")
+    assert "<table id='perturbations'>" in page and "<th>case</th><th>ocr</th>" in page
+    assert cli.main([*argv[:-1], str(tmp_path / "bad"), "--perturb", "noise"]) != 0
+    assert "error: unknown perturbation 'noise'; choose from diacritics" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()  # refused before any work
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp files left behind
     # --no-translit and the whitespace segmenter
     argv = ["fertility", "--quiet", "--tokenizer", str(trained["bpe"]), "--corpus", str(default_corpus)]
@@ -393,9 +428,12 @@ def test_write_report_direct(tiny_corpus: Path, handmade: dict[str, Path], tmp_p
         "fertility",
         "premium",
         "byte_fallback",
+        "strr",
+        "vocabulary",
         "lengths",
         "lengths_csv",
         "rejects_csv",
+        "vocab_overlap_csv",
     }
     assert pd.read_csv(written["csv"]).shape[0] == len(df)
     assert written["rejects_csv"].read_text("utf-8") == "source,unit,number,row_group,documents,reason\n"

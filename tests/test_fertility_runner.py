@@ -173,6 +173,24 @@ def test_workers_write_the_same_report(
 
 
 @pytest.mark.slow
+def test_new_metrics_are_the_same_in_tasks_and_workers(
+    mix: dict[str, Any], toks: dict[str, Tokenizer], tmp_path: Path
+) -> None:
+    """A reference tokenizer, perturbed and numbers slices: read whole, cut into tasks, or on two worker
+    processes, the same report (the vocabulary overlap included)."""
+    extra = {"reference": toks["unigram"], "perturbations": "case,ocr"}
+    whole = _report(toks, load_corpus(mix["paths"], errors="skip"), **extra)
+    tasks = _report(toks, mix["paths"], RunConfig(task_bytes=TASK_BYTES), **extra)
+    two = _report(toks, mix["paths"], RunConfig(workers=2, task_bytes=TASK_BYTES), **extra)
+    pd.testing.assert_frame_equal(whole, tasks, check_exact=True)
+    assert {"numbers", "perturbed"} <= set(tasks.slice_kind) and (
+        tasks[tasks.tokenizer == "unigram"].nsl == 1
+    ).all()
+    assert whole.attrs["vocab_overlap"].equals(tasks.attrs["vocab_overlap"])
+    assert _files(tasks, tmp_path / "one") == _files(two, tmp_path / "two")
+
+
+@pytest.mark.slow
 def test_ray_writes_the_same_report(mix: dict[str, Any], toks: dict[str, Tokenizer], tmp_path: Path) -> None:
     ray = pytest.importorskip("ray")
     one = _report(toks, mix["paths"], RunConfig(task_bytes=TASK_BYTES), metrics="lengths")

@@ -108,6 +108,9 @@ def test_sweep_tables(default_corpus: Path) -> None:
     everything = result.report[result.report["slice_kind"] == "all"].set_index("tokenizer")
     assert list(table["fertility"]) == [everything.at[n, "fertility"] for n in table["tokenizer"]]
     assert table.loc[0, "fertility"] > table.loc[1, "fertility"]  # a bigger vocabulary, fewer tokens per word
+    for column in ("strr", "split_char_rate", "distinct_ids", "vocab_share"):
+        assert list(table[column]) == [everything.at[n, column] for n in table["tokenizer"]]
+    assert list(table["invalid_languages"]) == [0, 0, 0, 0]  # byte fallback: no unknown characters
     langs = result.languages
     pivot = langs[(langs["tokenizer"] == "bpe-1k") & (langs["lang"] == "eng_Latn")].iloc[0]
     assert pivot.seq_len == 1024 and pivot.premium == 1.0  # the reference: the pivot, first tokenizer

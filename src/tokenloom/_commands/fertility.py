@@ -47,6 +47,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not add ICU-transliterated <lang>_<Script>_Latn-translit slices",
     )
+    parser.add_argument(
+        "--no-numbers", action="store_true", help="do not add <lang>_<Script>_numbers slices (digit runs)"
+    )
+    parser.add_argument(
+        "--reference",
+        metavar="SPEC",
+        help="a tokenizer (same specs as --tokenizer) every slice's tokens are compared with: the nsl column",
+    )
+    parser.add_argument(
+        "--reference-pattern", metavar="NAME|REGEX", help="pre-tokenizer of a tiktoken:FILE --reference"
+    )
+    parser.add_argument(
+        "--perturb",
+        metavar="LIST",
+        default="",
+        help="perturbed slices to add, premiums against the clean text: a comma list of diacritics, case, "
+        "fullwidth, zerowidth, homoglyphs, keyboard, ocr, or all (default: none)",
+    )
+    parser.add_argument(
+        "--include-invalid",
+        action="store_true",
+        help="keep pairs with more than 10%% unknown characters in the summary's premium statistics",
+    )
     parser.add_argument("--segmenter", choices=("icu", "whitespace"), default="icu", help="word segmenter")
     parser.add_argument(
         "--metrics",
@@ -135,6 +158,7 @@ def _context_list(value: str) -> list[int]:
 def run(args: argparse.Namespace) -> int:
     from tokenloom.errors import ConfigError
     from tokenloom.fertility.lengths import DEFAULT_CONTEXTS
+    from tokenloom.fertility.perturb import parse_perturbations
     from tokenloom.fertility.report import ReportConfig, RunConfig, fertility_report
     from tokenloom.fertility.summary import format_summary
     from tokenloom.fertility.writers import report_table, write_report
@@ -151,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--out {str(args.out)!r} is a file; give a folder for the report")
     contexts = sorted({c for group in args.context for c in group}) if args.context else DEFAULT_CONTEXTS
     config = ReportConfig(metrics=args.metrics, contexts=tuple(contexts))  # checked before any work starts
+    perturbations = parse_perturbations(args.perturb)  # checked before any work starts
     if args.task_mb < 1:
         raise ConfigError(f"--task-mb must be >= 1, got {args.task_mb}")
     run_config = RunConfig(
@@ -158,15 +183,19 @@ def run(args: argparse.Namespace) -> int:
         task_bytes=args.task_mb << 20,
     )  # fmt: skip
     toks = [load_tokenizer_spec(t["spec"], pattern=t["pattern"], name=t["name"]) for t in args.tokenizers]
+    reference = None
+    if args.reference:
+        reference = load_tokenizer_spec(args.reference, pattern=args.reference_pattern)
     df = fertility_report(
         toks, args.corpus, pivot=args.pivot, translit=not args.no_translit, segmenter=args.segmenter,
         quiet=args.quiet, config=config, errors=args.errors, run=run_config, text_column=args.text_column,
-        lang_column=args.lang_column, script_column=args.script_column,
+        lang_column=args.lang_column, script_column=args.script_column, reference=reference,
+        perturbations=perturbations, numbers=not args.no_numbers,
     )  # fmt: skip
     if args.table:
         print(report_table(df))
         print()
-    print(format_summary(df))
+    print(format_summary(df, include_invalid=args.include_invalid))
     written = write_report(df, args.out)
     shutil.rmtree(state, ignore_errors=True)  # the report is written: nothing left to resume
     tasks = df.attrs["tasks"]

@@ -1,7 +1,7 @@
 """Fertility and multilingual slice reports: metrics, slices, the report table, its writers and charts.
 
 Submodules: ``metrics`` (pure per-text counts and per-slice aggregates), ``slices`` (which slices a text
-belongs to; generated transliterations), ``reference`` (the per-text definitions the fast paths are tested
+belongs to; generated transliterated, numbers and perturbed parts), ``perturb`` (seeded text perturbations), ``reference`` (the per-text definitions the fast paths are tested
 against: offsets, round trips, counts), ``counting``
 (one chunk of texts under every tokenizer -> per-slice counts), ``counts`` (``SliceCounts``: mergeable
 per-slice accumulation, stratified bootstrap), ``lengths`` (``LengthCounts``: mergeable tokens per document,

@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenloom.errors import CorpusError
+from tokenloom.fertility import metrics
 from tokenloom.fertility.counting import ChunkCounter, Pending, part_id
 from tokenloom.fertility.counts import SliceCounts, close_part
 from tokenloom.fertility.length_tables import histogram_rows
 from tokenloom.fertility.report_config import ReportConfig
-from tokenloom.fertility.slices import KIND_ORDER, SliceKey, translit_target
+from tokenloom.fertility.slices import KIND_ORDER, SliceKey, generated_parts
 from tokenloom.text.parts import CorpusPart
 from tokenloom.text.tokenizer import Tokenizer
-from tokenloom.text.unicode import transliterate
 
 __all__ = ["SliceTable", "TaskCounts", "collect_piece", "count_part", "submit_piece"]
 
@@ -48,11 +48,18 @@ class SliceTable:
     """Slice counts of a report (see the module docstring)."""
 
     def __init__(
-        self, toks: dict[str, Tokenizer], *, config: ReportConfig, pivot: str | None, segmenter: str
+        self,
+        toks: dict[str, Tokenizer],
+        *,
+        config: ReportConfig,
+        pivot: str | None,
+        segmenter: str,
+        reference: str = "",
     ) -> None:
         self.toks = toks
         self.config = config
-        self.common = {"segmenter": segmenter, "pivot": pivot or ""}
+        self.common = {"segmenter": segmenter, "pivot": pivot or "", "reference": reference}
+        self.id_sets: dict[str, dict[str, Any]] = {n: {} for n in toks}  # tokenizer -> language -> id bitset
         self.counts: dict[Key, SliceCounts] = {}
         self.part_keys: dict[str, dict[Key, int]] = {}  # part -> slices it counted toward
         self.rows: dict[Key, dict[str, Any]] = {}
@@ -147,7 +154,11 @@ class SliceTable:
                 level=cfg.level,
                 renyi_alpha=cfg.renyi_alpha,
                 roundtrip=cfg.roundtrip,
+                reference=bool(self.common["reference"]),
             )
+            metrics_["valid"] = not metrics_["unk_char_rate"] > cfg.max_unk_chars  # NaN: not measured, kept
+            if key[0] == "language" and counts.id_counts is not None and tok.capabilities.vocabulary:
+                self.id_sets[name][key[1]] = metrics.id_set(counts.id_counts, tok.vocab_size)
         self.rows[(name, key)] = {
             "tokenizer": name, "slice_kind": key[0], "slice": key[1], **metrics_, **self.common,
             "engine": tok.engine, "algorithm": tok.algorithm,
@@ -156,20 +167,41 @@ class SliceTable:
         }  # fmt: skip
 
     def _keys(self) -> list[Key]:
-        """Every slice, tokenizers in order, then slice kinds in ``slices.KIND_ORDER``, then labels."""
+        """Every slice, tokenizers in order, then slice kinds in ``slices.KIND_ORDER``, then labels; a numbers
+        slice whose part had no digit run has no row."""
         for name, key in list(self.counts):
             self._finish(name, key)
         order: dict[str, int] = {k: i for i, k in enumerate(KIND_ORDER)}
         names = list(self.toks)
-        return sorted(self.rows, key=lambda k: (names.index(k[0]), order.get(k[1][0], 99), k[1][1]))
+        keys = [k for k in self.rows if k[1][0] != "numbers" or self.rows[k].get("numbers")]
+        return sorted(keys, key=lambda k: (names.index(k[0]), order.get(k[1][0], 99), k[1][1]))
 
     def table(self) -> list[dict[str, Any]]:
-        """Every row, in the order of :meth:`_keys`."""
-        return [self.rows[k] for k in self._keys()]
+        """Every row, in the order of :meth:`_keys`; language rows get the ids no other language uses."""
+        keys = self._keys()
+        for name, sets in self.id_sets.items():
+            for lang, only in metrics.unique_ids(sets).items():
+                self.rows[(name, ("language", lang))]["unique_ids"] = only
+        return [self.rows[k] for k in keys]
+
+    def overlap(self) -> list[tuple[str, str, str, int, float]]:
+        """(tokenizer, language a, language b, shared ids, Jaccard) for every pair of language slices."""
+        return [
+            (name, a, b, *metrics.id_overlap(sets[a], sets[b]))
+            for name, sets in self.id_sets.items()
+            for i, a in enumerate(sorted(sets))
+            for b in sorted(sets)[i + 1 :]
+        ]
 
     def histogram(self) -> list[tuple[Any, ...]]:
         """Every slice's ``lengths.csv`` rows, slices in the order of :meth:`_keys`."""
         return [row for k in self._keys() for row in self.hist.get(k, [])]
+
+
+_NEED_OFFSETS = (
+    "strr", "partial_token_rate", "split_char_rate", "unk_char_rate", "number_place_value_rate",
+    "number_single_digit_rate", "number_boundary_f1",
+)  # fmt: skip
 
 
 def _missing(tok: Tokenizer, *, only_defs: bool = False) -> dict[str, Any]:
@@ -185,6 +217,8 @@ def _missing(tok: Tokenizer, *, only_defs: bool = False) -> dict[str, Any]:
         "byte_fallback_rate": not caps.vocabulary,  # the definitions then say "missing: no vocabulary"
         "unk_rate": not caps.vocabulary,
         "normalization_changed_rate": not caps.normalizer,
+        **dict.fromkeys(_NEED_OFFSETS, not caps.offsets),
+        **dict.fromkeys(("distinct_ids", "vocab_share", "unique_ids"), not caps.vocabulary),
     }
     out.update({column: math.nan for column, missing in gone.items() if missing})
     return out
@@ -200,44 +234,51 @@ def count_part(
     chunk_size: int,
     finish: bool = True,
 ) -> list[CorpusPart]:
-    """Count one part read whole chunk by chunk, with its generated transliterated part beside it, then
-    close both (``finish``: and finish the slices they end, see :meth:`SliceTable.close`); returns them.
+    """Count one part read whole chunk by chunk, with its generated parts (:func:`~tokenloom.fertility.
+    slices.generated_parts`: transliterated, numbers, perturbed) beside it, then close them all
+    (``finish``: and finish the slices they end, see :meth:`SliceTable.close`); returns them.
 
-    A chunk's transliteration is made while the engines encode the chunk, and queued at once."""
-    target = translit_target(part, texts, config=counter.slice_config)
-    ascii_ = counter.slice_config.translit_ascii
+    A chunk's generated texts are made while the engines encode the chunk, and queued at once."""
+    extra = generated_parts(part, texts, config=counter.slice_config)
     for start in range(0, len(texts), chunk_size):
         chunk, chunk_ids = texts[start : start + chunk_size], ids[start : start + chunk_size]
         pending = counter.submit(part, chunk, chunk_ids, start)
-        generated = None
-        if target is not None:
-            generated = counter.submit(target, transliterate(chunk, ascii=ascii_), chunk_ids, start)
+        queued = [
+            counter.submit(
+                g.part, g.make(chunk), chunk_ids, start, baseline=pending if g.against_source else None
+            )
+            for g in extra
+        ]
         table.add(part, counter.collect(pending))
-        if target is not None and generated is not None:
-            table.add(target, counter.collect(generated))
-    table.close(part, len(texts), finish=finish)
-    if target is None:
-        return [part]
-    table.close(target, len(texts), finish=finish)
-    return [part, target]
+        for g, q in zip(extra, queued, strict=True):
+            table.add(g.part, counter.collect(q))
+    for one in [part, *(g.part for g in extra)]:
+        table.close(one, len(texts), finish=finish)
+    return [part, *(g.part for g in extra)]
 
 
 def submit_piece(
     counter: ChunkCounter, table: SliceTable, part: CorpusPart, texts: list[str], ids: list[Any]
 ) -> list[tuple[CorpusPart, Pending]]:
-    """Queue the encodings of consecutive texts of a part spread over tasks (and of their
-    transliteration); :func:`collect_piece` counts them into ``table``, leaving the part open (its texts
-    so far are in ``table.open_parts``). A part without a script label gets no transliterated slice
-    here: whether it has one is decided on all its texts, which no piece sees."""
-    targets = [(part, texts)]
-    target = translit_target(part, texts, config=counter.slice_config) if part.script else None
-    if target is not None:
-        targets.append((target, transliterate(texts, ascii=counter.slice_config.translit_ascii)))
-    queued = []
-    for one, its_texts in targets:
-        entry = table.open_parts.setdefault(part_id(one), [one, 0])
-        queued.append((one, counter.submit(one, its_texts, ids, entry[1])))
-        entry[1] += len(its_texts)
+    """Queue the encodings of consecutive texts of a part spread over tasks (and of its generated parts);
+    :func:`collect_piece` counts them into ``table``, leaving the part open (its texts so far are in
+    ``table.open_parts``). A part without a script label gets no transliterated slice here: whether it has
+    one is decided on all its texts, which no piece sees."""
+    extra = [
+        g
+        for g in generated_parts(part, texts, config=counter.slice_config)
+        if g.part.slice_kind != "transliterated" or part.script
+    ]
+    entry = table.open_parts.setdefault(part_id(part), [part, 0])
+    start = entry[1]
+    pending = counter.submit(part, texts, ids, start)
+    queued = [(part, pending)]
+    for g in extra:
+        table.open_parts.setdefault(part_id(g.part), [g.part, start])
+        baseline = pending if g.against_source else None
+        queued.append((g.part, counter.submit(g.part, g.make(texts), ids, start, baseline=baseline)))
+    for one, _ in queued:
+        table.open_parts[part_id(one)][1] += len(texts)
     return queued
 
 

@@ -18,7 +18,11 @@ count zero (:func:`lengths_only_counts`). Its reference is the length of each id
 :meth:`Tokenizer.encode_batch <tokenloom.text.tokenizer.Tokenizer.encode_batch>`.
 
 Premiums need the pivot's token count of the same content: the counter remembers the pivot part's
-per-text token counts by id (one number per pivot text); the pivot part must be counted first.
+per-text token counts by id (one number per pivot text); the pivot part must be counted first. A chunk
+submitted with a ``baseline`` (a perturbed copy of a chunk, :mod:`tokenloom.fertility.perturb`) takes
+its premium against the baseline chunk's tokens instead: the perturbed text against the clean text.
+With a ``reference`` tokenizer, every full chunk is also counted by it (ids only) for the normalized
+sequence length; digit runs (:func:`tokenloom.fertility.metrics.digit_runs`) are found once per chunk.
 What it does not do: load corpora, decide which slices exist (``slices``), or aggregate across chunks
 (``counts``, ``report``).
 """
@@ -34,7 +38,7 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 
 from tokenloom.fertility import metrics
-from tokenloom.fertility.counts import ChunkCounts, SliceCounts
+from tokenloom.fertility.counts import MORE_SUMS, ChunkCounts, SliceCounts
 from tokenloom.fertility.lengths import DEFAULT_CONTEXTS
 from tokenloom.fertility.slices import SliceConfig, SliceKey, memberships
 from tokenloom.text.corpus import CorpusPart
@@ -74,6 +78,8 @@ class Pending:
     ids: list[Any]
     start: int  # position in the part of the first text
     encoded: dict[str, Future[FlatBatch | np.ndarray]]  # tokenizer -> its encoding ([n] lengths only)
+    reference: Future[FlatBatch | np.ndarray] | None = None  # [n] tokens of the reference tokenizer
+    baseline: Pending | None = None  # the clean chunk a perturbed chunk's premium is measured against
 
 
 def _now(func: Callable[[], FlatBatch | np.ndarray]) -> Future[FlatBatch | np.ndarray]:
@@ -98,14 +104,18 @@ class ChunkCounter:
         options: CountOptions,
         slice_config: SliceConfig,
         executor: Executor | None = None,
+        reference: Tokenizer | None = None,
     ) -> None:
         self.toks = toks
+        self.reference = reference
         self.pivot = pivot
         self.segmenter = segmenter
         self.options = options
         self.slice_config = slice_config
         self.executor = executor
         self.locks = {n: threading.Lock() for n in toks}  # one tokenizer is never used by two workers
+        same = [n for n, t in toks.items() if t is reference]
+        self.ref_lock = self.locks[same[0]] if same else threading.Lock()
         self.pivot_tokens: dict[tuple[str, str], dict[Any, int]] = {}  # (tokenizer, align) -> id -> tokens
 
     def _encode(self, name: str, texts: list[str]) -> FlatBatch | np.ndarray:
@@ -115,15 +125,34 @@ class ChunkCounter:
                 return self.toks[name].count_tokens(texts, batch_size=opts.batch_size)
             return self.toks[name].encode_flat(texts, decode=opts.roundtrip, batch_size=opts.batch_size)
 
-    def submit(self, part: CorpusPart, texts: list[str], ids: list[Any], start: int) -> Pending:
-        """Queue the encodings of a chunk (texts ``start ..`` of ``part``) on the executor."""
-        encoded = {}
-        for name in self.toks:
-            if self.executor is None:
-                encoded[name] = _now(lambda name=name: self._encode(name, texts))  # type: ignore[misc]
-            else:
-                encoded[name] = self.executor.submit(self._encode, name, texts)
-        return Pending(part, texts, ids, start, encoded)
+    def _encode_reference(self, texts: list[str]) -> np.ndarray:
+        assert self.reference is not None
+        with self.ref_lock:
+            return self.reference.count_tokens(texts, batch_size=self.options.batch_size)
+
+    def _queue(
+        self, func: Callable[..., FlatBatch | np.ndarray], *args: Any
+    ) -> Future[FlatBatch | np.ndarray]:
+        if self.executor is None:
+            return _now(lambda: func(*args))
+        return self.executor.submit(func, *args)
+
+    def submit(
+        self,
+        part: CorpusPart,
+        texts: list[str],
+        ids: list[Any],
+        start: int,
+        *,
+        baseline: Pending | None = None,
+    ) -> Pending:
+        """Queue the encodings of a chunk (texts ``start ..`` of ``part``) on the executor; ``baseline``:
+        the chunk whose tokens this one's premiums are measured against (same texts, unperturbed)."""
+        encoded = {name: self._queue(self._encode, name, texts) for name in self.toks}
+        ref = None
+        if self.reference is not None and self.options.metrics == "full":
+            ref = self._queue(self._encode_reference, texts)
+        return Pending(part, texts, ids, start, encoded, ref, baseline)
 
     def _words(self, part: CorpusPart, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """[n] words per text and [W, 2] word spans in whole-batch coordinates."""
@@ -133,6 +162,11 @@ class ChunkCounter:
     def _premium(self, name: str, pending: Pending, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """[n] premium (0 where not aligned) and [n] aligned of a chunk; remembers the pivot's counts."""
         part, ids, n = pending.part, pending.ids, len(pending.texts)
+        if pending.baseline is not None:
+            clean = pending.baseline.encoded[name].result()
+            piv = (clean.lengths if isinstance(clean, FlatBatch) else clean).astype(np.float64)
+            aligned = piv > 0
+            return np.divide(tokens, piv, out=np.zeros(n), where=aligned), aligned
         if part.align is None:
             return np.zeros(n), np.zeros(n, dtype=bool)
         if part.slice == self.pivot and part.slice_kind == "language" and not part.generated:
@@ -146,9 +180,29 @@ class ChunkCounter:
         aligned = piv > 0
         return np.divide(tokens, piv, out=np.zeros(n), where=aligned), aligned
 
+    def _more(
+        self, enc: FlatBatch, bc: metrics.BatchCounts, runs: tuple[np.ndarray, np.ndarray], ref: np.ndarray
+    ) -> np.ndarray:
+        """[n, len(MORE_SUMS)] the per-text counts beyond the original ones (``counts.MORE_SUMS``)."""
+        nc = metrics.count_numbers(enc.offsets, *runs)
+        columns = {
+            "single": bc.single, "partial": bc.partial, "split_chars": bc.split_chars,
+            "unk_chars": bc.unk_chars, "numbers": nc.numbers, "place_value": nc.place_value,
+            "single_digits": nc.single_digits, "placed": nc.placed, "expected": nc.expected,
+            "hits": nc.hits, "ref_tokens": ref,
+        }  # fmt: skip
+        return np.stack([columns[c] for c in MORE_SUMS], axis=1)  # [n, len(MORE_SUMS)]
+
     def _text_counts(
-        self, name: str, pending: Pending, words: np.ndarray, flat_words: np.ndarray, sizes: np.ndarray
+        self,
+        name: str,
+        pending: Pending,
+        words: np.ndarray,
+        flat_words: np.ndarray,
+        sizes: np.ndarray,
+        runs: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> ChunkCounts:
+        """The chunk's counts under one tokenizer; ``runs``: the chunk's digit runs (found when omitted)."""
         tok, texts, n = self.toks[name], pending.texts, len(pending.texts)
         enc = pending.encoded[name].result()
         assert isinstance(enc, FlatBatch)
@@ -160,11 +214,14 @@ class ChunkCounter:
         normalized = tok.normalize_batch(texts)
         nc = np.fromiter((a != t for a, t in zip(normalized, texts, strict=True)), dtype=bool, count=n)
         premium, aligned = self._premium(name, pending, bc.tokens)
+        ref = pending.reference.result() if pending.reference is not None else np.zeros(n, dtype=np.int64)
+        assert isinstance(ref, np.ndarray)
         return ChunkCounts(
             start=pending.start, tokens=bc.tokens, words=words, chars=sizes[0], bytes=sizes[1],
             continued=bc.continued, byte_fallback=bc.byte_fallback, unk=bc.unk, roundtrip=rt,
             norm_changed=nc, premium=premium, aligned=aligned, flat_ids=bc.flat_ids,
             token_text=bc.token_text, id_counts=bc.id_counts,
+            more=self._more(enc, bc, runs if runs is not None else metrics.digit_runs(texts), ref),
         )  # fmt: skip
 
     def collect(self, pending: Pending) -> list[tuple[str, SliceKey, SliceCounts]]:
@@ -175,6 +232,7 @@ class ChunkCounter:
             return []
         lengths_only = self.options.metrics == "lengths"
         words, flat_words = (np.zeros(0), np.zeros(0)) if lengths_only else self._words(part, texts)
+        runs = (np.zeros(0), np.zeros(0)) if lengths_only else metrics.digit_runs(texts)
         chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
         nbytes = np.fromiter((len(t.encode("utf-8")) for t in texts), dtype=np.int64, count=len(texts))
         mems = memberships(part, texts, config=self.slice_config)
@@ -185,7 +243,8 @@ class ChunkCounter:
                 assert isinstance(tokens, np.ndarray)
                 counts = lengths_only_counts(pending.start, tokens, chars, nbytes)
             else:
-                counts = self._text_counts(name, pending, words, flat_words, np.stack([chars, nbytes]))
+                sizes = np.stack([chars, nbytes])  # [2, n]
+                counts = self._text_counts(name, pending, words, flat_words, sizes, runs)
             for m in mems:
                 one = SliceCounts.of(
                     counts, m.indices, part=part_id(part), vocab_size=tok.vocab_size,

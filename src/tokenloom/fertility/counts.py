@@ -36,7 +36,16 @@ from tokenloom.costs.languages import language_cost
 from tokenloom.fertility import metrics
 from tokenloom.fertility.lengths import DEFAULT_CONTEXTS, LengthCounts, distribution_columns, from_lengths
 
-__all__ = ["ChunkCounts", "SliceCounts", "close_part"]
+__all__ = ["MORE_SUMS", "ChunkCounts", "SliceCounts", "close_part", "more_columns"]
+
+# per-text counts beyond the original ones, one column each of ChunkCounts.more (see metrics): words kept
+# as one token, partial tokens, split and unknown characters, the place-value counts of digit runs, and
+# the reference tokenizer's tokens
+MORE_SUMS: tuple[str, ...] = (
+    "single", "partial", "split_chars", "unk_chars", "numbers", "place_value", "single_digits", "placed",
+    "expected", "hits", "ref_tokens",
+)  # fmt: skip
+_REF = MORE_SUMS.index("ref_tokens")
 
 _EMPTY_F = np.zeros(0, dtype=np.float64)
 _EMPTY_I = np.zeros(0, dtype=np.int64)
@@ -61,6 +70,7 @@ class ChunkCounts:
     flat_ids: np.ndarray  # [T] token ids, texts one after another
     token_text: np.ndarray  # [T] index (within the chunk) of the text each token belongs to
     id_counts: np.ndarray | None  # [>= V] histogram of flat_ids; None: token ids not counted
+    more: np.ndarray | None = None  # [n, len(MORE_SUMS)] int64; None: not counted (all zero)
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -75,6 +85,7 @@ class _Open:
     words: np.ndarray  # [m]
     premium: np.ndarray  # [m] float64
     aligned: np.ndarray  # [m] bool
+    ref_tokens: np.ndarray  # [m] tokens of the reference tokenizer (0 without one)
 
 
 def _merge_hist(
@@ -140,13 +151,14 @@ class SliceCounts:
     premium_counts: np.ndarray = field(default_factory=lambda: _EMPTY_I)  # texts with each premium
     id_counts: np.ndarray | None = None  # token-id histogram; None: token ids not counted
     boot: np.ndarray | None = (
-        None  # [n_boot, 4] resampled Σtokens, Σwords, Σpremium, Σaligned of closed parts
+        None  # [n_boot, 5] resampled Σtokens, Σwords, Σpremium, Σaligned, Σreference tokens of closed parts
     )
     open: Mapping[str, tuple[_Open, ...]] = field(default_factory=dict)  # part -> per-text values
     langs: Counter[str] = field(default_factory=Counter)  # language -> texts
     scripts: Counter[str] = field(default_factory=Counter)  # script -> texts
     generated: bool = False
     lengths: LengthCounts | None = None  # tokens per document; None: no texts counted
+    more: np.ndarray = field(default_factory=lambda: np.zeros(len(MORE_SUMS), dtype=np.int64))  # MORE_SUMS
 
     @classmethod
     def of(
@@ -173,12 +185,14 @@ class SliceCounts:
             id_counts = counts.id_counts
         else:
             id_counts = np.bincount(counts.flat_ids[mask[counts.token_text]], minlength=vocab_size)
+        more = counts.more[mask] if counts.more is not None else None  # [m, len(MORE_SUMS)]
         pending = _Open(
             index=counts.start + np.flatnonzero(mask),
             tokens=counts.tokens[mask],
             words=counts.words[mask],
             premium=counts.premium[mask],
             aligned=sel[mask],
+            ref_tokens=more[:, _REF] if more is not None else np.zeros(int(mask.sum()), dtype=np.int64),
         )
         return cls(
             texts=int(mask.sum()),
@@ -200,6 +214,7 @@ class SliceCounts:
             lengths=from_lengths(
                 counts.tokens[mask], counts.bytes[mask], counts.chars[mask], contexts=contexts
             ),
+            more=more.sum(axis=0) if more is not None else np.zeros(len(MORE_SUMS), dtype=np.int64),
         )
 
     def merge(self, other: SliceCounts) -> SliceCounts:
@@ -222,6 +237,7 @@ class SliceCounts:
             scripts=self.scripts + other.scripts,
             generated=self.generated or other.generated,
             lengths=_merge_lengths(self.lengths, other.lengths),
+            more=self.more + other.more,
         )
 
     def moved(self, offsets: Mapping[str, int]) -> SliceCounts:
@@ -239,9 +255,12 @@ class SliceCounts:
         """:func:`close_part` of this slice alone."""
         return close_part([self], part, size, n_boot=n_boot, seed=seed)[0]
 
-    def finish(self, *, vocab_size: int, level: float, renyi_alpha: float, roundtrip: bool) -> dict[str, Any]:
+    def finish(
+        self, *, vocab_size: int, level: float, renyi_alpha: float, roundtrip: bool, reference: bool = False
+    ) -> dict[str, Any]:
         """The slice's report columns (every part must be closed); the length columns
-        (:func:`~tokenloom.fertility.lengths.distribution_columns`) when texts were counted."""
+        (:func:`~tokenloom.fertility.lengths.distribution_columns`) when texts were counted, and the
+        :func:`more_columns` (``reference``: a reference tokenizer was counted)."""
         if self.open:
             raise ValueError(f"parts {sorted(self.open)} are still open; close_part() them before finish()")
         f_lo = f_hi = p_lo = p_hi = math.nan
@@ -281,6 +300,7 @@ class SliceCounts:
             "premium_pairs": self.pairs,
             "generated": self.generated,
             **self.length_columns(),
+            **more_columns(self, vocab_size=vocab_size, level=level, reference=reference),
         }
 
     def finish_lengths(self) -> dict[str, Any]:
@@ -304,14 +324,48 @@ _SUMS = (
 )  # fmt: skip
 
 
+def _ratio(num: float, den: float) -> float:
+    return num / den if den else math.nan
+
+
+def more_columns(s: SliceCounts, *, vocab_size: int, level: float, reference: bool) -> dict[str, Any]:
+    """Retention, integrity, unknown characters, vocabulary use, numbers and the normalized sequence
+    length (``reference``: against a reference tokenizer, NaN otherwise) of a finished slice."""
+    m = dict(zip(MORE_SUMS, s.more.tolist(), strict=True))
+    distinct = int(np.count_nonzero(s.id_counts[:vocab_size])) if s.id_counts is not None else 0
+    nsl = nsl_lo = nsl_hi = math.nan
+    if reference and m["ref_tokens"]:
+        nsl = s.tokens / m["ref_tokens"]
+        if s.boot is not None:
+            nsl_lo, nsl_hi = metrics.ratio_interval(s.boot[:, 0], s.boot[:, 4], level=level)
+    numbers = m["numbers"]
+    return {
+        "strr": _ratio(m["single"], s.words),
+        "partial_token_rate": _ratio(m["partial"], s.tokens),
+        "split_char_rate": _ratio(m["split_chars"], s.chars),
+        "unk_char_rate": _ratio(m["unk_chars"], s.chars),
+        "distinct_ids": distinct,
+        "vocab_share": _ratio(distinct, vocab_size),
+        "nsl": nsl,
+        "nsl_lo": nsl_lo,
+        "nsl_hi": nsl_hi,
+        "numbers": numbers,
+        "number_place_value_rate": _ratio(m["place_value"], numbers),
+        "number_single_digit_rate": _ratio(m["single_digits"], numbers),
+        "number_boundary_f1": (
+            metrics.boundary_f1(m["hits"], m["placed"], m["expected"]) if numbers else math.nan
+        ),
+    }
+
+
 def _dense(chunks: tuple[_Open, ...], size: int) -> tuple[np.ndarray, np.ndarray]:
-    """[size, 4] float64 tokens, words, premium, aligned of a part's texts (0 for texts not in the slice),
-    and the premiums of the aligned texts in part order."""
+    """[size, 5] float64 tokens, words, premium, aligned, reference tokens of a part's texts (0 for texts
+    not in the slice), and the premiums of the aligned texts in part order."""
     index = np.concatenate([c.index for c in chunks])
     if index.size and (index.max() >= size or len(np.unique(index)) != index.size):
         raise ValueError(f"a part of {size} texts was counted with positions up to {index.max()} or twice")
-    values = np.zeros((size, 4), dtype=np.float64)  # [size, 4]
-    for col, name in enumerate(("tokens", "words", "premium", "aligned")):
+    values = np.zeros((size, 5), dtype=np.float64)  # [size, 5]
+    for col, name in enumerate(("tokens", "words", "premium", "aligned", "ref_tokens")):
         values[index, col] = np.concatenate([getattr(c, name) for c in chunks])
     aligned = values[:, 3] > 0
     return values, values[aligned, 2]
@@ -328,8 +382,8 @@ def close_part(
     columns = [d[0] for d in dense if d is not None]
     sums = None
     if n_boot > 0 and columns:
-        values = np.concatenate(columns, axis=1)  # [size, 4 * slices with texts in the part]
-        sums = metrics.bootstrap_sums(values, n_boot=n_boot, seed=seed)  # [n_boot, 4 * ...]
+        values = np.concatenate(columns, axis=1)  # [size, 5 * slices with texts in the part]
+        sums = metrics.bootstrap_sums(values, n_boot=n_boot, seed=seed)  # [n_boot, 5 * ...]
     out: list[SliceCounts] = []
     col = 0
     for s, d in zip(slices, dense, strict=True):
@@ -339,8 +393,8 @@ def close_part(
         premiums = d[1]
         uniq, counts = np.unique(premiums, return_counts=True)
         values, hist = _merge_hist((s.premium_values, s.premium_counts), (uniq, counts))
-        block = None if sums is None else sums[:, col : col + 4]  # [n_boot, 4]
-        col += 4
+        block = None if sums is None else sums[:, col : col + 5]  # [n_boot, 5]
+        col += 5
         out.append(
             replace(
                 s,

@@ -5,7 +5,9 @@ share of languages above 1.5× and 2×, the Gini coefficient, the most expensive
 then the charts of :mod:`tokenloom.fertility.plots`, embedded as base64 PNGs; then every row of the report
 (with the tokens-per-document columns of :func:`tokenloom.fertility.length_tables.table_columns`; a
 ``metrics="lengths"`` report shows only those and its totals) in one table that sorts by any column
-(click a header; click again to reverse) and filters by text, slice kind and tokenizer. The script is inline and the page loads nothing from the network: it is one file that
+(click a header; click again to reverse) and filters by text, slice kind and tokenizer. A report with
+perturbed slices also gets a tokenizer × perturbation table of premiums against the clean text (the mean
+over languages of each perturbed slice's mean premium). The script is inline and the page loads nothing from the network: it is one file that
 works offline and can be mailed around.
 
 What it does not do: compute the report or draw the charts. No third-party HTML or JS library is used;
@@ -27,7 +29,7 @@ from tokenloom.fertility.summary import summarize
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TABLE_COLUMNS", "render_html"]
+__all__ = ["TABLE_COLUMNS", "perturbation_premiums", "render_html"]
 
 # (column, header, format) of the page's table; the raw value travels in data-v for numeric sorting
 TABLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -38,6 +40,11 @@ TABLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("byte_fallback_rate", "fallback", "{:.2%}"), ("roundtrip_exact_rate", "roundtrip", "{:.1%}"),
     ("premium_mean", "premium", "{:.3f}"), ("premium_lo", "p_lo", "{:.3f}"), ("premium_hi", "p_hi", "{:.3f}"),
     ("rel_attention_work", "attn work", "{:.2f}"), ("renyi_efficiency", "rényi", "{:.3f}"),
+    ("strr", "strr", "{:.1%}"), ("partial_token_rate", "partial tok", "{:.2%}"),
+    ("split_char_rate", "split chars", "{:.2%}"), ("unk_char_rate", "unk chars", "{:.2%}"),
+    ("valid", "valid", "{}"), ("distinct_ids", "ids", "{:d}"), ("vocab_share", "vocab", "{:.1%}"),
+    ("unique_ids", "only here", "{:.0f}"), ("nsl", "nsl", "{:.3f}"),
+    ("number_place_value_rate", "place-value", "{:.1%}"),
 )  # fmt: skip
 
 _LENGTHS_ONLY = (*TABLE_COLUMNS[:5], ("tokens", "tokens", "{:d}"))  # identity, documents, tokens
@@ -85,7 +92,8 @@ def _summary(df: pd.DataFrame) -> str:
     head = (
         "<tr><th>tokenizer</th><th>languages</th><th>median fertility</th><th>median premium</th>"
         "<th>worst premium</th><th>&gt; 1.5×</th><th>&gt; 2×</th><th>Gini</th>"
-        "<th>most expensive languages</th><th>most expensive scripts</th><th>tokens per document</th></tr>"
+        "<th>most expensive languages</th><th>most expensive scripts</th><th>tokens per document</th>"
+        "<th>median STRR</th><th>ids used</th><th>invalid pairs left out</th></tr>"
     )
     rows = []
     for s in summarize(df):
@@ -103,9 +111,42 @@ def _summary(df: pd.DataFrame) -> str:
             f"<td class='t'>{html.escape(langs)}</td>",
             f"<td class='t'>{html.escape(scripts)}</td>",
             f"<td class='t'>{html.escape(headline(df, s.tokenizer) or '–')}</td>",
+            f"<td>{format_cell(s.median_strr, '{:.1%}')}</td>",
+            f"<td>{format_cell(s.distinct_ids, '{:.0f}')} ({format_cell(s.vocab_share, '{:.1%}')})</td>",
+            f"<td class='t'>{len(s.left_out)}{': ' + html.escape(', '.join(s.left_out)) if s.left_out else ''}</td>",
         ]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<h2>Summary</h2><table id='summary'>{head}{''.join(rows)}</table>"
+
+
+def perturbation_premiums(df: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Tokenizer -> perturbation -> mean over languages of the perturbed slices' mean premium (against the
+    clean text); empty without perturbed slices."""
+    out: dict[str, dict[str, list[float]]] = {}
+    rows = df[(df["slice_kind"] == "perturbed") & df["premium_mean"].notna()]
+    for r in rows.itertuples(index=False):
+        name = str(r.slice).rsplit("_", 1)[-1].removesuffix("-perturbed")
+        out.setdefault(str(r.tokenizer), {}).setdefault(name, []).append(float(r.premium_mean))  # type: ignore[arg-type]
+    return {t: {p: sum(v) / len(v) for p, v in ps.items()} for t, ps in out.items()}
+
+
+def _perturbations(df: pd.DataFrame) -> str:
+    table = perturbation_premiums(df)
+    if not table:
+        return ""
+    names = list(dict.fromkeys(p for ps in table.values() for p in ps))
+    head = "<tr><th>tokenizer</th>" + "".join(f"<th>{html.escape(p)}</th>" for p in names) + "</tr>"
+    body = "".join(
+        f"<tr><td class='t'>{html.escape(t)}</td>"
+        + "".join(f"<td>{format_cell(ps.get(p, math.nan), '{:.3f}')}</td>" for p in names)
+        + "</tr>"
+        for t, ps in table.items()
+    )
+    return (
+        "<h2>Robustness: premium of perturbed text against the clean text</h2>"
+        f"<table id='perturbations'>{head}{body}</table>"
+        "<p class='muted'>Mean over languages of tokens(perturbed) / tokens(clean) per sentence; 1 = unchanged.</p>"
+    )
 
 
 def _options(element_id: str, label: str, values: list[str]) -> str:
@@ -164,5 +205,5 @@ def render_html(df: pd.DataFrame, images: Mapping[str, bytes], title: str) -> st
     return (
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1><p>{meta}</p>"
-        f"{_summary(df)}{charts}{_table(df)}{notes}<script>{_SCRIPT}</script></body></html>\n"
+        f"{_summary(df)}{charts}{_perturbations(df)}{_table(df)}{notes}<script>{_SCRIPT}</script></body></html>\n"
     )

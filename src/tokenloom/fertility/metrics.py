@@ -5,7 +5,18 @@ text by text, is :func:`tokenloom.fertility.reference.count_text`, and tests che
 
 - tokens, byte-fallback tokens, unk tokens, and the histogram of token ids;
 - continued words: words that overlap two or more tokens (token-to-word alignment by code-point offsets;
-  a token ``[s, e)`` overlaps a word ``[ws, we)`` when ``s < we and e > ws``).
+  a token ``[s, e)`` overlaps a word ``[ws, we)`` when ``s < we and e > ws``);
+- single-token words: words that overlap exactly one token (their share is the single-token retention
+  rate, STRR, arXiv 2510.09947);
+- UTF-8 integrity (the tokenizer-analysis suite's two shares): split characters, those overlapped by two
+  or more tokens (a character's bytes spread over several tokens: byte pieces and byte-level tokens carry
+  the span of the character their bytes belong to), and partial tokens, those overlapping a split
+  character (a token holding part of a character's bytes; tokens partition the bytes, so such a token is
+  not whole characters);
+- unknown characters: characters overlapped by an unknown token (Petrov et al. 2023 leave a pair out of
+  premium comparisons when more than 10% of its characters are unknown);
+- numbers (:func:`count_numbers`): digit runs, and the token boundaries inside each run against its
+  place-value boundaries (every third digit from the right: ``12|345``).
 
 Per slice (pure functions over per-text arrays):
 
@@ -19,6 +30,18 @@ Per slice (pure functions over per-text arrays):
   median over aligned texts, bootstrap interval of the mean (:func:`premium_stats`); the cost it implies for a
   sequence made of that text at fixed width: relative KV-cache bytes = premium (KV bytes grow linearly with
   length), relative attention score work ≈ premium² (QKᵀ and AV grow with N²);
+- single-token retention rate = Σ single-token words / Σ words; partial-token rate = Σ partial tokens /
+  Σ tokens; split-character rate = Σ split characters / Σ characters; unknown-character rate = Σ unknown
+  characters / Σ characters;
+- vocabulary use (Limisiewicz et al. 2023): the distinct ids of a slice and their share of the vocabulary
+  (from its id histogram), the ids no other language uses and the overlap of two languages' id sets
+  (:func:`id_set`, :func:`unique_ids`, :func:`id_overlap`: packed bitsets of ``ceil(V / 8)`` bytes, merged
+  by ``|``);
+- normalized sequence length against a reference tokenizer (Dagan et al. 2024) = Σ tokens / Σ reference
+  tokens, with the same bootstrap as fertility;
+- place-value numbers: the share of numbers whose inner token boundaries are exactly their place-value
+  boundaries, the share split into single digits, and the boundary F1 = 2·TP / (placed + expected) over
+  all numbers (1 when no boundary is placed or expected);
 - Rényi efficiency (Zouhar et al. 2023, "Tokenization and the Noiseless Channel", ACL):
   H_α(p) / log|V| with H_α(p) = log(Σ_i p_i^α) / (1 − α), α = 2.5, p the unigram distribution of token ids
   in the slice and |V| the vocabulary size (:func:`renyi_efficiency`).
@@ -32,21 +55,29 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Collection, Iterator
+import re
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = [
     "BatchCounts",
+    "NumberCounts",
     "bootstrap_ratio",
     "bootstrap_sums",
     "bootstrap_weights",
+    "boundary_f1",
     "count_flat",
+    "count_numbers",
+    "digit_runs",
+    "id_overlap",
+    "id_set",
     "percentile_interval",
     "premium_stats",
     "ratio_interval",
     "renyi_efficiency",
+    "unique_ids",
 ]
 
 
@@ -61,6 +92,45 @@ class BatchCounts:
     id_counts: np.ndarray  # occurrences of each token id in the batch, length >= vocab size
     flat_ids: np.ndarray  # all token ids of the batch, concatenated
     token_text: np.ndarray  # index of the text each entry of flat_ids belongs to
+    single: np.ndarray  # words overlapping exactly one token
+    partial: np.ndarray  # tokens overlapping a split character (not whole characters)
+    split_chars: np.ndarray  # characters overlapped by two or more tokens
+    unk_chars: np.ndarray  # characters overlapped by an unknown token
+
+
+def _coverage(spans: np.ndarray, size: int) -> np.ndarray:
+    """[size] how many of the ``[S, 2]`` spans cover each position (empty spans cover none)."""
+    keep = spans[:, 1] > spans[:, 0]
+    delta = np.bincount(spans[keep, 0], minlength=size + 1)[: size + 1]
+    delta = delta - np.bincount(spans[keep, 1], minlength=size + 1)[: size + 1]
+    return np.cumsum(delta)[:size]  # [size]
+
+
+def _integrity(
+    tok: np.ndarray, tok_text: np.ndarray, n: int, unk: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """[n] partial tokens, [n] split characters and [n] unknown characters per text (module docstring);
+    ``unk`` [T] bool marks the unknown tokens. Positions are whole-batch coordinates; a text is found for
+    a position as the text of the last token starting at or before it (no token covers the separators)."""
+    size = int(tok[:, 1].max()) if tok.size else 0
+    cover = _coverage(tok, size)  # [L]
+    split = cover >= 2  # [L]
+    cum = np.concatenate([[0], np.cumsum(split)])  # [L + 1]
+    partial_tok = (cum[tok[:, 1]] - cum[tok[:, 0]]) > 0  # [T]
+    partial = np.bincount(tok_text, weights=partial_tok, minlength=n).astype(np.int64)
+    order = np.argsort(tok[:, 0], kind="stable")
+    starts = tok[order, 0]
+
+    def per_text(positions: np.ndarray) -> np.ndarray:
+        owner = tok_text[order[np.searchsorted(starts, positions, side="right") - 1]]  # [P]
+        return np.bincount(owner, minlength=n).astype(np.int64)
+
+    split_chars = per_text(np.flatnonzero(split))
+    if unk.any():
+        unk_chars = per_text(np.flatnonzero(_coverage(tok[unk], size) > 0))
+    else:
+        unk_chars = np.zeros(n, dtype=np.int64)
+    return partial, split_chars, unk_chars
 
 
 def count_flat(
@@ -105,15 +175,15 @@ def count_flat(
     )
     word_text = np.repeat(np.arange(n), word_len)  # [W] text index of each word
     continued = np.bincount(word_text, weights=overlap >= 2, minlength=n).astype(np.int64)
+    single = np.bincount(word_text, weights=overlap == 1, minlength=n).astype(np.int64)
     if byte_fallback_ids:
         fb = np.isin(flat_ids, np.fromiter(byte_fallback_ids, dtype=np.int64))
         byte_fallback = np.bincount(tok_text, weights=fb, minlength=n).astype(np.int64)
     else:
         byte_fallback = np.zeros(n, dtype=np.int64)
-    if unk_id is not None:
-        unk = np.bincount(tok_text, weights=flat_ids == unk_id, minlength=n).astype(np.int64)
-    else:
-        unk = np.zeros(n, dtype=np.int64)
+    is_unk = flat_ids == unk_id if unk_id is not None else np.zeros(flat_ids.size, dtype=bool)
+    unk = np.bincount(tok_text, weights=is_unk, minlength=n).astype(np.int64)
+    partial, split_chars, unk_chars = _integrity(tok, tok_text, n, is_unk)
     id_counts = np.bincount(flat_ids, minlength=vocab_size)
     return BatchCounts(
         tokens=tok_len,
@@ -123,7 +193,105 @@ def count_flat(
         id_counts=id_counts,
         flat_ids=flat_ids,
         token_text=tok_text,
+        single=single,
+        partial=partial,
+        split_chars=split_chars,
+        unk_chars=unk_chars,
     )
+
+
+_DIGITS = re.compile(r"\d+")  # a run of Unicode decimal digits (Nd: 0-9, ०-९, ๐-๙, ...)
+
+
+def digit_runs(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """([n] digit runs per text, [R, 2] their spans) in the whole-batch coordinates of
+    :mod:`tokenloom.text.flat` (``"\\n".join(texts)``; a line feed is no digit, so no run crosses texts)."""
+    joined = "\n".join(texts)
+    flat = [x for m in _DIGITS.finditer(joined) for x in m.span()]
+    spans = np.array(flat, dtype=np.int64).reshape(-1, 2)  # [R, 2]
+    bases = np.zeros(len(texts), dtype=np.int64)
+    if len(texts) > 1:
+        bases[1:] = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1)[:-1]
+    text_of = np.searchsorted(bases, spans[:, 0], side="right") - 1  # [R]
+    return np.bincount(text_of, minlength=len(texts)).astype(np.int64), spans
+
+
+@dataclass(frozen=True)
+class NumberCounts:
+    """Per-text counts of the digit runs of a batch (int64, one entry per text)."""
+
+    numbers: np.ndarray  # digit runs
+    place_value: np.ndarray  # runs whose inner token boundaries are exactly their place-value boundaries
+    single_digits: np.ndarray  # runs of two or more digits split into one token per digit
+    placed: np.ndarray  # inner token boundaries, over all runs
+    expected: np.ndarray  # place-value boundaries, over all runs: (digits - 1) // 3 per run
+    hits: np.ndarray  # inner token boundaries that are place-value boundaries
+
+
+def count_numbers(tok: np.ndarray, run_len: np.ndarray, runs: np.ndarray) -> NumberCounts:
+    """:class:`NumberCounts` of a batch: ``tok`` [T, 2] token spans, ``run_len`` [n] digit runs per text
+    and ``runs`` [R, 2] their spans (:func:`digit_runs`), all in whole-batch coordinates. A run ``[a, b)``
+    has an inner token boundary at ``p`` (``a < p < b``) when a non-empty token starts there; ``p`` is a
+    place-value boundary when ``b - p`` is a multiple of 3."""
+    n = len(run_len)
+    bounds = np.unique(tok[tok[:, 1] > tok[:, 0], 0])  # sorted distinct starts of non-empty tokens
+    lo = np.searchsorted(bounds, runs[:, 0], side="right")  # [R] first boundary > a
+    hi = np.searchsorted(bounds, runs[:, 1], side="left")  # [R] first boundary >= b
+    placed = hi - lo  # [R]
+    which = np.repeat(np.arange(len(runs)), placed)  # [P] run of each inner boundary
+    first = np.repeat(np.cumsum(placed) - placed, placed)  # [P] where each run's boundaries begin
+    pos = bounds[np.repeat(lo, placed) + np.arange(int(placed.sum())) - first]  # [P] the boundaries
+    hit = np.bincount(which, weights=(runs[which, 1] - pos) % 3 == 0, minlength=len(runs)).astype(np.int64)
+    digits = runs[:, 1] - runs[:, 0]  # [R]
+    expected = (digits - 1) // 3
+    text_of = np.repeat(np.arange(n), run_len)  # [R] text of each run
+
+    def per_text(values: np.ndarray) -> np.ndarray:
+        return np.bincount(text_of, weights=values, minlength=n).astype(np.int64)
+
+    return NumberCounts(
+        numbers=run_len.astype(np.int64),
+        place_value=per_text((hit == placed) & (placed == expected)),
+        single_digits=per_text((digits >= 2) & (placed == digits - 1)),
+        placed=per_text(placed),
+        expected=per_text(expected),
+        hits=per_text(hit),
+    )
+
+
+def boundary_f1(hits: int, placed: int, expected: int) -> float:
+    """Place-value boundary F1 = 2·hits / (placed + expected); 1 when none is placed or expected."""
+    return 1.0 if placed + expected == 0 else 2.0 * hits / (placed + expected)
+
+
+def id_set(id_counts: np.ndarray, vocab_size: int) -> np.ndarray:
+    """The ids with a count, as a packed bitset of ``ceil(vocab_size / 8)`` uint8 (merge two with ``|``)."""
+    used = np.zeros(vocab_size, dtype=bool)
+    counts = np.asarray(id_counts)[:vocab_size]
+    used[: len(counts)] = counts > 0
+    return np.packbits(used)
+
+
+def _popcount(bits: np.ndarray) -> int:
+    return int(np.unpackbits(bits).sum())
+
+
+def unique_ids(sets: Mapping[str, np.ndarray]) -> dict[str, int]:
+    """Per key, the ids of its bitset (:func:`id_set`, all of one vocabulary) that no other key's has."""
+    keys = list(sets)
+    if not keys:
+        return {}
+    stack = np.stack([sets[k] for k in keys])  # [K, ceil(V / 8)]
+    bits = np.unpackbits(stack, axis=1)  # [K, 8 * ceil(V / 8)]
+    users = bits.sum(axis=0)  # [8 * ceil(V / 8)] keys using each id
+    only = bits.astype(bool) & (users == 1)[None, :]  # [K, ...]
+    return {k: int(only[i].sum()) for i, k in enumerate(keys)}
+
+
+def id_overlap(a: np.ndarray, b: np.ndarray) -> tuple[int, float]:
+    """(shared ids, Jaccard |A ∩ B| / |A ∪ B|) of two bitsets (NaN when both are empty)."""
+    shared, union = _popcount(a & b), _popcount(a | b)
+    return shared, shared / union if union else math.nan
 
 
 _CACHED = 1 << 22  # resample x item entries up to which the weights are drawn at once and cached (32 MB)

@@ -3,6 +3,8 @@
 - :func:`fertility_chart`: fertility per language with its bootstrap interval as a whisker;
 - :func:`premium_chart`: premium against the pivot per language (a line at 1), with whiskers;
 - :func:`byte_fallback_chart`: byte-fallback rate per language;
+- :func:`strr_chart`: single-token retention rate (share of words kept as one token) per language;
+- :func:`vocabulary_chart`: distinct token ids each language uses;
 - :func:`comparison_chart`: with two or more tokenizers, each language's premium under the first tokenizer
   against its premium under each other one, with the diagonal of parity;
 - :func:`lengths_chart`: the share of documents per log-spaced bin of tokens per document on the ``all``
@@ -12,7 +14,7 @@
 Bar charts have one panel per tokenizer, languages sorted by that tokenizer's value (highest on top) and
 bars coloured by script (one colour per script across every chart of a report). Each function returns PNG
 bytes or None when there is nothing to show; :func:`render_all` returns those that have data by name
-(``fertility``, ``premium``, ``byte_fallback``, ``comparison``, ``lengths``). What it does not do: compute anything (the
+(``fertility``, ``premium``, ``byte_fallback``, ``strr``, ``vocabulary``, ``comparison``, ``lengths``). What it does not do: compute anything (the
 report does) or write files (``writers``). matplotlib is imported inside the functions.
 """
 
@@ -35,6 +37,8 @@ __all__ = [
     "premium_chart",
     "render_all",
     "script_colors",
+    "strr_chart",
+    "vocabulary_chart",
 ]
 
 _PALETTE = (
@@ -97,6 +101,8 @@ def _panel(ax: Any, rows: pd.DataFrame, column: str, colors: dict[str, str], sca
 def _bars(
     df: pd.DataFrame, column: str, *, title: str, xlabel: str, ref: float | None = None, scale: float = 1.0
 ) -> bytes | None:
+    if column not in df:
+        return None
     sub = _language_rows(df)
     sub = sub[sub[column].notna()]
     if sub.empty:
@@ -138,6 +144,16 @@ def premium_chart(df: pd.DataFrame) -> bytes | None:
 def byte_fallback_chart(df: pd.DataFrame) -> bytes | None:
     """Share of tokens that are byte-fallback pieces, per language, sorted."""
     return _bars(df, "byte_fallback_rate", title="Byte-fallback rate", xlabel="% of tokens", scale=100.0)
+
+
+def strr_chart(df: pd.DataFrame) -> bytes | None:
+    """Single-token retention rate (share of words kept as one token) per language, sorted."""
+    return _bars(df, "strr", title="Words kept as one token (STRR)", xlabel="% of words", scale=100.0)
+
+
+def vocabulary_chart(df: pd.DataFrame) -> bytes | None:
+    """Distinct token ids each language uses, sorted (few: the language lives on few pieces or bytes)."""
+    return _bars(df, "distinct_ids", title="Vocabulary use: distinct token ids per language", xlabel="ids")
 
 
 def comparison_chart(df: pd.DataFrame) -> bytes | None:
@@ -204,6 +220,8 @@ def render_all(df: pd.DataFrame) -> dict[str, bytes]:
         "fertility": fertility_chart,
         "premium": premium_chart,
         "byte_fallback": byte_fallback_chart,
+        "strr": strr_chart,
+        "vocabulary": vocabulary_chart,
         "comparison": comparison_chart,
         "lengths": lengths_chart,
     }

@@ -16,11 +16,20 @@ them.
 - **Counts** (:func:`count_text`): tokens, characters, UTF-8 bytes, words, continued words (words
   overlapping two or more tokens: a token ``[s, e)`` overlaps a word ``[ws, we)`` when ``s < we and
   e > ws``), byte-fallback and unknown tokens, round-trip and normalization flags of one text.
+- **Retention, integrity, unknown characters** (:func:`text_integrity`): words overlapping exactly one
+  token; characters overlapped by two or more tokens (split); tokens overlapping a split character
+  (partial); characters overlapped by an unknown token.
+- **Numbers** (:func:`text_numbers`): each run of decimal digits, the starts of non-empty tokens strictly
+  inside it, and whether they are exactly the positions with a multiple of 3 digits to their right.
+- **Vocabulary use** (:func:`vocabulary_use`): Python sets of ids per language — distinct ids, the ids no
+  other language uses, and the shared ids and Jaccard overlap of every pair of languages.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import itertools
+import re
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,11 +41,16 @@ from tokenloom.text.tokenizer import Tokenizer
 
 __all__ = [
     "TextCounts",
+    "TextIntegrity",
+    "TextNumbers",
     "continued_words",
     "count_text",
     "encode_flat",
     "encode_with_offsets",
     "fix_byte_runs",
+    "text_integrity",
+    "text_numbers",
+    "vocabulary_use",
 ]
 
 
@@ -140,3 +154,71 @@ def count_text(
         roundtrip_exact=decoded is None or decoded == text,
         normalization_changed=normalized is not None and normalized != text,
     )
+
+
+@dataclass(frozen=True)
+class TextIntegrity:
+    """Retention and UTF-8 integrity counts of one text (module docstring)."""
+
+    single: int  # words overlapping exactly one token
+    partial: int  # tokens overlapping a split character
+    split_chars: int  # characters overlapped by two or more tokens
+    unk_chars: int  # characters overlapped by an unknown token
+
+
+def text_integrity(
+    text: str, ids: Sequence[int], offsets: Sequence[Span], word_spans: Sequence[Span], *, unk_id: int | None
+) -> TextIntegrity:
+    """:class:`TextIntegrity` of one text: a loop over its words, characters and tokens."""
+
+    def covering(pos: int) -> list[int]:
+        return [k for k, (s, e) in enumerate(offsets) if s <= pos < e]
+
+    single = sum(1 for ws, we in word_spans if sum(1 for s, e in offsets if s < we and e > ws) == 1)
+    split = {pos for pos in range(len(text)) if len(covering(pos)) >= 2}
+    partial = sum(1 for s, e in offsets if any(p in split for p in range(s, e)))
+    unk = sum(1 for pos in range(len(text)) if any(ids[k] == unk_id for k in covering(pos)))
+    return TextIntegrity(single=single, partial=partial, split_chars=len(split), unk_chars=unk)
+
+
+@dataclass(frozen=True)
+class TextNumbers:
+    """Place-value counts of the digit runs of one text (module docstring)."""
+
+    numbers: int
+    place_value: int  # runs whose inner token boundaries are exactly their place-value boundaries
+    single_digits: int  # runs of 2+ digits with a token boundary between every two digits
+    placed: int  # inner token boundaries
+    expected: int  # place-value boundaries
+    hits: int  # inner token boundaries that are place-value boundaries
+
+
+def text_numbers(text: str, offsets: Sequence[Span]) -> TextNumbers:
+    """:class:`TextNumbers` of one text: every digit run against the token starts inside it."""
+    starts = {s for s, e in offsets if e > s}
+    runs = [m.span() for m in re.finditer(r"\d+", text)]
+    counts = [0, 0, 0, 0, 0]
+    for a, b in runs:
+        inner = {p for p in starts if a < p < b}
+        groups = {p for p in range(a + 1, b) if (b - p) % 3 == 0}
+        counts[0] += inner == groups
+        counts[1] += b - a >= 2 and inner == set(range(a + 1, b))
+        counts[2] += len(inner)
+        counts[3] += len(groups)
+        counts[4] += len(inner & groups)
+    return TextNumbers(len(runs), *counts)
+
+
+def vocabulary_use(
+    ids: Mapping[str, Sequence[int]],
+) -> tuple[dict[str, int], dict[str, int], dict[tuple[str, str], tuple[int, float]]]:
+    """(distinct ids, ids no other language uses, (shared ids, Jaccard) per pair) of each language's ids."""
+    sets = {k: set(v) for k, v in ids.items()}
+    distinct = {k: len(v) for k, v in sets.items()}
+    only = {k: len(v - set().union(*(w for j, w in sets.items() if j != k))) for k, v in sets.items()}
+    pairs = {}
+    for a, b in itertools.combinations(sets, 2):
+        union = sets[a] | sets[b]
+        shared = len(sets[a] & sets[b])
+        pairs[(a, b)] = (shared, shared / len(union) if union else float("nan"))
+    return distinct, only, pairs

@@ -50,6 +50,7 @@ from tokenloom.fertility.accumulate import SliceTable, count_part
 from tokenloom.fertility.counting import ChunkCounter, CountOptions
 from tokenloom.fertility.length_tables import histogram_frame
 from tokenloom.fertility.lengths import distribution_columns
+from tokenloom.fertility.perturb import Perturbation, parse_perturbations
 from tokenloom.fertility.report_config import ReportConfig
 from tokenloom.fertility.runner import Counting, RunConfig, count_corpus
 from tokenloom.fertility.slices import SliceConfig
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXTRA_COLUMNS",
+    "METRIC_COLUMNS",
     "REPORT_COLUMNS",
     "CorpusLike",
     "ReportConfig",
@@ -95,6 +97,12 @@ REPORT_COLUMNS: tuple[str, ...] = (
 )  # fmt: skip
 EXTRA_COLUMNS: tuple[str, ...] = (
     "premium_pairs", "pivot", "engine", "algorithm", "vocab_size", "generated", "byte_fallback_def", "unk_def",
+)  # fmt: skip
+# retention, UTF-8 integrity, validity, vocabulary use, the reference tokenizer and numbers (metrics)
+METRIC_COLUMNS: tuple[str, ...] = (
+    "strr", "partial_token_rate", "split_char_rate", "unk_char_rate", "valid", "distinct_ids", "vocab_share",
+    "unique_ids", "nsl", "nsl_lo", "nsl_hi", "reference", "numbers", "number_place_value_rate",
+    "number_single_digit_rate", "number_boundary_f1",
 )  # fmt: skip
 
 
@@ -135,6 +143,9 @@ def fertility_report(
     text_column: str | None = None,
     lang_column: str | None = None,
     script_column: str | None = None,
+    reference: TokenizerLike | None = None,
+    perturbations: str | Sequence[Perturbation] = (),
+    numbers: bool = True,
 ) -> pd.DataFrame:
     """Fertility, premium and efficiency of each tokenizer on each slice of ``corpus`` (a pandas DataFrame).
 
@@ -156,13 +167,21 @@ def fertility_report(
     ``text_column`` / ``lang_column`` / ``script_column``: the cells of table rows holding the text and
     its labels (see :func:`~tokenloom.text.corpus.load_corpus`). ``df.attrs`` also records the pivot,
     segmenter, config, the rejects, the length histogram and ``tasks`` (``{"tasks": N, "resumed": K}``).
+    ``reference``: a tokenizer (anything ``tokenizers`` takes) every slice's tokens are compared with
+    (``nsl``: tokens / reference tokens, with an interval). ``perturbations``: names of
+    :mod:`tokenloom.fertility.perturb` (``"diacritics,case"``, ``"all"``) to add as perturbed slices,
+    premiums against the clean text. ``numbers``: add ``<lang>_<Script>_numbers`` slices (digit runs).
+    ``df.attrs["vocab_overlap"]``: the shared ids and Jaccard overlap of every two languages' id sets.
     """
     import pandas as pd
 
     config, run = config or ReportConfig(), run or RunConfig()
-    if config.metrics == "lengths":  # no premiums, no transliterated slices, no words
-        pivot, translit = None, False
+    chosen = parse_perturbations(perturbations if isinstance(perturbations, str) else list(perturbations))
+    if config.metrics == "lengths":  # no premiums, no generated slices, no words
+        pivot, translit, numbers, chosen, reference = None, False, False, (), None
     toks = resolve_tokenizers(tokenizers)
+    ref = as_tokenizer(reference) if reference is not None else None
+    ref_name = "" if ref is None else next((n for n, t in toks.items() if t is ref), ref.name)
     seg = batch_segmenter(segmenter)
     seg_name = seg.name if config.metrics == "full" else ""
     columns = Columns.of(text_column, lang_column, script_column)
@@ -170,11 +189,11 @@ def fertility_report(
         toks, pivot, segmenter if isinstance(segmenter, str) else seg, config,
         SliceConfig(
             translit=translit, translit_ascii=config.translit_ascii, mixed_min_share=config.mixed_min_share,
-            code_mixed=config.metrics == "full",
+            code_mixed=config.metrics == "full", numbers=numbers, perturbations=chosen, seed=config.seed,
         ),
-        columns, errors,
+        columns, errors, ref,
     )  # fmt: skip
-    table = SliceTable(toks, config=config, pivot=pivot, segmenter=seg_name)
+    table = SliceTable(toks, config=config, pivot=pivot, segmenter=seg_name, reference=ref_name)
     if is_paths(corpus):
         tasks = plan_corpus_tasks(corpus, errors=errors, columns=columns, chunk_bytes=run.task_bytes)  # type: ignore[arg-type]
         stats, summary = count_corpus(table, tasks, counting, run, quiet=quiet)
@@ -197,14 +216,16 @@ def fertility_report(
         )
         _count_in_process(table, corp, counting, quiet=quiet)
         stats, summary = corp.stats, {"tasks": len(corp), "resumed": 0}
-    df = pd.DataFrame(
-        table.table(), columns=[*REPORT_COLUMNS, *EXTRA_COLUMNS, *distribution_columns(config.contexts)]
+    columns_ = [*REPORT_COLUMNS, *EXTRA_COLUMNS, *METRIC_COLUMNS, *distribution_columns(config.contexts)]
+    df = pd.DataFrame(table.table(), columns=columns_)
+    overlap = pd.DataFrame(
+        table.overlap(), columns=["tokenizer", "lang_a", "lang_b", "shared_ids", "jaccard"]
     )
     df.attrs.update(
         pivot=pivot or "", segmenter=seg_name, replaced=stats.replaced,
         replaced_where=list(stats.replaced_where), config=config, metrics=config.metrics,
         lengths=histogram_frame(table.histogram()), rejects=[r.as_row() for r in stats.rejects],
-        tasks=summary,
+        tasks=summary, vocab_overlap=overlap, max_unk_chars=config.max_unk_chars,
     )  # fmt: skip
     if stats.replaced:
         logger.warning(
@@ -228,7 +249,7 @@ def _count_in_process(table: SliceTable, corp: Corpus, counting: Counting, *, qu
     with pool or contextlib.nullcontext():
         counter = ChunkCounter(
             counting.toks, pivot=counting.pivot, segmenter=batch_segmenter(counting.segmenter),
-            options=options, slice_config=counting.slice_config, executor=pool,
+            options=options, slice_config=counting.slice_config, executor=pool, reference=counting.reference,
         )  # fmt: skip
         for part in progress(ordered, desc="fertility", unit="part", quiet=quiet):
             texts, ids = part.load()

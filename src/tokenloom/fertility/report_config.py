@@ -32,6 +32,7 @@ class ReportConfig:
     mixed_min_share: float = 0.1  # code-mixed: every script counted holds at least this share of letters
     metrics: Metrics = "full"  # "lengths": documents, bytes, characters, tokens and their lengths only (no code-mixed slices)
     contexts: tuple[int, ...] = DEFAULT_CONTEXTS  # context lengths of the share columns (tokens, increasing)
+    max_unk_chars: float = 0.1  # a pair is invalid above this share of unknown characters (Petrov et al.)
     encode_path: InitVar[str | None] = None  # removed: giving it is an error that says what to do instead
 
     def __post_init__(self, encode_path: str | None) -> None:
@@ -57,3 +58,7 @@ class ReportConfig:
         if self.metrics not in ("full", "lengths"):
             raise ConfigError(f"ReportConfig.metrics must be 'full' or 'lengths', got {self.metrics!r}")
         object.__setattr__(self, "contexts", validate_contexts(self.contexts))
+        if not 0.0 <= self.max_unk_chars <= 1.0:
+            raise ConfigError(
+                f"ReportConfig.max_unk_chars must be a share in [0, 1], got {self.max_unk_chars!r}"
+            )

@@ -105,6 +105,7 @@ class Counting:
     slice_config: SliceConfig
     columns: Columns
     errors: Errors
+    reference: Tokenizer | None = None  # counted too, ids only: the normalized sequence length
 
 
 @dataclass
@@ -143,7 +144,7 @@ def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counti
     with pool or contextlib.nullcontext():
         counter = ChunkCounter(
             counting.toks, pivot=counting.pivot, segmenter=seg, options=options,
-            slice_config=counting.slice_config, executor=pool,
+            slice_config=counting.slice_config, executor=pool, reference=counting.reference,
         )  # fmt: skip
         counter.pivot_tokens.update(copy.deepcopy(pivot_tokens))
         pieces = read_corpus_task(

@@ -16,7 +16,13 @@ Every input text belongs to several slices at once (the report is a tidy table, 
   the codes are sorted and joined with ``+``;
 - ``("transliterated", "<lang>_<Script>_Latn-translit")``: generated with ICU ``Any-Latin`` (optionally
   then ``Latin-ASCII``) from each natural-language part not written in Latin; same ids, so it keeps its
-  alignment with the pivot.
+  alignment with the pivot;
+- ``("numbers", "<lang>_<Script>_numbers")``: generated from each natural-language part: per text, its
+  runs of decimal digits joined by spaces (:func:`number_texts`; a text without digits becomes empty); not
+  aligned with the pivot;
+- ``("perturbed", "<lang>_<Script>_<perturbation>-perturbed")``: generated from each language part by a
+  perturbation of :mod:`tokenloom.fertility.perturb`; aligned with its clean part, against which its
+  premium is measured.
 
 What it does not do: count tokens or words (``metrics``), or aggregate (``report``).
 """
@@ -24,32 +30,41 @@ What it does not do: count tokens or words (``metrics``), or aggregate (``report
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
 import numpy as np
 
 from tokenloom.errors import ConfigError
+from tokenloom.fertility.metrics import digit_runs
+from tokenloom.fertility.perturb import PERTURBATIONS, Perturbation, perturb
 from tokenloom.text.corpus import CorpusPart
 from tokenloom.text.unicode import dominant_script, letter_script_variety, letter_scripts, transliterate
 
 __all__ = [
     "KIND_ORDER",
+    "Generated",
     "Membership",
     "ReportKind",
     "SliceConfig",
     "SliceKey",
+    "generated_parts",
     "memberships",
     "mixed_name",
+    "number_texts",
+    "numbers_target",
     "part_script",
+    "perturb_target",
     "translit_part",
     "translit_target",
 ]
 
 SliceKey = tuple[str, str]  # (slice_kind, slice)
 # the slice kinds of a report's rows, in the order reports list them
-ReportKind = Literal["all", "language", "script", "code_mixed", "transliterated", "code"]
+ReportKind = Literal[
+    "all", "language", "script", "code_mixed", "transliterated", "code", "numbers", "perturbed"
+]
 KIND_ORDER: tuple[ReportKind, ...] = get_args(ReportKind)
 _NO_TRANSLIT = frozenset({"Latn", "Zyyy", "Zinh", "Zzzz"})
 
@@ -62,8 +77,14 @@ class SliceConfig:
     translit_ascii: bool = False  # after Any-Latin, also apply Latin-ASCII (drops diacritics)
     mixed_min_share: float = 0.1  # a script counts toward code-mixing when it holds >= this share of letters
     code_mixed: bool = True  # look for code-mixed texts (a per-letter script analysis of every text)
+    numbers: bool = False  # generate <lang>_<Script>_numbers slices from the digit runs of each part
+    perturbations: tuple[Perturbation, ...] = ()  # generate one perturbed slice per language part and name
+    seed: int = 0  # seed of the random perturbations
 
     def __post_init__(self) -> None:
+        bad = [p for p in self.perturbations if p not in PERTURBATIONS]
+        if bad:
+            raise ConfigError(f"unknown perturbation {bad[0]!r}; choose from {', '.join(PERTURBATIONS)}")
         if not 0.0 <= self.mixed_min_share <= 0.5:
             raise ConfigError(
                 f"SliceConfig.mixed_min_share must be in [0, 0.5] (a share of letters), got {self.mixed_min_share!r}"
@@ -195,3 +216,69 @@ def translit_part(
     out = transliterate(list(texts), ascii=config.translit_ascii)
     frozen_ids = list(ids)
     return replace(target, load=lambda: (out, frozen_ids)), out
+
+
+def numbers_target(part: CorpusPart, texts: Sequence[str]) -> CorpusPart | None:
+    """The labels of the generated ``<slice>_numbers`` part of a natural-language part (``None`` for code
+    and generated parts), not aligned with the pivot; its texts are :func:`number_texts`. Decided on the
+    labels alone, so every piece of a part spread over tasks decides alike."""
+    if part.generated or part.slice_kind not in ("language", "code_mixed"):
+        return None
+    return replace(
+        part, source=f"{part.source} (digit runs)", slice_kind="numbers", slice=f"{part.slice}_numbers",
+        align=None, generated=True,
+    )  # fmt: skip
+
+
+def number_texts(texts: Sequence[str]) -> list[str]:
+    """Per text, its runs of decimal digits joined by single spaces (``""`` when it has none)."""
+    counts, spans = digit_runs(list(texts))
+    joined = "\n".join(texts)
+    runs = [joined[a:b] for a, b in spans.tolist()]
+    ends = np.cumsum(counts).tolist()
+    return [" ".join(runs[e - k : e]) for e, k in zip(ends, counts.tolist(), strict=True)]
+
+
+def perturb_target(part: CorpusPart, name: str) -> CorpusPart | None:
+    """The labels of the generated ``<slice>_<name>-perturbed`` part of a language part (``None`` for any
+    other kind or a generated part); its texts are :func:`tokenloom.fertility.perturb.perturb` of the
+    part's, aligned text by text with them."""
+    if part.generated or part.slice_kind != "language":
+        return None
+    return replace(
+        part, source=f"{part.source} ({name})", slice_kind="perturbed", slice=f"{part.slice}_{name}-perturbed",
+        generated=True,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Generated:
+    """A generated part counted beside its source part: its labels, how a chunk's texts become its texts,
+    and whether its premium is measured against the source chunk (perturbations) instead of the pivot."""
+
+    part: CorpusPart
+    make: Callable[[list[str]], list[str]]
+    against_source: bool = False
+
+
+def generated_parts(part: CorpusPart, texts: Sequence[str], *, config: SliceConfig) -> list[Generated]:
+    """The generated parts of ``part`` (transliterated, numbers, perturbed; module docstring), in that
+    order; their texts are made chunk by chunk from the source chunk's."""
+    out: list[Generated] = []
+    target = translit_target(part, texts, config=config)
+    if target is not None:
+        ascii_ = config.translit_ascii
+        out.append(Generated(target, lambda chunk: transliterate(chunk, ascii=ascii_)))
+    numbers = numbers_target(part, texts) if config.numbers else None
+    if numbers is not None:
+        out.append(Generated(numbers, number_texts))
+    seed = config.seed
+    for name in config.perturbations:
+        perturbed = perturb_target(part, name)
+        if perturbed is not None:
+
+            def make(chunk: list[str], name: Perturbation = name) -> list[str]:
+                return [perturb(t, name, seed=seed) for t in chunk]
+
+            out.append(Generated(perturbed, make, against_source=True))
+    return out

@@ -5,6 +5,11 @@ definition): the median and the worst premium, the share of languages above 1.5Ã
 coefficient of the premiums (Gini 1912; 0 = every language pays the same), and the five most expensive
 languages and scripts; and the tokens per document of the ``all`` slice
 (:func:`tokenloom.fertility.length_tables.headline`, the only line of a ``metrics="lengths"`` report).
+Language slices flagged invalid (``valid`` False: more than ``ReportConfig.max_unk_chars`` of their
+characters are unknown, Petrov et al. 2023) are left out of the premium statistics unless
+``include_invalid``, and the summary says how many; the headline also gives the median single-token
+retention rate (STRR) over languages and the vocabulary use of the ``all`` slice (distinct ids and their
+share of the vocabulary).
 :func:`format_summary` is what
 ``tokenloom fertility`` prints; the HTML page shows the same numbers.
 
@@ -45,6 +50,10 @@ class TokenizerSummary:
     median_fertility: float  # tokens per word, over all language slices
     expensive_languages: tuple[tuple[str, float], ...]  # the TOP highest premiums, highest first
     expensive_scripts: tuple[tuple[str, float], ...]  # script slices by premium, highest first
+    left_out: tuple[str, ...] = ()  # invalid language slices left out of the premium statistics
+    median_strr: float = math.nan  # single-token retention rate, median over language slices
+    distinct_ids: float = math.nan  # distinct token ids of the all slice
+    vocab_share: float = math.nan  # their share of the vocabulary
 
 
 def gini(values: Sequence[float]) -> float:
@@ -85,14 +94,21 @@ def _finite(x: object) -> bool:
     return isinstance(x, int | float) and math.isfinite(float(x))
 
 
-def _one(df: pd.DataFrame, name: str, pivot: str) -> TokenizerSummary:
+def _invalid(rows: pd.DataFrame) -> list[str]:
+    if "valid" not in rows:
+        return []
+    return sorted(str(s) for s, v in zip(rows["slice"], rows["valid"], strict=True) if v == 0)
+
+
+def _one(df: pd.DataFrame, name: str, pivot: str, *, include_invalid: bool = False) -> TokenizerSummary:
     rows = df[df["tokenizer"] == name]
     langs = rows[rows["slice_kind"] == "language"]
+    left_out = [] if include_invalid else [s for s in _invalid(langs) if s != pivot]
     fert = [float(v) for v in langs["fertility"] if _finite(v)]
     prem = [
         (str(s), float(p)) for s, p in zip(langs["slice"], langs["premium_mean"], strict=True) if _finite(p)
     ]
-    prem = [(s, p) for s, p in prem if s != pivot]
+    prem = [(s, p) for s, p in prem if s != pivot and s not in left_out]
     prem.sort(key=lambda sp: (-sp[1], sp[0]))
     values = [p for _, p in prem]
     scripts = rows[rows["slice_kind"] == "script"]
@@ -103,6 +119,10 @@ def _one(df: pd.DataFrame, name: str, pivot: str) -> TokenizerSummary:
     ]
     by_script.sort(key=lambda sp: (-sp[1], sp[0]))
     n = len(values)
+    everything = rows[rows["slice_kind"] == "all"]
+    vocab = {c: float(everything[c].iloc[0]) if c in everything and len(everything) else math.nan
+             for c in ("distinct_ids", "vocab_share")}  # fmt: skip
+    strr = [float(v) for v in langs["strr"] if _finite(v)] if "strr" in langs else []
     return TokenizerSummary(
         tokenizer=name,
         pivot=pivot,
@@ -116,13 +136,20 @@ def _one(df: pd.DataFrame, name: str, pivot: str) -> TokenizerSummary:
         median_fertility=_median(fert),
         expensive_languages=tuple(prem[:TOP]),
         expensive_scripts=tuple(by_script[:TOP]),
+        left_out=tuple(left_out),
+        median_strr=_median(strr),
+        distinct_ids=vocab["distinct_ids"],
+        vocab_share=vocab["vocab_share"],
     )
 
 
-def summarize(df: pd.DataFrame) -> list[TokenizerSummary]:
-    """One :class:`TokenizerSummary` per tokenizer of a report, in the report's order."""
+def summarize(df: pd.DataFrame, *, include_invalid: bool = False) -> list[TokenizerSummary]:
+    """One :class:`TokenizerSummary` per tokenizer of a report, in the report's order; invalid language
+    slices (``valid`` False) are left out of the premium statistics unless ``include_invalid``."""
     pivot = str(df.attrs.get("pivot") or (df["pivot"].iloc[0] if "pivot" in df and len(df) else ""))
-    return [_one(df, str(name), pivot) for name in dict.fromkeys(df["tokenizer"])]
+    return [
+        _one(df, str(name), pivot, include_invalid=include_invalid) for name in dict.fromkeys(df["tokenizer"])
+    ]
 
 
 def _num(x: float, spec: str = "{:.2f}") -> str:
@@ -133,11 +160,22 @@ def _ranked(pairs: Sequence[tuple[str, float]]) -> str:
     return ", ".join(f"{s} {p:.2f}" for s, p in pairs) or "â€“"
 
 
-def format_summary(df: pd.DataFrame) -> str:
+def _headline(s: TokenizerSummary) -> str:
+    """Retention and vocabulary use of one tokenizer ('' when neither was measured)."""
+    parts = []
+    if _finite(s.median_strr):
+        parts.append(f"STRR (words kept as one token) median {_num(100 * s.median_strr, '{:.0f}')}%")
+    if _finite(s.distinct_ids):
+        parts.append(f"vocabulary used {s.distinct_ids:.0f} ids ({_num(100 * s.vocab_share, '{:.1f}')}%)")
+    return "; ".join(parts)
+
+
+def format_summary(df: pd.DataFrame, *, include_invalid: bool = False) -> str:
     """The terminal summary: one block per tokenizer (premiums need a pivot; without one, fertility only)."""
     blocks = []
     full = df.attrs.get("metrics", "full") == "full"
-    for s in summarize(df):
+    share = df.attrs.get("max_unk_chars", 0.1)
+    for s in summarize(df, include_invalid=include_invalid):
         lengths = headline(df, s.tokenizer)
         if not full:
             blocks.append(f"{s.tokenizer}: {lengths or 'no documents'}")
@@ -145,6 +183,14 @@ def format_summary(df: pd.DataFrame) -> str:
         lines = [f"{s.tokenizer}: median fertility {_num(s.median_fertility)} tokens/word"]
         if lengths:
             lines.append(f"  {lengths}")
+        if _headline(s):
+            lines.append(f"  {_headline(s)}")
+        if s.left_out:
+            lines.append(
+                f"  invalid pairs left out of the premium statistics: {len(s.left_out)} "
+                f"(> {100 * share:.0f}% unknown characters: {', '.join(s.left_out[:TOP])}"
+                f"{' ...' if len(s.left_out) > TOP else ''})"
+            )
         if s.languages:
             lines.append(
                 f"  premium vs {s.pivot} over {s.languages} languages: median {_num(s.median_premium)}, "

@@ -5,7 +5,9 @@
 derives two tables:
 
 - ``table``, one row per tokenizer: fertility, premium median / spread (max − min across languages) /
-  worst, Gini of the premiums, Rényi efficiency and byte-fallback share (the report's ``all`` slice), and
+  worst, Gini of the premiums, Rényi efficiency, byte-fallback share, single-token retention (STRR) and
+  split-character share (the report's ``all`` slice), the median STRR over languages, the distinct ids used
+  and their share of the vocabulary, the languages left out of the premiums as invalid, and
   what the vocabulary itself costs — embedding and output-layer parameters and bytes (``V·d``, doubled when
   untied, :func:`tokenloom.costs.embedding_params`);
 - ``languages``, one row per tokenizer × language: the tokens the same content needs and what that costs
@@ -237,6 +239,9 @@ def _table(result: SweepResult, d_model: int) -> pd.DataFrame:
                 premium_worst=s.worst_premium, premium_gini=s.gini,
                 renyi_efficiency=float(everything["renyi_efficiency"]),
                 byte_fallback_rate=float(everything["byte_fallback_rate"]),
+                strr=float(everything["strr"]), median_language_strr=s.median_strr,
+                split_char_rate=float(everything["split_char_rate"]), distinct_ids=s.distinct_ids,
+                vocab_share=s.vocab_share, invalid_languages=len(s.left_out),
             )  # fmt: skip
         rows.append(
             {**row, **metrics, "embedding_params": params, "embedding_bytes": tensor_bytes(params, cfg.dtype)}
@@ -246,7 +251,8 @@ def _table(result: SweepResult, d_model: int) -> pd.DataFrame:
 
 _METRICS = (
     "fertility", "median_language_fertility", "premium_median", "premium_spread", "premium_worst", "premium_gini",
-    "renyi_efficiency", "byte_fallback_rate",
+    "renyi_efficiency", "byte_fallback_rate", "strr", "median_language_strr", "split_char_rate", "distinct_ids",
+    "vocab_share", "invalid_languages",
 )  # fmt: skip
 
 

@@ -31,7 +31,9 @@ _COLUMNS = (
     ("fertility", "fertility", "{:.3f}"), ("premium_median", "premium med", "{:.3f}"),
     ("premium_spread", "spread", "{:.3f}"), ("premium_worst", "worst", "{:.3f}"),
     ("premium_gini", "Gini", "{:.3f}"), ("renyi_efficiency", "rényi", "{:.3f}"),
-    ("byte_fallback_rate", "fallback", "{:.2%}"), ("embedding_params", "emb params", "{:,}"),
+    ("byte_fallback_rate", "fallback", "{:.2%}"), ("strr", "strr", "{:.1%}"),
+    ("distinct_ids", "ids used", "{:.0f}"), ("vocab_share", "vocab", "{:.1%}"),
+    ("invalid_languages", "invalid", "{}"), ("embedding_params", "emb params", "{:,}"),
 )  # fmt: skip
 
 

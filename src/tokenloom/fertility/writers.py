@@ -3,9 +3,11 @@
 :func:`write_report` writes ``report.csv``, ``report.md``, ``report.html`` (:mod:`tokenloom.fertility.html`: a
 summary, the charts of :mod:`tokenloom.fertility.plots` embedded as base64 PNGs, a sortable table),
 ``lengths.csv`` (the histogram of tokens per document, ``df.attrs["lengths"]``, when the report has one),
-``rejects.csv`` (every input set aside as bad input, ``df.attrs["rejects"]``; a header only when none) and
+``rejects.csv`` (every input set aside as bad input, ``df.attrs["rejects"]``; a header only when none),
+``vocab_overlap.csv`` (shared ids and Jaccard overlap of every two languages, ``df.attrs["vocab_overlap"]``) and
 the PNGs beside it, each file atomically (``tokenloom._atomic``). The Markdown shows, per tokenizer, the main
-table (not for ``metrics="lengths"`` reports) and the tokens-per-document table
+table and the retention / integrity / vocabulary / numbers table (not for ``metrics="lengths"`` reports) and
+the tokens-per-document table
 (:func:`tokenloom.fertility.length_tables.table_columns`). :func:`report_table` is what ``tokenloom
 fertility --table`` prints (the tokens per document for a ``metrics="lengths"`` report). Every table is
 rendered by :mod:`tokenloom._tables`. What it does not do: compute the table (``report``) or draw the charts
@@ -46,9 +48,21 @@ _TABLE_COLUMNS = (
 )  # fmt: skip
 
 
-def _report_rows(group: pd.DataFrame) -> list[list[str]]:
+_MORE_COLUMNS = (
+    ("slice_kind", "kind", "{}"), ("slice", "slice", "{}"), ("strr", "strr", "{:.1%}"),
+    ("partial_token_rate", "partial tok", "{:.2%}"), ("split_char_rate", "split chars", "{:.2%}"),
+    ("unk_char_rate", "unk chars", "{:.2%}"), ("valid", "valid", "{}"), ("distinct_ids", "ids", "{:d}"),
+    ("vocab_share", "vocab", "{:.1%}"), ("unique_ids", "only here", "{:.0f}"), ("nsl", "nsl", "{:.3f}"),
+    ("nsl_lo", "nsl_lo", "{:.3f}"), ("nsl_hi", "nsl_hi", "{:.3f}"), ("numbers", "numbers", "{:d}"),
+    ("number_place_value_rate", "place-value", "{:.1%}"), ("number_boundary_f1", "boundary F1", "{:.3f}"),
+)  # fmt: skip
+
+
+def _report_rows(
+    group: pd.DataFrame, columns: Sequence[tuple[str, str, str]] = _TABLE_COLUMNS
+) -> list[list[str]]:
     return [
-        [format_cell(getattr(row, col), spec) for col, _, spec in _TABLE_COLUMNS]
+        [format_cell(getattr(row, col), spec) for col, _, spec in columns]
         for row in group.itertuples(index=False)
     ]
 
@@ -78,6 +92,13 @@ def to_markdown(df: pd.DataFrame) -> str:
         lines += [f"### {name}", ""]
         if full:
             lines += [markdown_table(_HEADER, _report_rows(group), align=_ALIGN), ""]
+            if all(c in group for c, _, _ in _MORE_COLUMNS):
+                more = markdown_table(
+                    [h for _, h, _ in _MORE_COLUMNS],
+                    _report_rows(group, _MORE_COLUMNS),
+                    align="ll" + "r" * (len(_MORE_COLUMNS) - 2),
+                )
+                lines += ["Retention, UTF-8 integrity, vocabulary use, reference and numbers:", "", more, ""]
         if lengths:
             lines += ["Tokens per document:", "", _length_table(group, lengths), ""]
     return "\n".join(lines)
@@ -156,6 +177,9 @@ def write_report(
     written["md"] = atomic_write(out / "report.md", f"# {title}\n\n" + to_markdown(df))
     if "rejects" in df.attrs:  # every document set aside as bad input: file, where, why (header only: none)
         written["rejects_csv"] = atomic_write(out / "rejects.csv", _rejects_csv(df.attrs["rejects"]))
+    overlap = df.attrs.get("vocab_overlap")
+    if overlap is not None:
+        written["vocab_overlap_csv"] = atomic_write(out / "vocab_overlap.csv", overlap.to_csv(index=False))
     histogram = df.attrs.get("lengths")
     if histogram is not None:
         written["lengths_csv"] = atomic_write(out / "lengths.csv", histogram.to_csv(index=False))

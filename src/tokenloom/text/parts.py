@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 __all__ = ["CorpusPart", "SliceKind", "no_texts", "parse_lang_code", "script_label", "slice_kind_of"]
 
-SliceKind = Literal["language", "code_mixed", "transliterated", "code"]
+SliceKind = Literal["language", "code_mixed", "transliterated", "code", "numbers", "perturbed"]
 
 _LANG_CODE = re.compile(r"^([a-z]{2,3})_([A-Z][a-z]{3})(?:-[A-Za-z0-9-]+)?$")  # "acu_Latn-1": a variant
 
