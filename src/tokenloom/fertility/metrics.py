@@ -228,13 +228,21 @@ class NumberCounts:
     hits: np.ndarray  # inner token boundaries that are place-value boundaries
 
 
+def _sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)``; without a sort when ``values`` are already in order (token starts in
+    whole-batch coordinates are, for every engine that gives monotone offsets)."""
+    if len(values) < 2 or not bool(np.all(values[1:] >= values[:-1])):
+        return np.unique(values)
+    return values[np.concatenate(([True], values[1:] != values[:-1]))]
+
+
 def count_numbers(tok: np.ndarray, run_len: np.ndarray, runs: np.ndarray) -> NumberCounts:
     """:class:`NumberCounts` of a batch: ``tok`` [T, 2] token spans, ``run_len`` [n] digit runs per text
     and ``runs`` [R, 2] their spans (:func:`digit_runs`), all in whole-batch coordinates. A run ``[a, b)``
     has an inner token boundary at ``p`` (``a < p < b``) when a non-empty token starts there; ``p`` is a
     place-value boundary when ``b - p`` is a multiple of 3."""
     n = len(run_len)
-    bounds = np.unique(tok[tok[:, 1] > tok[:, 0], 0])  # sorted distinct starts of non-empty tokens
+    bounds = _sorted_distinct(tok[tok[:, 1] > tok[:, 0], 0])  # starts of non-empty tokens
     lo = np.searchsorted(bounds, runs[:, 0], side="right")  # [R] first boundary > a
     hi = np.searchsorted(bounds, runs[:, 1], side="left")  # [R] first boundary >= b
     placed = hi - lo  # [R]

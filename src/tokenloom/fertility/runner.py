@@ -33,7 +33,6 @@ tasks (none with ``metrics="lengths"``).
 from __future__ import annotations
 
 import contextlib
-import copy
 import hashlib
 import itertools
 import multiprocessing
@@ -146,7 +145,7 @@ def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counti
             counting.toks, pivot=counting.pivot, segmenter=seg, options=options,
             slice_config=counting.slice_config, executor=pool, reference=counting.reference,
         )  # fmt: skip
-        counter.pivot_tokens.update(copy.deepcopy(pivot_tokens))
+        counter.pivot_tokens.update(pivot_tokens)  # read only here: tasks given them count no pivot text
         pieces = read_corpus_task(
             task, columns=counting.columns, errors=counting.errors, stats=stats, chunk_size=cfg.chunk_size
         )
