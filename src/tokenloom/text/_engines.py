@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 from tokenloom._progress import show_progress
 from tokenloom.errors import ConfigError, CorpusError, VocabSizeError
 from tokenloom.text._hf_build import META, byte_fallback_model, decoder
-from tokenloom.text._stream import StreamStats, TrainingCorpus, stream_lines
+from tokenloom.text._sampling import training_lines
+from tokenloom.text._stream import StreamStats, TrainingCorpus
 from tokenloom.text.backends.hf import HFBackend
 from tokenloom.text.backends.sentencepiece import SentencePieceBackend
 from tokenloom.text.bytelevel import build_pre_tokenizer
@@ -132,7 +133,7 @@ def train_spm(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) -> Tra
     if controls:
         options["control_symbols"] = controls
     spm.set_random_generator_seed(cfg.seed)
-    feed = _Feed(stream_lines(corpus, cfg, quiet=quiet))
+    feed = _Feed(training_lines(corpus, cfg, quiet=quiet))
     model = io.BytesIO()
     with tempfile.TemporaryDirectory(prefix="tokenloom-spm-") as tmp:
         if cfg.normalization == "nfc":
@@ -255,7 +256,7 @@ def _train_raw(
     raw: Any, trainer: Any, corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool
 ) -> StreamStats:
     """``raw.train_from_iterator`` over the corpus's lines, engine errors translated (see module doc)."""
-    feed = _Feed(stream_lines(corpus, cfg, quiet=quiet))
+    feed = _Feed(training_lines(corpus, cfg, quiet=quiet))
     try:
         raw.train_from_iterator(_batches(feed), trainer=trainer)
     except BaseException as exc:

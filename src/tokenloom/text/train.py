@@ -52,6 +52,7 @@ from typing import Unpack
 from tokenloom._version import __version__
 from tokenloom.errors import ConfigError, VocabSizeError
 from tokenloom.text._engines import train_bytelevel, train_hf, train_spm
+from tokenloom.text._parity import train_parity
 from tokenloom.text._stream import CorpusInput, StreamStats, TrainingCorpus
 from tokenloom.text.tokenizer import Tokenizer
 from tokenloom.text.train_config import AUTO_ENGINE, TrainerConfig, TrainerSettings, resolve_engine
@@ -81,7 +82,7 @@ def _versions() -> dict[str, str]:
 
 
 def _bytelevel_record(cfg: TrainerConfig) -> dict[str, object]:
-    if cfg.algorithm != "bytelevel-bpe":
+    if cfg.algorithm not in ("bytelevel-bpe", "parity-bpe"):
         return {}
     pre = cfg.resolved_pretokenizer
     return {
@@ -159,7 +160,9 @@ def train_with_heldout(corpus: CorpusInput, config: TrainerConfig, *, quiet: boo
     source = TrainingCorpus.of(corpus)  # paths are checked before any engine starts
     engine_name = cfg.resolved_engine
     start = time.perf_counter()
-    if cfg.algorithm == "bytelevel-bpe":
+    if cfg.algorithm == "parity-bpe":
+        train = train_parity
+    elif cfg.algorithm == "bytelevel-bpe":
         train = train_bytelevel
     else:
         train = train_spm if engine_name == "sentencepiece" else train_hf

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, TypedDict, get_args, get_origin, get_type_hints
 
@@ -41,22 +42,28 @@ __all__ = [
     "Normalization",
     "TrainerConfig",
     "TrainerSettings",
+    "Variant",
     "choices",
+    "parse_size",
     "resolve_engine",
 ]
 
-Algorithm = Literal["bpe", "unigram", "bytelevel-bpe"]
+Algorithm = Literal["bpe", "unigram", "bytelevel-bpe", "parity-bpe"]
+Variant = Literal["base", "window"]
 Engine = Literal["hf", "sentencepiece"]
 EngineChoice = Literal["auto", "hf", "sentencepiece"]
 Normalization = Literal["none", "nfc", "nfkc"]
 
-AUTO_ENGINE: dict[str, Engine] = {"bpe": "sentencepiece", "unigram": "sentencepiece", "bytelevel-bpe": "hf"}
+AUTO_ENGINE: dict[str, Engine] = {
+    "bpe": "sentencepiece", "unigram": "sentencepiece", "bytelevel-bpe": "hf", "parity-bpe": "hf",
+}  # fmt: skip
+BYTE_LEVEL = ("bytelevel-bpe", "parity-bpe")  # byte-level BPE: the 256 bytes are the alphabet
 DEFAULT_PRETOKENIZER = "o200k"  # bytelevel-bpe: letter classes include combining marks (see bytelevel.py)
 BYTELEVEL_ALPHABET = 256
 # int fields, with an example value for messages
 _INT_FIELDS = {
     "vocab_size": 8000, "seed": 0, "max_bytes": 10**8, "max_line_bytes": 16384, "threads": 0,
-    "max_piece_length": 16, "verify_sample": 2000,
+    "max_piece_length": 16, "verify_sample": 2000, "global_merges": 0, "window_size": 100,
 }  # fmt: skip
 
 
@@ -68,9 +75,9 @@ def resolve_engine(algorithm: str, engine: str = "auto", *, cut: bool = False) -
         raise ConfigError(f"algorithm={algorithm!r}; choose one of {tuple(AUTO_ENGINE)}")
     if engine not in get_args(EngineChoice):
         raise ConfigError(f"engine={engine!r}; choose one of {get_args(EngineChoice)}")
-    if algorithm == "bytelevel-bpe" and engine == "sentencepiece":
+    if algorithm in BYTE_LEVEL and engine == "sentencepiece":
         raise ConfigError(
-            "algorithm='bytelevel-bpe' runs on the tokenizers engine only; pass engine='hf' or 'auto'"
+            f"algorithm={algorithm!r} runs on the tokenizers engine only; pass engine='hf' or 'auto'"
         )
     if engine != "auto":
         return engine  # type: ignore[return-value]  # checked above
@@ -91,11 +98,15 @@ def _about(
 
 
 def _bytelevel(cfg: TrainerConfig) -> bool:
-    return cfg.algorithm == "bytelevel-bpe"
+    return cfg.algorithm in BYTE_LEVEL
 
 
 def _not_bytelevel(cfg: TrainerConfig) -> bool:
-    return cfg.algorithm != "bytelevel-bpe"
+    return cfg.algorithm not in BYTE_LEVEL
+
+
+def _parity(cfg: TrainerConfig) -> bool:
+    return cfg.algorithm == "parity-bpe"
 
 
 def _on_sentencepiece(cfg: TrainerConfig) -> bool:
@@ -103,8 +114,12 @@ def _on_sentencepiece(cfg: TrainerConfig) -> bool:
 
 
 _BYTELEVEL_ONLY = (
-    "pretokenizer and split_digits apply to algorithm='bytelevel-bpe' only, not {cfg.algorithm!r}; drop them "
-    "or choose algorithm='bytelevel-bpe'"
+    "pretokenizer and split_digits apply to algorithm='bytelevel-bpe' or 'parity-bpe' only, not "
+    "{cfg.algorithm!r}; drop them or choose one of those"
+)
+_PARITY_ONLY = (
+    "dev, ratios, variant, global_merges, window_size and alpha apply to algorithm='parity-bpe' only, not "
+    "{cfg.algorithm!r}; drop them or pass algorithm='parity-bpe'"
 )
 
 
@@ -115,12 +130,15 @@ class TrainerConfig:
 
     algorithm: Algorithm = field(
         default="bpe",
-        metadata=_about("bpe | unigram | bytelevel-bpe (GPT-2 / tiktoken-style byte-level BPE)"),
+        metadata=_about(
+            "bpe | unigram | bytelevel-bpe (GPT-2 / tiktoken-style byte-level BPE) | parity-bpe (byte-level, "
+            "each merge to the language that compresses worst on a parallel dev set)"
+        ),
     )
     engine: EngineChoice = field(
         default="auto",
         metadata=_about(
-            "auto (sentencepiece for bpe and unigram, hf for bytelevel-bpe) | hf | sentencepiece"
+            "auto (sentencepiece for bpe and unigram, hf for bytelevel-bpe and parity-bpe) | hf | sentencepiece"
         ),
     )
     vocab_size: int = field(
@@ -147,7 +165,12 @@ class TrainerConfig:
         default=0, metadata=_about("seed of sampling, the held-out split and the engines, 0 <= seed < 2**32")
     )
     max_bytes: int | None = field(
-        default=None, metadata=_about("train on a deterministic sample of this many bytes (None: all)")
+        default=None,
+        metadata=_about(
+            "train on a deterministic sample of this many bytes drawn across the whole corpus (every file and "
+            "language contributes), e.g. 2GB, 500MB or 1000000 (None: all)",
+            metavar="SIZE",
+        ),
     )
     split_words: bool = field(
         default=True,
@@ -223,12 +246,76 @@ class TrainerConfig:
         ),
     )
 
+    language_sampling: float = field(
+        default=1.0,
+        metadata=_about(
+            "alpha: each language's share of the training bytes is p_l ~ n_l**alpha (1: the corpus as it is, "
+            "0: uniform over languages; XLM-R and mT5 use 0.3); needs a labelled corpus",
+            metavar="ALPHA",
+        ),
+    )
+    dev: str | None = field(
+        default=None,
+        metadata=_about(
+            "parity-bpe: a parallel development set (line i is the same sentence in every language), read "
+            "like the training corpus; its languages must be the training languages",
+            applies=_parity,
+            refused=_PARITY_ONLY,
+            metavar="CORPUS",
+        ),
+    )
+    ratios: tuple[str, ...] = field(
+        default=(),
+        metadata=_about(
+            "parity-bpe without dev: target compression per language, LANG=R (one per training language; "
+            "raise a language's R to give it more merges)",
+            applies=_parity,
+            refused=_PARITY_ONLY,
+            metavar="LANG=R",
+        ),
+    )
+    variant: Variant = field(
+        default="base",
+        metadata=_about(
+            "parity-bpe: base (every merge to the worst-compressed language) | window (moving-window "
+            "balancing, window_size and alpha)",
+            applies=_parity,
+            refused=_PARITY_ONLY,
+        ),
+    )
+    global_merges: int = field(
+        default=0,
+        metadata=_about(
+            "parity-bpe: plain BPE merges learned first, before parity selection (more: fewer total tokens, "
+            "less parity)",
+            applies=_parity,
+            refused=_PARITY_ONLY,
+        ),
+    )
+    window_size: int = field(
+        default=100,
+        metadata=_about(
+            "parity-bpe window variant: the moving window, in merges", applies=_parity, refused=_PARITY_ONLY
+        ),
+    )
+    alpha: float = field(
+        default=2.0,
+        metadata=_about(
+            "parity-bpe window variant: its alpha parameter", applies=_parity, refused=_PARITY_ONLY
+        ),
+    )
+
     def __post_init__(self) -> None:
         for name, allowed in choices().items():
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"TrainerConfig.{name}={getattr(self, name)!r}; choose one of {allowed}")
+        if isinstance(self.max_bytes, str):
+            object.__setattr__(self, "max_bytes", parse_size(self.max_bytes))
         check_ints(self, _INT_FIELDS, optional=("max_bytes", "max_piece_length"))
-        check_numbers(self, {"heldout": 0.01, "character_coverage": 0.9995})
+        check_numbers(
+            self, {"heldout": 0.01, "character_coverage": 0.9995, "language_sampling": 0.3, "alpha": 2.0}
+        )
+        self._check_parity()
         check_bools(self, ("byte_fallback", "split_words", "split_digits", "allow_smaller_vocab"))
         check_seed(self.seed, name="TrainerConfig.seed")
         if not isinstance(self.text_column, str) or not self.text_column:
@@ -240,8 +327,31 @@ class TrainerConfig:
             applies = f.metadata["applies"]
             if applies is not None and getattr(self, f.name) != f.default and not applies(self):
                 raise ConfigError(f.metadata["refused"].format(cfg=self))
-        if self.algorithm == "bytelevel-bpe":
+        if self.algorithm in BYTE_LEVEL:
             self.resolved_pretokenizer  # noqa: B018  # a pattern that cannot be used fails here, named
+
+    def _check_parity(self) -> None:
+        if not 0.0 <= self.language_sampling <= 1.0:
+            raise ConfigError(
+                f"language_sampling={self.language_sampling!r} is outside [0, 1]; pass 1 for the corpus as it "
+                "is, 0 for uniform over languages, or a value between (0.3 as in XLM-R)"
+            )
+        if self.dev is not None and (not isinstance(self.dev, str | os.PathLike) or not os.fspath(self.dev)):
+            raise ConfigError(f"dev={self.dev!r}; give the path of a parallel development corpus")
+        if self.dev is not None:
+            object.__setattr__(self, "dev", os.fspath(self.dev))
+        object.__setattr__(self, "ratios", _ratio_items(self.ratios))
+        if self.dev is not None and self.ratios:
+            raise ConfigError("parity-bpe balances on dev= or on ratios=, not both; drop one of them")
+        if self.global_merges < 0 or self.window_size < 1:
+            raise ConfigError(
+                f"global_merges={self.global_merges!r} must be >= 0 and window_size={self.window_size!r} >= 1"
+            )
+
+    @property
+    def resolved_ratios(self) -> dict[str, float]:
+        """``ratios`` as {language: target compression}."""
+        return {lang: float(r) for lang, _, r in (item.partition("=") for item in self.ratios)}
 
     def _check_special_tokens(self) -> None:
         object.__setattr__(self, "special_tokens", tuple(self.special_tokens))
@@ -286,7 +396,7 @@ class TrainerConfig:
     def resolved_special_tokens(self) -> tuple[str, ...]:
         """Special tokens with ``<unk>`` first when it was not listed (bpe and unigram need one; byte-level
         BPE spells everything with its bytes and gets exactly the listed tokens)."""
-        if "<unk>" in self.special_tokens or self.algorithm == "bytelevel-bpe":
+        if "<unk>" in self.special_tokens or self.algorithm in BYTE_LEVEL:
             return self.special_tokens
         return ("<unk>", *self.special_tokens)
 
@@ -299,7 +409,7 @@ class TrainerConfig:
     @property
     def resolved_max_piece_length(self) -> int | None:
         """``max_piece_length``, or its default: 16 characters for bpe/unigram, no limit for bytelevel-bpe."""
-        if self.max_piece_length is not None or self.algorithm == "bytelevel-bpe":
+        if self.max_piece_length is not None or self.algorithm in BYTE_LEVEL:
             return self.max_piece_length
         return 16
 
@@ -307,14 +417,14 @@ class TrainerConfig:
     def required_chars(self) -> str:
         """Characters always kept in the alphabet (they spell the special and byte pieces; none are needed
         for bytelevel-bpe, whose alphabet is the 256 bytes)."""
-        if self.algorithm == "bytelevel-bpe":
+        if self.algorithm in BYTE_LEVEL:
             return ""
         return spelling_chars(self.resolved_special_tokens, byte_fallback=self.byte_fallback)
 
     @property
     def min_vocab_size(self) -> int:
         """Static lower bound on ``vocab_size`` (the corpus alphabet can raise it; engines then say so)."""
-        if self.algorithm == "bytelevel-bpe":
+        if self.algorithm in BYTE_LEVEL:
             return len(self.resolved_special_tokens) + BYTELEVEL_ALPHABET + 1
         return (
             len(self.resolved_special_tokens)
@@ -326,6 +436,41 @@ class TrainerConfig:
     @property
     def resolved_threads(self) -> int:
         return self.threads or os.cpu_count() or 1
+
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20,
+          "gib": 2**30, "tib": 2**40}  # fmt: skip
+
+
+def parse_size(text: str) -> int:
+    """``"2GB"``, ``"500MB"``, ``"1.5GiB"``, ``"1000000"`` → bytes (decimal units; KiB, MiB, GiB binary)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    unit = m.group(2).lower() if m else ""
+    if m is None or unit not in _UNITS:
+        raise ConfigError(
+            f"max_bytes={text!r} is not a size; give bytes or a size such as 2GB, 500MB, 1.5GiB"
+        )
+    return int(float(m.group(1)) * _UNITS[unit])
+
+
+def _ratio_items(ratios: object) -> tuple[str, ...]:
+    """``ratios`` given as a mapping or as ``"LANG=R"`` strings → sorted ``"LANG=R"`` strings, checked."""
+    items = [f"{k}={v}" for k, v in ratios.items()] if isinstance(ratios, Mapping) else ratios
+    if isinstance(items, str) or not isinstance(items, Iterable):
+        raise ConfigError(f"ratios={ratios!r}; give {{language: ratio}} or 'LANG=R' strings")
+    out: dict[str, str] = {}
+    for item in items:
+        lang, eq, value = str(item).partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = -1.0
+        if not eq or not lang or not number > 0 or lang in out:
+            raise ConfigError(
+                f"ratios entry {item!r} is not LANG=R with a positive R (each language once), e.g. hin_Deva=2.5"
+            )
+        out[lang] = f"{lang}={number!r}"
+    return tuple(out[k] for k in sorted(out))
 
 
 @functools.cache
@@ -361,3 +506,10 @@ class TrainerSettings(TypedDict, total=False):
     threads: int
     verify_sample: int
     allow_smaller_vocab: bool
+    language_sampling: float
+    dev: str | None
+    ratios: tuple[str, ...]
+    variant: Variant
+    global_merges: int
+    window_size: int
+    alpha: float
