@@ -192,7 +192,11 @@ def _record(cfg: TrainerConfig, stats: StreamStats, seconds: float) -> dict[str,
     """What ``tokenloom.json`` says of a training: config, resolved settings, corpus, versions, timing."""
     return {
         "format": "tokenloom-tokenizer/1",
-        "config": {**dataclasses.asdict(cfg), "special_tokens": list(cfg.special_tokens)},
+        "config": {
+            **dataclasses.asdict(cfg),
+            "special_tokens": list(cfg.special_tokens),
+            "ratios": list(cfg.ratios),
+        },
         "resolved": {
             "engine": cfg.resolved_engine,
             "special_tokens": list(cfg.resolved_special_tokens),
