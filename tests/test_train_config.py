@@ -91,10 +91,11 @@ def test_keywords_override_and_must_agree_with_a_given_config() -> None:
         configure(cfg, pretokenizer="gpt2")  # the result is validated as a whole
 
 
-def test_character_coverage_belongs_to_sentencepiece() -> None:
+def test_character_coverage_belongs_to_bpe_and_sentencepiece() -> None:
     assert TrainerConfig(character_coverage=0.99).resolved_engine == "sentencepiece"
-    with pytest.raises(ConfigError, match="character_coverage applies to the sentencepiece engine only"):
-        TrainerConfig(engine="hf", character_coverage=0.99)
+    assert TrainerConfig(engine="hf", character_coverage=0.99).character_coverage == 0.99
+    with pytest.raises(ConfigError, match=r"character_coverage applies to bpe .* not to unigram on hf"):
+        TrainerConfig(algorithm="unigram", engine="hf", character_coverage=0.99)
     with pytest.raises(ConfigError, match="not to bytelevel-bpe on hf"):
         TrainerConfig(algorithm="bytelevel-bpe", character_coverage=0.99)
 

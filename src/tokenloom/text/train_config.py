@@ -109,8 +109,8 @@ def _parity(cfg: TrainerConfig) -> bool:
     return cfg.algorithm == "parity-bpe"
 
 
-def _on_sentencepiece(cfg: TrainerConfig) -> bool:
-    return cfg.resolved_engine == "sentencepiece"
+def _has_coverage(cfg: TrainerConfig) -> bool:
+    return cfg.resolved_engine == "sentencepiece" or cfg.algorithm == "bpe"
 
 
 _BYTELEVEL_ONLY = (
@@ -218,10 +218,12 @@ class TrainerConfig:
     character_coverage: float = field(
         default=0.9995,
         metadata=_about(
-            "sentencepiece: share of characters that must be pieces (the rest: bytes)",
-            applies=_on_sentencepiece,
-            refused="character_coverage applies to the sentencepiece engine only, not to {cfg.algorithm} on "
-            "{cfg.resolved_engine}; drop it or pass engine='sentencepiece' (bpe, unigram)",
+            "bpe (both engines) and sentencepiece unigram: share of the training text's characters that must "
+            "be pieces, the most frequent first (the rest: bytes)",
+            applies=_has_coverage,
+            refused="character_coverage applies to bpe (either engine) and to unigram on sentencepiece, not to "
+            "{cfg.algorithm} on {cfg.resolved_engine} (byte-level BPE spells every character with bytes; HF's "
+            "unigram trainer keeps every character); drop it or pass engine='sentencepiece' (bpe, unigram)",
         ),
     )
     max_piece_length: int | None = field(
