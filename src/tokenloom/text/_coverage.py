@@ -18,6 +18,7 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
+from typing import Literal
 
 from tokenloom.text._hf_build import META
 
@@ -27,7 +28,9 @@ __all__ = ["char_counts", "covering_alphabet"]
 def char_counts(lines: Iterable[str], normalization: str = "none") -> Counter[str]:
     """Occurrences of each character in ``lines`` as the engine sees them (space → ``▁``, normalized)."""
     counts: Counter[str] = Counter()
-    form = {"nfc": "NFC", "nfkc": "NFKC"}.get(normalization)
+    form: Literal["NFC", "NFKC"] | None = (
+        "NFC" if normalization == "nfc" else "NFKC" if normalization == "nfkc" else None
+    )
     for line in lines:
         counts.update(unicodedata.normalize(form, line) if form else line)
     if " " in counts:

@@ -205,7 +205,7 @@ def _alphabet_too_large(corpus: TrainingCorpus, cfg: TrainerConfig) -> ConfigErr
     )
 
 
-def _alphabet_limit(corpus: TrainingCorpus, cfg: TrainerConfig) -> dict[str, int]:
+def _alphabet_limit(corpus: TrainingCorpus, cfg: TrainerConfig) -> dict[str, Any]:
     """``limit_alphabet`` for ``character_coverage`` (``_coverage.py``; none at 1.0: every character)."""
     if cfg.character_coverage >= 1.0:
         return {}
