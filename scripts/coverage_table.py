@@ -42,7 +42,7 @@ def main() -> None:
     print(f"{args.vocab} BPE pieces trained on {len(list((flores / 'dev').glob('*.txt')))} FLORES dev files")
     head = "| engine | character_coverage | single chars | byte pieces | longer pieces | "
     print(head + " | ".join(f"{lang} tokens" for lang in LANGS) + " | train s |")
-    print("|" + "---|" * (8 + len(LANGS) - 3))
+    print("|" + "---|" * (6 + len(LANGS)))
     for engine, coverage in CASES:
         start = time.perf_counter()
         tok = train_tokenizer(
