@@ -32,6 +32,12 @@ merge ``i`` id ``k + 256 + i``; ``max_piece_length`` counts bytes and is unlimit
 GPT-2 / tiktoken vocabularies. The tokenizer saves to tiktoken's format too
 (``Tokenizer.save(path, formats=("tokenizer.json", "tiktoken"))``, ``tiktoken_export.py``).
 
+Parity-aware byte-level BPE (``algorithm="parity-bpe"``, ``_parity.py``) gives each merge to the language
+that compresses worst on a parallel ``dev`` set (or furthest below its ``ratios`` target); the tokenizer is
+laid out, saved and exported like ``bytelevel-bpe``. ``character_coverage`` limits the alphabet of BPE on
+either engine (``_coverage.py`` for the tokenizers engine). A ``max_bytes`` budget or ``language_sampling``
+(``p_l ~ n_l**alpha``) is drawn by language in two passes (``_sampling.py``).
+
 The corpus is streamed (``_stream.stream_lines``), its files read as ``load_corpus`` reads them
 (``reader.py``: a table's ``text`` column, a text file's lines): statistics, fingerprint, deterministic
 ``max_bytes`` sampling, held-out lines (returned by ``train_with_heldout`` for a fertility check), long

@@ -6,7 +6,9 @@ flags are generated from the fields, ``_commands/train.py``) and, for a setting 
 engines only, the rule saying where it applies. A value other than the default where a setting does not
 apply is refused when the config is built, naming the fix: the byte-level pre-tokenizer and digit splitting
 belong to ``bytelevel-bpe``; ``byte_fallback=False`` and ``split_words=False`` to bpe and unigram;
-``character_coverage`` to the sentencepiece engine. So a config that exists is a combination that trains.
+``character_coverage`` to bpe (either engine) and sentencepiece unigram; ``dev``, ``ratios``, ``variant``,
+``global_merges``, ``window_size`` and ``alpha`` to ``parity-bpe``. So a config that exists is a combination
+that trains (``parity-bpe`` also needs ``dev`` or ``ratios``: checked when training, against the corpus).
 
 ``engine="auto"`` means the fastest engine that can train what is asked: sentencepiece for bpe and unigram
 (on a 40.6 MB multilingual corpus the raw engines took 5.3 s (spm BPE) vs 25.4 s (HF BPE) and 73 s (spm
@@ -22,14 +24,14 @@ from __future__ import annotations
 
 import functools
 import os
-import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, TypedDict, get_args, get_origin, get_type_hints
 
 from tokenloom._fields import check_bools, check_ints, check_numbers, check_seed
 from tokenloom.errors import ConfigError
 from tokenloom.text._hf_build import BYTE_PIECES, spelling_chars
+from tokenloom.text._train_values import parse_size, ratio_items
 from tokenloom.text.bytelevel import Pretokenizer, resolve_pattern
 from tokenloom.text.sources import Errors
 
@@ -342,7 +344,7 @@ class TrainerConfig:
             raise ConfigError(f"dev={self.dev!r}; give the path of a parallel development corpus")
         if self.dev is not None:
             object.__setattr__(self, "dev", os.fspath(self.dev))
-        object.__setattr__(self, "ratios", _ratio_items(self.ratios))
+        object.__setattr__(self, "ratios", ratio_items(self.ratios))
         if self.dev is not None and self.ratios:
             raise ConfigError("parity-bpe balances on dev= or on ratios=, not both; drop one of them")
         if self.global_merges < 0 or self.window_size < 1:
@@ -438,41 +440,6 @@ class TrainerConfig:
     @property
     def resolved_threads(self) -> int:
         return self.threads or os.cpu_count() or 1
-
-
-_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20,
-          "gib": 2**30, "tib": 2**40}  # fmt: skip
-
-
-def parse_size(text: str) -> int:
-    """``"2GB"``, ``"500MB"``, ``"1.5GiB"``, ``"1000000"`` → bytes (decimal units; KiB, MiB, GiB binary)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
-    unit = m.group(2).lower() if m else ""
-    if m is None or unit not in _UNITS:
-        raise ConfigError(
-            f"max_bytes={text!r} is not a size; give bytes or a size such as 2GB, 500MB, 1.5GiB"
-        )
-    return int(float(m.group(1)) * _UNITS[unit])
-
-
-def _ratio_items(ratios: object) -> tuple[str, ...]:
-    """``ratios`` given as a mapping or as ``"LANG=R"`` strings → sorted ``"LANG=R"`` strings, checked."""
-    items = [f"{k}={v}" for k, v in ratios.items()] if isinstance(ratios, Mapping) else ratios
-    if isinstance(items, str) or not isinstance(items, Iterable):
-        raise ConfigError(f"ratios={ratios!r}; give {{language: ratio}} or 'LANG=R' strings")
-    out: dict[str, str] = {}
-    for item in items:
-        lang, eq, value = str(item).partition("=")
-        try:
-            number = float(value)
-        except ValueError:
-            number = -1.0
-        if not eq or not lang or not number > 0 or lang in out:
-            raise ConfigError(
-                f"ratios entry {item!r} is not LANG=R with a positive R (each language once), e.g. hin_Deva=2.5"
-            )
-        out[lang] = f"{lang}={number!r}"
-    return tuple(out[k] for k in sorted(out))
 
 
 @functools.cache
