@@ -84,6 +84,35 @@ def evaluate(tok: Tokenizer, devtest: Path, dev_langs: set[str]) -> tuple[dict[s
     return {**s39, "eng_fertility": fertility}, s99
 
 
+def raw_seconds(train: Path, dev: Path, size: int) -> float:
+    """The engine's ParityBpeTrainer called directly with the same pre-tokenizer and dev set."""
+    from tokenizers import Regex, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Tokenizer as HFTokenizer
+
+    from tokenloom.text.bytelevel import PATTERNS
+
+    start = time.perf_counter()
+    langs = sorted(p.stem for p in train.glob("*.txt"))
+    lines = {
+        lang: [ln for ln in (train / f"{lang}.txt").read_text("utf-8").split("\n") if ln] for lang in langs
+    }
+    held = {lang: (dev / f"{lang}.txt").read_text("utf-8").splitlines() for lang in langs}
+    raw = HFTokenizer(models.BPE(ignore_merges=True))
+    split = pre_tokenizers.Split(Regex(PATTERNS["o200k"]), behavior="isolated")
+    raw.pre_tokenizer = pre_tokenizers.Sequence(
+        [split, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+    )
+    raw.decoder = decoders.ByteLevel()
+    trainer = trainers.ParityBpeTrainer(
+        num_merges=size - 4 - 256, special_tokens=["<unk>", "<s>", "</s>", "<pad>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False,
+    )  # fmt: skip
+    trainer.train_from_iterator(
+        raw, train_iterators=[iter(lines[g]) for g in langs], dev_iterators=[iter(held[g]) for g in langs]
+    )
+    return time.perf_counter() - start
+
+
 def chart(points: list[tuple[str, float, float]], path: Path) -> None:
     import matplotlib
 
@@ -114,6 +143,9 @@ def main() -> None:
     )
     parser.add_argument("--only", default="", help="run only the cases whose label contains this text")
     parser.add_argument("--chart", type=Path, default=None, help="write the Gini / total tokens chart here")
+    parser.add_argument(
+        "--vs-raw", type=int, default=0, help="only time ours against the raw engine at this size"
+    )
     args = parser.parse_args()
     flores = args.shared / "corpora" / "flores200"
     dev_langs = {p.stem for p in (flores / "dev").glob("*.txt")}
@@ -126,6 +158,18 @@ def main() -> None:
     points: list[tuple[str, float, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         train, dev = split_dev(flores, Path(tmp))
+        if args.vs_raw:
+            for _ in range(2):  # alternate, so both see the same machine load
+                start = time.perf_counter()
+                train_tokenizer(
+                    train, algorithm="parity-bpe", dev=str(dev), vocab_size=args.vs_raw, heldout=0
+                )
+                ours = time.perf_counter() - start
+                raw = raw_seconds(train, dev, args.vs_raw)
+                print(
+                    f"parity base {args.vs_raw}: ours {ours:.1f} s, raw engine {raw:.1f} s, ratio {ours / raw:.2f}"
+                )
+            return
         for size in (int(s) for s in args.sizes.split(",")):
             base_tokens = None
             for label, settings in cases(size, dev, [int(g) for g in args.global_merges.split(",") if g]):
