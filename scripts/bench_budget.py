@@ -69,7 +69,16 @@ def main() -> None:
     print("| engine | budget | trained on | peak RSS | seconds |\n|---|---|---|---|---|")
     for case in args.engines.split(","):
         for gb in (float(b) for b in args.budgets.split(",")):
-            argv = [sys.executable, __file__, "--worker", case, str(int(gb * 1e9)), str(args.mix)]
+            argv = [
+                sys.executable,
+                __file__,
+                "--mix",
+                str(args.mix),
+                "--worker",
+                case,
+                str(int(gb * 1e9)),
+                str(args.mix),
+            ]
             out = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
             print(
                 f"| {case} | {gb:g} GB | {out['train'] / 1e9:.3f} GB | {out['peak'] / 2**30:.2f} GiB "
