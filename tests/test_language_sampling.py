@@ -99,9 +99,15 @@ def test_the_budget_bounds_what_the_trainer_reads_and_spans_every_file(
             yield line
 
     monkeypatch.setattr(_engines, "training_lines", spy)
-    budget = 8000
+    budget = 8000  # coverage 1.0: the engine is the one reader (below 1 the characters are counted first)
     tok = train_tokenizer(
-        shards, engine="hf", vocab_size=400, max_bytes=budget, heldout=0, allow_smaller_vocab=True
+        shards,
+        engine="hf",
+        vocab_size=400,
+        max_bytes=budget,
+        character_coverage=1.0,
+        heldout=0,
+        allow_smaller_vocab=True,
     )
     size = sum(len(line.encode("utf-8")) for line in given)
     assert budget - 40 <= size <= budget + 40 and tok.record["corpus"]["train_bytes"] == size
