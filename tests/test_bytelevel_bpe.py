@@ -427,9 +427,9 @@ def test_options_of_one_algorithm_are_refused_for_the_other() -> None:
         TrainerConfig(algorithm="bytelevel-bpe", byte_fallback=False)
     with pytest.raises(ConfigError, match="split_words=False does not apply"):
         TrainerConfig(algorithm="bytelevel-bpe", split_words=False)
-    with pytest.raises(ConfigError, match="apply to algorithm='bytelevel-bpe' only"):
+    with pytest.raises(ConfigError, match="apply to algorithm='bytelevel-bpe' or 'parity-bpe' only"):
         TrainerConfig(algorithm="bpe", pretokenizer="gpt2")
-    with pytest.raises(ConfigError, match="apply to algorithm='bytelevel-bpe' only"):
+    with pytest.raises(ConfigError, match="apply to algorithm='bytelevel-bpe' or 'parity-bpe' only"):
         TrainerConfig(algorithm="unigram", split_digits=True)
     assert TrainerConfig(algorithm="bytelevel-bpe").resolved_engine == "hf"
     assert TrainerConfig(algorithm="bpe").resolved_max_piece_length == 16

@@ -192,7 +192,7 @@ def test_sweep_cli_three_algorithms(
     assert cut.vocab_size == 1000 and cut.record["resolved"]["pretokenizer"]["name"] == "cl100k"
     assert (out / "tokenizers" / "bytelevel-bpe-1k" / "tokenizer.tiktoken").is_file()  # saved, verified
     assert not (out / "tokenizers" / "bpe-1k" / "tokenizer.tiktoken").exists()
-    with pytest.raises(ConfigError, match="bytelevel-bpe only"):
+    with pytest.raises(ConfigError, match="bytelevel-bpe and parity-bpe only"):
         SweepConfig(algorithms=("bpe",), pretokenizer="o200k")
 
 
@@ -339,3 +339,23 @@ def test_allow_smaller_vocab_keeps_each_smaller_tokenizer_once(
         ConfigError, match=r"no tokenizer of the sweep was trained \(bpe-6k: not trained: vocab"
     ):
         vocab_sweep(default_corpus, default_corpus, SweepConfig(algorithms=("bpe",), vocab_sizes=(6000,)))
+
+
+@pytest.mark.slow
+def test_sweep_trains_parity_bpe_per_size(flores_sample: Path, shared_dir: Path, tmp_path: Path) -> None:
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    for path in flores_sample.glob("*.txt"):
+        lines = (shared_dir / "corpora" / "flores200" / "dev" / path.name).read_text("utf-8").splitlines()
+        (dev / path.name).write_text("\n".join(lines[697:]) + "\n", "utf-8")
+    config = SweepConfig(algorithms=("parity-bpe",), vocab_sizes=(600, 700), context=1024, dev=str(dev))
+    result = vocab_sweep(flores_sample, flores_sample, config)
+    assert list(result.table["tokenizer"]) == ["parity-bpe-600", "parity-bpe-700"]
+    assert list(result.table["made"]) == ["trained", "trained"]  # no cut is claimed equal to a training
+    alone = train_tokenizer(flores_sample, algorithm="parity-bpe", dev=str(dev), vocab_size=600, quiet=True)
+    text = "The weaver sat by the window and watched the rain, 2016."
+    assert result.tokenizers["parity-bpe-600"].encode(text) == alone.encode(text)
+    with pytest.raises(ConfigError, match="parity-bpe is swept with dev="):
+        SweepConfig(algorithms=("parity-bpe",))
+    with pytest.raises(ConfigError, match="give both or neither"):
+        SweepConfig(algorithms=("bpe",), dev=str(dev))

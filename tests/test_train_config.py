@@ -23,7 +23,7 @@ CLI_VALUES: dict[str, tuple[list[str], object]] = {
     "normalization": (["--normalization", "nfkc"], "nfkc"),
     "special_tokens": (["--special-token", "<s>", "--special-token", "<x>"], ("<s>", "<x>")),
     "seed": (["--seed", "7"], 7),
-    "max_bytes": (["--max-bytes", "1000"], 1000),
+    "max_bytes": (["--max-bytes", "2GB"], 2 * 10**9),
     "split_words": (["--no-split-words"], False),
     "pretokenizer": (["--algorithm", "bytelevel-bpe", "--pretokenizer", "gpt2"], "gpt2"),
     "split_digits": (["--algorithm", "bytelevel-bpe", "--split-digits"], True),
@@ -36,7 +36,15 @@ CLI_VALUES: dict[str, tuple[list[str], object]] = {
     "threads": (["--threads", "2"], 2),
     "verify_sample": (["--verify-sample", "10"], 10),
     "allow_smaller_vocab": (["--allow-smaller-vocab"], True),
-}
+    "language_sampling": (["--language-sampling", "0.3"], 0.3),
+    "dev": (["--algorithm", "parity-bpe", "--dev", "flores/dev"], "flores/dev"),
+    "ratios": (["--algorithm", "parity-bpe", "--ratio", "hin_Deva=2.5", "--ratio", "eng_Latn=1"],
+               ("eng_Latn=1.0", "hin_Deva=2.5")),
+    "variant": (["--algorithm", "parity-bpe", "--variant", "window"], "window"),
+    "global_merges": (["--algorithm", "parity-bpe", "--global-merges", "8000"], 8000),
+    "window_size": (["--algorithm", "parity-bpe", "--window-size", "50"], 50),
+    "alpha": (["--algorithm", "parity-bpe", "--alpha", "1.5"], 1.5),
+}  # fmt: skip
 
 
 def _parse(argv: list[str]) -> TrainerConfig:
@@ -79,14 +87,15 @@ def test_keywords_override_and_must_agree_with_a_given_config() -> None:
         train_tokenizer(iter(["some text"]), config=cfg, seed=5)
     with pytest.raises(TypeError, match=r"unknown training setting 'vocab'.*vocab_size, byte_fallback"):
         train_tokenizer(iter(["some text"]), vocab=3000)  # type: ignore[call-arg]
-    with pytest.raises(ConfigError, match="apply to algorithm='bytelevel-bpe' only"):
+    with pytest.raises(ConfigError, match="apply to algorithm='bytelevel-bpe' or 'parity-bpe' only"):
         configure(cfg, pretokenizer="gpt2")  # the result is validated as a whole
 
 
-def test_character_coverage_belongs_to_sentencepiece() -> None:
+def test_character_coverage_belongs_to_bpe_and_sentencepiece() -> None:
     assert TrainerConfig(character_coverage=0.99).resolved_engine == "sentencepiece"
-    with pytest.raises(ConfigError, match="character_coverage applies to the sentencepiece engine only"):
-        TrainerConfig(engine="hf", character_coverage=0.99)
+    assert TrainerConfig(engine="hf", character_coverage=0.99).character_coverage == 0.99
+    with pytest.raises(ConfigError, match=r"character_coverage applies to bpe .* not to unigram on hf"):
+        TrainerConfig(algorithm="unigram", engine="hf", character_coverage=0.99)
     with pytest.raises(ConfigError, match="not to bytelevel-bpe on hf"):
         TrainerConfig(algorithm="bytelevel-bpe", character_coverage=0.99)
 

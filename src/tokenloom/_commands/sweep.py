@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from tokenloom._commands._args import argument_value
+from tokenloom._commands.train import parse_bytes
 
 NAME = "sweep"
 HELP = "train tokenizers over algorithms × vocabulary sizes and compare fertility, premiums and costs"
@@ -29,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--algorithms",
         type=_names,
         default=("bpe", "unigram"),
-        help="comma-separated from bpe, unigram, bytelevel-bpe (default: bpe,unigram)",
+        help="comma-separated from bpe, unigram, bytelevel-bpe, parity-bpe (trained per size; needs --dev) "
+        "(default: bpe,unigram)",
     )
     parser.add_argument(
         "--vocab-sizes",
@@ -66,7 +68,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--context", type=int, default=4096, help="reference context in tokens (default: 4096)"
     )
     parser.add_argument(
-        "--max-bytes", type=int, default=None, help="deterministic sample of the training corpus, in bytes"
+        "--max-bytes",
+        type=parse_bytes,
+        default=None,
+        metavar="SIZE",
+        help="deterministic sample of the training corpus drawn across all of it, e.g. 2GB or 1000000",
+    )
+    parser.add_argument(
+        "--language-sampling",
+        type=float,
+        default=1.0,
+        metavar="ALPHA",
+        help="each language's share of the training bytes ~ n_l**ALPHA (1: as it is, 0: uniform; default: 1)",
+    )
+    parser.add_argument(
+        "--dev",
+        default=None,
+        metavar="CORPUS",
+        help="parity-bpe: a parallel development set of its languages",
     )
     parser.add_argument(
         "--allow-smaller-vocab",
@@ -99,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
         preset=args.preset,
         context=args.context,
         max_bytes=args.max_bytes,
+        language_sampling=args.language_sampling,
+        dev=args.dev,
         pretokenizer=args.pretokenizer,
         allow_smaller_vocab=args.allow_smaller_vocab,
     )

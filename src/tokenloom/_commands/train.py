@@ -46,8 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-# the one flag not spelled after its field: it is given once per token
-_FLAGS = {"special_tokens": "--special-token"}
+# the flags not spelled after their field: they are given once per token / language
+_FLAGS = {"special_tokens": "--special-token", "ratios": "--ratio"}
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,7 +73,7 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         else:  # int, float or str, or None
             hint = hints[f.name]
             convert = next(t for t in typing.get_args(hint) or (hint,) if t is not type(None))
-            kind["type"] = parse_seed if f.name == "seed" else convert
+            kind["type"] = {"seed": parse_seed, "max_bytes": parse_bytes}.get(f.name, convert)
             kind["metavar"] = kind["metavar"] or {int: "N", float: "F"}.get(convert, "TEXT")
         text = f"{f.metadata['help']}; default: {shown}"
         group.add_argument(flag, dest=f.name, default=argparse.SUPPRESS, help=text, **kind)
@@ -89,6 +89,17 @@ def config_from_args(args: argparse.Namespace) -> TrainerConfig:
         f.name: getattr(args, f.name) for f in dataclasses.fields(TrainerConfig) if hasattr(args, f.name)
     }
     return TrainerConfig(**given)
+
+
+def parse_bytes(text: str) -> int:
+    """``--max-bytes``: bytes or a size such as ``2GB`` (argparse error otherwise)."""
+    from tokenloom.errors import ConfigError
+    from tokenloom.text.train_config import parse_size
+
+    try:
+        return parse_size(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parse_seed(text: str) -> int:

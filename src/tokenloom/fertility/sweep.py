@@ -21,7 +21,8 @@ derives two tables:
 
 The BPE shortcut: with the ``tokenizers`` engine the merges of a smaller BPE vocabulary are a prefix of a
 larger one's, so the largest BPE (and the largest byte-level BPE) is trained once and the smaller ones are
-cut from it (:mod:`tokenloom.text.bpe_cut`; tests compare the cut with separate trainings).
+cut from it (:mod:`tokenloom.text.bpe_cut`; tests compare the cut with separate trainings). ``parity-bpe``
+is trained once per size (its merges are chosen against a dev set; no cut is claimed equal to a training).
 
 A size the training corpus cannot fill (it gives fewer pieces, :class:`~tokenloom.errors.VocabSizeError`) is
 a row of its own, ``made`` = ``"not trained: <reason>"`` with no metrics, and the sweep goes on; with
@@ -158,7 +159,9 @@ def _train(
         trained = train_tokenizer(
             corpus, algorithm=algorithm, vocab_size=size, engine=config.engine_for(algorithm),
             max_bytes=config.max_bytes, seed=config.seed, quiet=quiet,
-            pretokenizer=config.pretokenizer if algorithm == "bytelevel-bpe" else None,
+            language_sampling=config.language_sampling,
+            dev=config.dev if algorithm == "parity-bpe" else None,
+            pretokenizer=config.pretokenizer if algorithm in ("bytelevel-bpe", "parity-bpe") else None,
             allow_smaller_vocab=config.allow_smaller_vocab,
         )  # fmt: skip
     except VocabSizeError as exc:  # the rows say what became of this size

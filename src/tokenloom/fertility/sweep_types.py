@@ -35,7 +35,7 @@ __all__ = [
     "sweep_name",
 ]
 
-SweepAlgorithm = Literal["bpe", "unigram", "bytelevel-bpe"]
+SweepAlgorithm = Literal["bpe", "unigram", "bytelevel-bpe", "parity-bpe"]
 SweepEngine = Literal["auto", "hf", "sentencepiece"]
 # the training corpus: files, folders or globs (read once per training, so not an iterator)
 TrainCorpus = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
@@ -61,7 +61,11 @@ class SweepConfig:
     tied: bool = True  # output layer shares the embedding matrix
     max_bytes: int | None = None  # deterministic sample of the training corpus (None: all of it)
     seed: int = 0  # training seed, 0 <= seed < 2**32
-    pretokenizer: str | None = None  # bytelevel-bpe's split pattern: a name or a regex (None: "o200k")
+    language_sampling: float = (
+        1.0  # each language's share of the training bytes ~ n_l**alpha (every algorithm)
+    )
+    dev: str | None = None  # parity-bpe's parallel development set (needed when parity-bpe is swept)
+    pretokenizer: str | None = None  # byte-level split pattern: a name or a regex (None: "o200k")
     allow_smaller_vocab: bool = False  # a size the corpus cannot fill: a "not trained" row (False), or
     #                                    the smaller tokenizer kept once, under its real size (True)
 
@@ -83,8 +87,15 @@ class SweepConfig:
         check_ints(self, {"seed": 0})
         check_bools(self, ("shortcut", "translit", "tied", "allow_smaller_vocab"))
         check_seed(self.seed, name="SweepConfig.seed")
-        if self.pretokenizer is not None and "bytelevel-bpe" not in self.algorithms:
-            raise ConfigError("pretokenizer applies to bytelevel-bpe only; add it to algorithms or drop it")
+        if ("parity-bpe" in self.algorithms) != (self.dev is not None):
+            raise ConfigError(
+                "parity-bpe is swept with dev= (a parallel development set, --dev CORPUS) and dev= only applies "
+                "to parity-bpe; give both or neither"
+            )
+        if self.pretokenizer is not None and not {"bytelevel-bpe", "parity-bpe"} & set(self.algorithms):
+            raise ConfigError(
+                "pretokenizer applies to bytelevel-bpe and parity-bpe only; add one to algorithms or drop it"
+            )
 
     def engine_for(self, algorithm: SweepAlgorithm) -> Literal["hf", "sentencepiece"]:
         """The engine that trains ``algorithm`` in this sweep: the trainer's resolution of ``"auto"`` for

@@ -25,8 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from tokenloom._progress import show_progress
 from tokenloom.errors import ConfigError, CorpusError, VocabSizeError
+from tokenloom.text._coverage import char_counts, covering_alphabet
 from tokenloom.text._hf_build import META, byte_fallback_model, decoder
-from tokenloom.text._stream import StreamStats, TrainingCorpus, stream_lines
+from tokenloom.text._sampling import training_lines
+from tokenloom.text._stream import StreamStats, TrainingCorpus
 from tokenloom.text.backends.hf import HFBackend
 from tokenloom.text.backends.sentencepiece import SentencePieceBackend
 from tokenloom.text.bytelevel import build_pre_tokenizer
@@ -132,7 +134,7 @@ def train_spm(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) -> Tra
     if controls:
         options["control_symbols"] = controls
     spm.set_random_generator_seed(cfg.seed)
-    feed = _Feed(stream_lines(corpus, cfg, quiet=quiet))
+    feed = _Feed(training_lines(corpus, cfg, quiet=quiet))
     model = io.BytesIO()
     with tempfile.TemporaryDirectory(prefix="tokenloom-spm-") as tmp:
         if cfg.normalization == "nfc":
@@ -203,6 +205,16 @@ def _alphabet_too_large(corpus: TrainingCorpus, cfg: TrainerConfig) -> ConfigErr
     )
 
 
+def _alphabet_limit(corpus: TrainingCorpus, cfg: TrainerConfig) -> dict[str, Any]:
+    """``limit_alphabet`` for ``character_coverage`` (``_coverage.py``; none at 1.0: every character)."""
+    if cfg.character_coverage >= 1.0:
+        return {}
+    lines = _Feed(training_lines(corpus, cfg, quiet=True))
+    counts = char_counts(lines, cfg.normalization)
+    lines.stats()  # the stream's errors, if any
+    return {"limit_alphabet": len(covering_alphabet(counts, cfg.character_coverage, cfg.required_chars))}
+
+
 def train_hf(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) -> Trained:
     from tokenizers import Tokenizer as HFTokenizer
     from tokenizers import models, normalizers, pre_tokenizers, trainers
@@ -212,10 +224,13 @@ def train_hf(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) -> Trai
     alphabet = sorted(cfg.required_chars)
     if cfg.algorithm == "bpe":
         raw = HFTokenizer(models.BPE(unk_token="<unk>"))
+        if cfg.character_coverage < 1.0 and corpus.texts is not None and iter(corpus.texts) is corpus.texts:
+            corpus = TrainingCorpus(texts=list(corpus.texts))  # read twice (the alphabet, then the training)
         trainer: trainers.Trainer = trainers.BpeTrainer(
             vocab_size=budget,
             special_tokens=names,
             initial_alphabet=alphabet,
+            **_alphabet_limit(corpus, cfg),
             max_token_length=cfg.resolved_max_piece_length,
             show_progress=show_progress(quiet),
         )
@@ -245,8 +260,8 @@ def train_hf(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) -> Trai
     if size > cfg.vocab_size:
         raise ConfigError(
             f"vocab_size={cfg.vocab_size} is too small for this corpus: the special tokens, byte pieces and the "
-            f"corpus alphabet already need {size}; raise vocab_size to at least {size} (or use the sentencepiece "
-            "engine, whose character_coverage leaves rare characters to byte fallback)"
+            f"corpus alphabet already need {size}; raise vocab_size to at least {size} or lower character_coverage="
+            f"{cfg.character_coverage} (rarer characters are left to byte fallback)"
         )
     return Tokenizer(name=f"{cfg.algorithm}-hf-{size}", backend=HFBackend(hf)), stats
 
@@ -255,7 +270,7 @@ def _train_raw(
     raw: Any, trainer: Any, corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool
 ) -> StreamStats:
     """``raw.train_from_iterator`` over the corpus's lines, engine errors translated (see module doc)."""
-    feed = _Feed(stream_lines(corpus, cfg, quiet=quiet))
+    feed = _Feed(training_lines(corpus, cfg, quiet=quiet))
     try:
         raw.train_from_iterator(_batches(feed), trainer=trainer)
     except BaseException as exc:

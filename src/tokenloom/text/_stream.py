@@ -11,10 +11,7 @@ corpus in memory, it:
   every text on ``\\n``; bad input is raised or, with ``errors="skip"``, set aside and counted
   (``records.py``);
 - counts what was read (files, bytes, lines, characters) and fingerprints it (SHA-256 of the lines);
-- samples deterministically when ``max_bytes`` is set: for files, each line is kept with probability
-  ``max_bytes / total file bytes`` from a ``random.Random(seed)``; for an iterable (size unknown) the first
-  ``max_bytes`` are used; either way training stops once ``max_bytes`` have been kept (reading goes on, so
-  the statistics and fingerprint cover the whole corpus);
+- (a ``max_bytes`` budget or ``language_sampling`` is drawn in two passes by ``_sampling.py`` instead);
 - holds out a fraction of lines (``heldout``) for the fertility check, as (source name, text) records,
   at most ``MAX_HELDOUT`` of them;
 - splits lines longer than ``max_line_bytes`` into chunks (at a space near the limit when there is one,
@@ -32,7 +29,7 @@ import hashlib
 import os
 import random
 from collections.abc import Generator, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +44,9 @@ from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats
 if TYPE_CHECKING:
     from tokenloom.text.train_config import TrainerConfig
 
-__all__ = ["MAX_HELDOUT", "CorpusInput", "StreamStats", "TrainingCorpus", "split_long", "stream_lines"]
+__all__ = [
+    "MAX_HELDOUT", "CorpusInput", "Spread", "StreamStats", "TrainingCorpus", "split_long", "stream_lines",
+]  # fmt: skip
 
 MAX_HELDOUT = 20_000  # at most this many held-out records are kept (enough for a fertility table)
 CorpusInput = str | os.PathLike[str] | Iterable[Any]
@@ -139,6 +138,9 @@ class StreamStats:
     heldout_lines: int
     heldout: tuple[tuple[str, str], ...]  # (source name, line), at most MAX_HELDOUT
     sample: tuple[str, ...]  # evenly spread training lines, for export verification
+    # per language: bytes available and used (a draw by language, ``_sampling.py``; empty otherwise)
+    languages: dict[str, dict[str, int]] = field(default_factory=dict)
+    dev: dict[str, Any] = field(default_factory=dict)  # parity-bpe: the development set read
 
     def summary(self) -> dict[str, Any]:
         """Corpus statistics for ``tokenloom.json`` (deterministic: no paths, no timings)."""
@@ -151,10 +153,12 @@ class StreamStats:
             "split_lines": self.split_lines,
             "split_chunks": self.split_chunks,
             "heldout_lines": self.heldout_lines,
+            **({"languages": self.languages} if self.languages else {}),
+            **({"dev": self.dev} if self.dev else {}),
         }
 
 
-class _Spread:
+class Spread:
     """An evenly spread sample of at most ``size`` items: every stride-th, the stride doubling as they come."""
 
     def __init__(self, size: int) -> None:
@@ -202,19 +206,13 @@ def _read(
 def stream_lines(
     corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool = True
 ) -> Generator[str, None, StreamStats]:
-    """The training lines of ``corpus`` under ``cfg`` (``max_bytes``, ``seed``, ``heldout``, ``errors``,
+    """The training lines of ``corpus`` under ``cfg`` (``seed``, ``heldout``, ``errors``,
     ``max_line_bytes``, ``verify_sample``); returns the :class:`StreamStats` (see the module docstring)."""
-    stats, digest, spread = SourceStats(), hashlib.sha256(), _Spread(cfg.verify_sample)
-    sampler, holder = random.Random(cfg.seed), random.Random(cfg.seed + 1)
-    cap, limit = cfg.max_bytes, cfg.max_line_bytes
-    keep_p = 1.0
-    if cap is not None and corpus.texts is None:
-        keep_p = min(1.0, cap / max(sum(p.stat().st_size for p in corpus.files), 1))
+    stats, digest, spread = SourceStats(), hashlib.sha256(), Spread(cfg.verify_sample)
+    holder, limit = random.Random(cfg.seed + 1), cfg.max_line_bytes
     heldout: list[tuple[str, str]] = []
     held = lines = size = split = chunks = 0
     for source, line, encoded in _read(corpus, cfg, stats, digest, quiet=quiet):
-        if cap is not None and (size >= cap or (keep_p < 1.0 and sampler.random() >= keep_p)):
-            continue
         if cfg.heldout > 0.0 and holder.random() < cfg.heldout:
             held += 1
             if len(heldout) < MAX_HELDOUT:

@@ -32,6 +32,12 @@ merge ``i`` id ``k + 256 + i``; ``max_piece_length`` counts bytes and is unlimit
 GPT-2 / tiktoken vocabularies. The tokenizer saves to tiktoken's format too
 (``Tokenizer.save(path, formats=("tokenizer.json", "tiktoken"))``, ``tiktoken_export.py``).
 
+Parity-aware byte-level BPE (``algorithm="parity-bpe"``, ``_parity.py``) gives each merge to the language
+that compresses worst on a parallel ``dev`` set (or furthest below its ``ratios`` target); the tokenizer is
+laid out, saved and exported like ``bytelevel-bpe``. ``character_coverage`` limits the alphabet of BPE on
+either engine (``_coverage.py`` for the tokenizers engine). A ``max_bytes`` budget or ``language_sampling``
+(``p_l ~ n_l**alpha``) is drawn by language in two passes (``_sampling.py``).
+
 The corpus is streamed (``_stream.stream_lines``), its files read as ``load_corpus`` reads them
 (``reader.py``: a table's ``text`` column, a text file's lines): statistics, fingerprint, deterministic
 ``max_bytes`` sampling, held-out lines (returned by ``train_with_heldout`` for a fertility check), long
@@ -52,6 +58,7 @@ from typing import Unpack
 from tokenloom._version import __version__
 from tokenloom.errors import ConfigError, VocabSizeError
 from tokenloom.text._engines import train_bytelevel, train_hf, train_spm
+from tokenloom.text._parity import train_parity
 from tokenloom.text._stream import CorpusInput, StreamStats, TrainingCorpus
 from tokenloom.text.tokenizer import Tokenizer
 from tokenloom.text.train_config import AUTO_ENGINE, TrainerConfig, TrainerSettings, resolve_engine
@@ -81,7 +88,7 @@ def _versions() -> dict[str, str]:
 
 
 def _bytelevel_record(cfg: TrainerConfig) -> dict[str, object]:
-    if cfg.algorithm != "bytelevel-bpe":
+    if cfg.algorithm not in ("bytelevel-bpe", "parity-bpe"):
         return {}
     pre = cfg.resolved_pretokenizer
     return {
@@ -159,7 +166,9 @@ def train_with_heldout(corpus: CorpusInput, config: TrainerConfig, *, quiet: boo
     source = TrainingCorpus.of(corpus)  # paths are checked before any engine starts
     engine_name = cfg.resolved_engine
     start = time.perf_counter()
-    if cfg.algorithm == "bytelevel-bpe":
+    if cfg.algorithm == "parity-bpe":
+        train = train_parity
+    elif cfg.algorithm == "bytelevel-bpe":
         train = train_bytelevel
     else:
         train = train_spm if engine_name == "sentencepiece" else train_hf
@@ -189,7 +198,11 @@ def _record(cfg: TrainerConfig, stats: StreamStats, seconds: float) -> dict[str,
     """What ``tokenloom.json`` says of a training: config, resolved settings, corpus, versions, timing."""
     return {
         "format": "tokenloom-tokenizer/1",
-        "config": {**dataclasses.asdict(cfg), "special_tokens": list(cfg.special_tokens)},
+        "config": {
+            **dataclasses.asdict(cfg),
+            "special_tokens": list(cfg.special_tokens),
+            "ratios": list(cfg.ratios),
+        },
         "resolved": {
             "engine": cfg.resolved_engine,
             "special_tokens": list(cfg.resolved_special_tokens),

@@ -6,7 +6,9 @@ flags are generated from the fields, ``_commands/train.py``) and, for a setting 
 engines only, the rule saying where it applies. A value other than the default where a setting does not
 apply is refused when the config is built, naming the fix: the byte-level pre-tokenizer and digit splitting
 belong to ``bytelevel-bpe``; ``byte_fallback=False`` and ``split_words=False`` to bpe and unigram;
-``character_coverage`` to the sentencepiece engine. So a config that exists is a combination that trains.
+``character_coverage`` to bpe (either engine) and sentencepiece unigram; ``dev``, ``ratios``, ``variant``,
+``global_merges``, ``window_size`` and ``alpha`` to ``parity-bpe``. So a config that exists is a combination
+that trains (``parity-bpe`` also needs ``dev`` or ``ratios``: checked when training, against the corpus).
 
 ``engine="auto"`` means the fastest engine that can train what is asked: sentencepiece for bpe and unigram
 (on a 40.6 MB multilingual corpus the raw engines took 5.3 s (spm BPE) vs 25.4 s (HF BPE) and 73 s (spm
@@ -29,6 +31,7 @@ from typing import Any, Literal, TypedDict, get_args, get_origin, get_type_hints
 from tokenloom._fields import check_bools, check_ints, check_numbers, check_seed
 from tokenloom.errors import ConfigError
 from tokenloom.text._hf_build import BYTE_PIECES, spelling_chars
+from tokenloom.text._train_values import parse_size, ratio_items
 from tokenloom.text.bytelevel import Pretokenizer, resolve_pattern
 from tokenloom.text.sources import Errors
 
@@ -41,22 +44,28 @@ __all__ = [
     "Normalization",
     "TrainerConfig",
     "TrainerSettings",
+    "Variant",
     "choices",
+    "parse_size",
     "resolve_engine",
 ]
 
-Algorithm = Literal["bpe", "unigram", "bytelevel-bpe"]
+Algorithm = Literal["bpe", "unigram", "bytelevel-bpe", "parity-bpe"]
+Variant = Literal["base", "window"]
 Engine = Literal["hf", "sentencepiece"]
 EngineChoice = Literal["auto", "hf", "sentencepiece"]
 Normalization = Literal["none", "nfc", "nfkc"]
 
-AUTO_ENGINE: dict[str, Engine] = {"bpe": "sentencepiece", "unigram": "sentencepiece", "bytelevel-bpe": "hf"}
+AUTO_ENGINE: dict[str, Engine] = {
+    "bpe": "sentencepiece", "unigram": "sentencepiece", "bytelevel-bpe": "hf", "parity-bpe": "hf",
+}  # fmt: skip
+BYTE_LEVEL = ("bytelevel-bpe", "parity-bpe")  # byte-level BPE: the 256 bytes are the alphabet
 DEFAULT_PRETOKENIZER = "o200k"  # bytelevel-bpe: letter classes include combining marks (see bytelevel.py)
 BYTELEVEL_ALPHABET = 256
 # int fields, with an example value for messages
 _INT_FIELDS = {
     "vocab_size": 8000, "seed": 0, "max_bytes": 10**8, "max_line_bytes": 16384, "threads": 0,
-    "max_piece_length": 16, "verify_sample": 2000,
+    "max_piece_length": 16, "verify_sample": 2000, "global_merges": 0, "window_size": 100,
 }  # fmt: skip
 
 
@@ -68,9 +77,9 @@ def resolve_engine(algorithm: str, engine: str = "auto", *, cut: bool = False) -
         raise ConfigError(f"algorithm={algorithm!r}; choose one of {tuple(AUTO_ENGINE)}")
     if engine not in get_args(EngineChoice):
         raise ConfigError(f"engine={engine!r}; choose one of {get_args(EngineChoice)}")
-    if algorithm == "bytelevel-bpe" and engine == "sentencepiece":
+    if algorithm in BYTE_LEVEL and engine == "sentencepiece":
         raise ConfigError(
-            "algorithm='bytelevel-bpe' runs on the tokenizers engine only; pass engine='hf' or 'auto'"
+            f"algorithm={algorithm!r} runs on the tokenizers engine only; pass engine='hf' or 'auto'"
         )
     if engine != "auto":
         return engine  # type: ignore[return-value]  # checked above
@@ -91,20 +100,28 @@ def _about(
 
 
 def _bytelevel(cfg: TrainerConfig) -> bool:
-    return cfg.algorithm == "bytelevel-bpe"
+    return cfg.algorithm in BYTE_LEVEL
 
 
 def _not_bytelevel(cfg: TrainerConfig) -> bool:
-    return cfg.algorithm != "bytelevel-bpe"
+    return cfg.algorithm not in BYTE_LEVEL
 
 
-def _on_sentencepiece(cfg: TrainerConfig) -> bool:
-    return cfg.resolved_engine == "sentencepiece"
+def _parity(cfg: TrainerConfig) -> bool:
+    return cfg.algorithm == "parity-bpe"
+
+
+def _has_coverage(cfg: TrainerConfig) -> bool:
+    return cfg.resolved_engine == "sentencepiece" or cfg.algorithm == "bpe"
 
 
 _BYTELEVEL_ONLY = (
-    "pretokenizer and split_digits apply to algorithm='bytelevel-bpe' only, not {cfg.algorithm!r}; drop them "
-    "or choose algorithm='bytelevel-bpe'"
+    "pretokenizer and split_digits apply to algorithm='bytelevel-bpe' or 'parity-bpe' only, not "
+    "{cfg.algorithm!r}; drop them or choose one of those"
+)
+_PARITY_ONLY = (
+    "dev, ratios, variant, global_merges, window_size and alpha apply to algorithm='parity-bpe' only, not "
+    "{cfg.algorithm!r}; drop them or pass algorithm='parity-bpe'"
 )
 
 
@@ -115,12 +132,15 @@ class TrainerConfig:
 
     algorithm: Algorithm = field(
         default="bpe",
-        metadata=_about("bpe | unigram | bytelevel-bpe (GPT-2 / tiktoken-style byte-level BPE)"),
+        metadata=_about(
+            "bpe | unigram | bytelevel-bpe (GPT-2 / tiktoken-style byte-level BPE) | parity-bpe (byte-level, "
+            "each merge to the language that compresses worst on a parallel dev set)"
+        ),
     )
     engine: EngineChoice = field(
         default="auto",
         metadata=_about(
-            "auto (sentencepiece for bpe and unigram, hf for bytelevel-bpe) | hf | sentencepiece"
+            "auto (sentencepiece for bpe and unigram, hf for bytelevel-bpe and parity-bpe) | hf | sentencepiece"
         ),
     )
     vocab_size: int = field(
@@ -147,7 +167,12 @@ class TrainerConfig:
         default=0, metadata=_about("seed of sampling, the held-out split and the engines, 0 <= seed < 2**32")
     )
     max_bytes: int | None = field(
-        default=None, metadata=_about("train on a deterministic sample of this many bytes (None: all)")
+        default=None,
+        metadata=_about(
+            "train on a deterministic sample of this many bytes drawn across the whole corpus (every file and "
+            "language contributes), e.g. 2GB, 500MB or 1000000 (None: all)",
+            metavar="SIZE",
+        ),
     )
     split_words: bool = field(
         default=True,
@@ -195,10 +220,12 @@ class TrainerConfig:
     character_coverage: float = field(
         default=0.9995,
         metadata=_about(
-            "sentencepiece: share of characters that must be pieces (the rest: bytes)",
-            applies=_on_sentencepiece,
-            refused="character_coverage applies to the sentencepiece engine only, not to {cfg.algorithm} on "
-            "{cfg.resolved_engine}; drop it or pass engine='sentencepiece' (bpe, unigram)",
+            "bpe (both engines) and sentencepiece unigram: share of the training text's characters that must "
+            "be pieces, the most frequent first (the rest: bytes)",
+            applies=_has_coverage,
+            refused="character_coverage applies to bpe (either engine) and to unigram on sentencepiece, not to "
+            "{cfg.algorithm} on {cfg.resolved_engine} (byte-level BPE spells every character with bytes; HF's "
+            "unigram trainer keeps every character); drop it or pass engine='sentencepiece' (bpe, unigram)",
         ),
     )
     max_piece_length: int | None = field(
@@ -223,12 +250,76 @@ class TrainerConfig:
         ),
     )
 
+    language_sampling: float = field(
+        default=1.0,
+        metadata=_about(
+            "alpha: each language's share of the training bytes is p_l ~ n_l**alpha (1: the corpus as it is, "
+            "0: uniform over languages; XLM-R and mT5 use 0.3); needs a labelled corpus",
+            metavar="ALPHA",
+        ),
+    )
+    dev: str | None = field(
+        default=None,
+        metadata=_about(
+            "parity-bpe: a parallel development set (line i is the same sentence in every language), read "
+            "like the training corpus; its languages must be the training languages",
+            applies=_parity,
+            refused=_PARITY_ONLY,
+            metavar="CORPUS",
+        ),
+    )
+    ratios: tuple[str, ...] = field(
+        default=(),
+        metadata=_about(
+            "parity-bpe without dev: target compression per language, LANG=R (one per training language; "
+            "raise a language's R to give it more merges)",
+            applies=_parity,
+            refused=_PARITY_ONLY,
+            metavar="LANG=R",
+        ),
+    )
+    variant: Variant = field(
+        default="base",
+        metadata=_about(
+            "parity-bpe: base (every merge to the worst-compressed language) | window (moving-window "
+            "balancing, window_size and alpha)",
+            applies=_parity,
+            refused=_PARITY_ONLY,
+        ),
+    )
+    global_merges: int = field(
+        default=0,
+        metadata=_about(
+            "parity-bpe: plain BPE merges learned first, before parity selection (more: fewer total tokens, "
+            "less parity)",
+            applies=_parity,
+            refused=_PARITY_ONLY,
+        ),
+    )
+    window_size: int = field(
+        default=100,
+        metadata=_about(
+            "parity-bpe window variant: the moving window, in merges", applies=_parity, refused=_PARITY_ONLY
+        ),
+    )
+    alpha: float = field(
+        default=2.0,
+        metadata=_about(
+            "parity-bpe window variant: its alpha parameter", applies=_parity, refused=_PARITY_ONLY
+        ),
+    )
+
     def __post_init__(self) -> None:
         for name, allowed in choices().items():
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"TrainerConfig.{name}={getattr(self, name)!r}; choose one of {allowed}")
+        if isinstance(self.max_bytes, str):
+            object.__setattr__(self, "max_bytes", parse_size(self.max_bytes))
         check_ints(self, _INT_FIELDS, optional=("max_bytes", "max_piece_length"))
-        check_numbers(self, {"heldout": 0.01, "character_coverage": 0.9995})
+        check_numbers(
+            self, {"heldout": 0.01, "character_coverage": 0.9995, "language_sampling": 0.3, "alpha": 2.0}
+        )
+        self._check_parity()
         check_bools(self, ("byte_fallback", "split_words", "split_digits", "allow_smaller_vocab"))
         check_seed(self.seed, name="TrainerConfig.seed")
         if not isinstance(self.text_column, str) or not self.text_column:
@@ -240,8 +331,31 @@ class TrainerConfig:
             applies = f.metadata["applies"]
             if applies is not None and getattr(self, f.name) != f.default and not applies(self):
                 raise ConfigError(f.metadata["refused"].format(cfg=self))
-        if self.algorithm == "bytelevel-bpe":
+        if self.algorithm in BYTE_LEVEL:
             self.resolved_pretokenizer  # noqa: B018  # a pattern that cannot be used fails here, named
+
+    def _check_parity(self) -> None:
+        if not 0.0 <= self.language_sampling <= 1.0:
+            raise ConfigError(
+                f"language_sampling={self.language_sampling!r} is outside [0, 1]; pass 1 for the corpus as it "
+                "is, 0 for uniform over languages, or a value between (0.3 as in XLM-R)"
+            )
+        if self.dev is not None and (not isinstance(self.dev, str | os.PathLike) or not os.fspath(self.dev)):
+            raise ConfigError(f"dev={self.dev!r}; give the path of a parallel development corpus")
+        if self.dev is not None:
+            object.__setattr__(self, "dev", os.fspath(self.dev))
+        object.__setattr__(self, "ratios", ratio_items(self.ratios))
+        if self.dev is not None and self.ratios:
+            raise ConfigError("parity-bpe balances on dev= or on ratios=, not both; drop one of them")
+        if self.global_merges < 0 or self.window_size < 1:
+            raise ConfigError(
+                f"global_merges={self.global_merges!r} must be >= 0 and window_size={self.window_size!r} >= 1"
+            )
+
+    @property
+    def resolved_ratios(self) -> dict[str, float]:
+        """``ratios`` as {language: target compression}."""
+        return {lang: float(r) for lang, _, r in (item.partition("=") for item in self.ratios)}
 
     def _check_special_tokens(self) -> None:
         object.__setattr__(self, "special_tokens", tuple(self.special_tokens))
@@ -286,7 +400,7 @@ class TrainerConfig:
     def resolved_special_tokens(self) -> tuple[str, ...]:
         """Special tokens with ``<unk>`` first when it was not listed (bpe and unigram need one; byte-level
         BPE spells everything with its bytes and gets exactly the listed tokens)."""
-        if "<unk>" in self.special_tokens or self.algorithm == "bytelevel-bpe":
+        if "<unk>" in self.special_tokens or self.algorithm in BYTE_LEVEL:
             return self.special_tokens
         return ("<unk>", *self.special_tokens)
 
@@ -299,7 +413,7 @@ class TrainerConfig:
     @property
     def resolved_max_piece_length(self) -> int | None:
         """``max_piece_length``, or its default: 16 characters for bpe/unigram, no limit for bytelevel-bpe."""
-        if self.max_piece_length is not None or self.algorithm == "bytelevel-bpe":
+        if self.max_piece_length is not None or self.algorithm in BYTE_LEVEL:
             return self.max_piece_length
         return 16
 
@@ -307,14 +421,14 @@ class TrainerConfig:
     def required_chars(self) -> str:
         """Characters always kept in the alphabet (they spell the special and byte pieces; none are needed
         for bytelevel-bpe, whose alphabet is the 256 bytes)."""
-        if self.algorithm == "bytelevel-bpe":
+        if self.algorithm in BYTE_LEVEL:
             return ""
         return spelling_chars(self.resolved_special_tokens, byte_fallback=self.byte_fallback)
 
     @property
     def min_vocab_size(self) -> int:
         """Static lower bound on ``vocab_size`` (the corpus alphabet can raise it; engines then say so)."""
-        if self.algorithm == "bytelevel-bpe":
+        if self.algorithm in BYTE_LEVEL:
             return len(self.resolved_special_tokens) + BYTELEVEL_ALPHABET + 1
         return (
             len(self.resolved_special_tokens)
@@ -361,3 +475,10 @@ class TrainerSettings(TypedDict, total=False):
     threads: int
     verify_sample: int
     allow_smaller_vocab: bool
+    language_sampling: float
+    dev: str | None
+    ratios: tuple[str, ...]
+    variant: Variant
+    global_merges: int
+    window_size: int
+    alpha: float
