@@ -38,7 +38,7 @@ from tokenloom.text.tokenizer import Tokenizer
 if TYPE_CHECKING:
     from tokenloom.text.train_config import TrainerConfig
 
-__all__ = ["Trained", "train_bytelevel", "train_hf", "train_spm"]
+__all__ = ["Trained", "bytelevel_tokenizer", "train_bytelevel", "train_hf", "train_spm"]
 
 log = logging.getLogger(__name__)
 
@@ -283,12 +283,11 @@ def _train_raw(
     return feed.stats()
 
 
-def train_bytelevel(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) -> Trained:
-    """Byte-level BPE (``bytelevel.py``): special tokens get ids 0..k-1, the 256 byte characters k..k+255,
-    merge ``i`` id ``k + 256 + i``; ``ignore_merges`` makes a pre-token that is in the vocabulary one token,
-    as tiktoken does."""
+def bytelevel_tokenizer(cfg: TrainerConfig) -> Any:
+    """An untrained byte-level BPE ``tokenizers.Tokenizer`` with ``cfg``'s normalizer, pre-tokenizer and the
+    byte-level decoder; ``ignore_merges`` makes a pre-token that is in the vocabulary one token."""
     from tokenizers import Tokenizer as HFTokenizer
-    from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
+    from tokenizers import decoders, models, normalizers
 
     hf = HFTokenizer(models.BPE(ignore_merges=True))
     normalizer = {"none": None, "nfc": normalizers.NFC(), "nfkc": normalizers.NFKC()}[cfg.normalization]
@@ -296,6 +295,16 @@ def train_bytelevel(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) 
         hf.normalizer = normalizer
     hf.pre_tokenizer = build_pre_tokenizer(cfg.resolved_pretokenizer)
     hf.decoder = decoders.ByteLevel()
+    return hf
+
+
+def train_bytelevel(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) -> Trained:
+    """Byte-level BPE (``bytelevel.py``): special tokens get ids 0..k-1, the 256 byte characters k..k+255,
+    merge ``i`` id ``k + 256 + i``; ``ignore_merges`` makes a pre-token that is in the vocabulary one token,
+    as tiktoken does."""
+    from tokenizers import pre_tokenizers, trainers
+
+    hf = bytelevel_tokenizer(cfg)
     limit = cfg.resolved_max_piece_length  # bytes; None: no limit
     trainer = trainers.BpeTrainer(
         vocab_size=cfg.vocab_size,

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from tokenloom._progress import show_progress
 from tokenloom.errors import ConfigError, CorpusError
+from tokenloom.text._engines import bytelevel_tokenizer
 from tokenloom.text._sampling import labelled_lines, sampled_lines
 from tokenloom.text._stream import StreamStats, TrainingCorpus
 from tokenloom.text.backends.hf import HFBackend
-from tokenloom.text.bytelevel import build_pre_tokenizer
 from tokenloom.text.records import Columns, SourceStats
 from tokenloom.text.tokenizer import Tokenizer
 
@@ -135,19 +135,13 @@ def _relayout(hf: Any, specials: list[str]) -> Any:
 
 
 def train_parity(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) -> tuple[Tokenizer, StreamStats]:
-    from tokenizers import Tokenizer as HFTokenizer
-    from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
+    from tokenizers import pre_tokenizers, trainers
 
     by_lang, stats = _by_language(sampled_lines(corpus, cfg, quiet=quiet))
     languages = sorted(by_lang)
     dev, record = read_dev(cfg.dev, cfg, languages) if cfg.dev is not None else (None, {})
     specials = list(cfg.resolved_special_tokens)
-    hf = HFTokenizer(models.BPE(ignore_merges=True))
-    normalizer = {"none": None, "nfc": normalizers.NFC(), "nfkc": normalizers.NFKC()}[cfg.normalization]
-    if normalizer is not None:
-        hf.normalizer = normalizer
-    hf.pre_tokenizer = build_pre_tokenizer(cfg.resolved_pretokenizer)
-    hf.decoder = decoders.ByteLevel()
+    hf = bytelevel_tokenizer(cfg)
     limit = cfg.resolved_max_piece_length
     trainer = trainers.ParityBpeTrainer(
         num_merges=max(cfg.vocab_size - len(specials) - 256, 0),
