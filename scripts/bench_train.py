@@ -7,8 +7,10 @@
    JPEG (draft decode allowed, as ``ImageDataset`` does) + the same augmentations, in this process with
    one torch thread (as a loader worker runs). Target: >= 5x. Also the same without the normalize (the
    loader's work with ``normalize_on_device``).
-3. With ``--workers N`` (N > 1): images/s of a DataLoader over the shards (RRC + flip + normalize) with N
-   worker processes against one worker. Target on 2 cores: >= 1.8x with 2.
+3. With ``--workers N`` (N > 1): images/s of a DataLoader over the shards (RRC + flip, then normalized
+   float out, or uint8 out as with ``normalize_on_device``) with N worker processes against one worker.
+   Target on 2 cores: >= 1.8x with 2. Beside it, the machine's own scaling with N processes: pure
+   compute, and copies of batch-sized buffers (memory bandwidth), the ceiling of any loader.
 
     python scripts/bench_train.py [--src ../shared/images/imagenet-sample] [--skip-train] [--workers 2]
         [--markdown]
@@ -27,6 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from tokenloom.encoder.config import EncoderConfig
@@ -136,20 +139,62 @@ def _read_rates(shards: Path, src_items: list[tuple[Path, int]], size: int, repe
     return rates
 
 
-def bench_workers(shards: Path, size: int, workers: int, epochs: int) -> tuple[float, float]:
-    """images/s of a DataLoader (RRC + flip + normalize, batch 32) with ``workers`` processes and with 1."""
-    ds = ShardDataset(shards, transform=train_transform(TransformConfig(size=size)))
-    rates = []
-    for n in (workers, 1):
-        loader = build_loader(ds, batch_size=32, shuffle=True, num_workers=n, persistent_workers=True)
-        for _ in loader:  # warm-up epoch: worker start-up is not counted
+def bench_workers(
+    shards: Path, size: int, workers: int, epochs: int, *, normalize: bool = True
+) -> tuple[float, float]:
+    """images/s of a DataLoader (RRC + flip, normalized float or uint8 out, batch 32) with ``workers``
+    processes and with 1: both loaders persistent and warmed up, their epochs alternating (a load burst
+    hits both sides), the best epoch of each."""
+    ds = ShardDataset(shards, transform=train_transform(TransformConfig(size=size, normalize=normalize)))
+    loaders = [
+        build_loader(ds, batch_size=32, shuffle=True, num_workers=n, persistent_workers=True)
+        for n in (workers, 1)
+    ]
+    for loader in loaders:  # warm-up epoch: worker start-up and first page touches are not counted
+        for _ in loader:
             pass
-        start = time.perf_counter()
-        for _ in range(epochs):
+    rates = [0.0, 0.0]
+    for _ in range(epochs):
+        for k, loader in enumerate(loaders):
+            start = time.perf_counter()
             for _ in loader:
                 pass
-        rates.append(epochs * len(ds) / (time.perf_counter() - start))
+            rates[k] = max(rates[k], len(ds) / (time.perf_counter() - start))
     return rates[0], rates[1]
+
+
+def _spin(n: int) -> None:
+    x = 0
+    for i in range(n):  # pure Python arithmetic: no memory traffic beyond the core's caches
+        x += i * i % 7
+
+
+def _copy(n: int) -> None:
+    src = np.ones(19 * 2**20, dtype=np.uint8)  # one float32 batch of 32 images at 224 px
+    dst = np.empty_like(src)
+    for _ in range(n):
+        np.copyto(dst, src)
+
+
+def machine_scaling(workers: int) -> tuple[float, float]:
+    """How this machine scales with ``workers`` processes: (compute-bound, memory-copy-bound) throughput of
+    ``workers`` processes against one. A loader moving whole batches through memory cannot scale beyond the
+    second figure, whatever its code."""
+    import multiprocessing
+
+    ratios = []
+    for job, n in ((_spin, 3_000_000), (_copy, 60)):
+        rates = []
+        for procs in (1, workers):
+            start = time.perf_counter()
+            ps = [multiprocessing.Process(target=job, args=(n,)) for _ in range(procs)]
+            for proc in ps:
+                proc.start()
+            for proc in ps:
+                proc.join()
+            rates.append(procs / (time.perf_counter() - start))
+        ratios.append(rates[1] / rates[0])
+    return ratios[0], ratios[1]
 
 
 def main() -> None:
@@ -198,9 +243,18 @@ def main() -> None:
              read_only / decode_only, "-"),
         ]  # fmt: skip
         if args.workers > 1:
-            many, one = bench_workers(shards, args.image_size, args.workers, 3)
-            rows.append(("loader images/s", f"{args.workers} workers", many, "1 worker", one, many / one,
-                         ">= 1.8" if args.workers == 2 else "-"))  # fmt: skip
+            target = ">= 1.8" if args.workers == 2 else "-"
+            for normalize, out in ((True, "float out"), (False, "uint8 out")):
+                many, one = bench_workers(shards, args.image_size, args.workers, 6, normalize=normalize)
+                rows.append(("loader images/s", f"{args.workers} workers, {out}", many, "1 worker", one,
+                             many / one, target))  # fmt: skip
+            compute, copy = machine_scaling(args.workers)
+            rows.append(
+                ("machine", f"{args.workers} processes, compute", compute, "1 process", 1.0, compute, "-")
+            )
+            rows.append(
+                ("machine", f"{args.workers} processes, 19 MB copies", copy, "1 process", 1.0, copy, "-")
+            )
     model = f"{args.preset} depth {args.depth}, {args.image_size}px, batch {args.batch_size}"
     waited = "not measured" if args.skip_train else f"{wait:.0%}"
     cpu = f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"

@@ -15,7 +15,7 @@ from PIL import Image
 
 from tokenloom import cli
 from tokenloom.errors import ConfigError, ImageDecodeError
-from tokenloom.vision.data import ImageDataset, ShardDataset, build_loader
+from tokenloom.vision.data import ImageDataset, ShardDataset, build_loader, collate
 from tokenloom.vision.io import load_image
 from tokenloom.vision.listing import list_csv, list_folder
 from tokenloom.vision.shards import PreprocessConfig, preprocess_images, read_manifest
@@ -125,6 +125,28 @@ def test_workers_give_the_same_batches_and_rejects(tree: Path) -> None:
     first = torch.cat([x for x, _ in single[0]])
     second = torch.cat([x for x, _ in single[1]])
     assert not torch.equal(first, second)  # a new epoch: new order and augmentations
+
+
+def _collate_in_worker(batch: list[object]) -> tuple[bool, torch.Tensor | None]:
+    """``collate`` run where the loader runs it; says whether the stacked images are in shared memory."""
+    images, _, _ = collate(batch)
+    return images is not None and images.is_shared(), images
+
+
+def test_collate_stacks_into_shared_memory_only_in_worker_processes(tree: Path) -> None:
+    """In a worker the batch is stacked straight into shared memory (no second copy by the queue thread);
+    in the main process it stays in private memory, and the values are the same either way."""
+    ds = ImageDataset.from_folder(tree, transform=eval_transform(TransformConfig(size=SIZE)))
+    seen = {}
+    for workers in (0, 1):
+        loader = torch.utils.data.DataLoader(
+            ds, batch_size=4, num_workers=workers, collate_fn=_collate_in_worker
+        )
+        seen[workers] = list(loader)
+    assert [shared for shared, _ in seen[0]] == [False] * len(seen[0])
+    assert [shared for shared, _ in seen[1]] == [True] * len(seen[1])
+    for (_, a), (_, b) in zip(seen[0], seen[1], strict=True):
+        assert (a is None and b is None) or torch.equal(a, b)
 
 
 def _files(root: Path) -> dict[str, bytes]:

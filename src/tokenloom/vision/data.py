@@ -283,14 +283,19 @@ class _SeededSampler:
 
 def collate(batch: list[Any]) -> tuple[torch.Tensor | None, torch.Tensor | None, list[Rejected]]:
     """The loaders' ``collate_fn``: ``(images [B, ...], labels [B], rejects)`` from a list of dataset items,
-    :class:`Rejected` records kept apart (``(None, None, rejects)`` when every item was rejected)."""
+    :class:`Rejected` records kept apart (``(None, None, rejects)`` when every item was rejected).
+
+    Images are stacked by ``torch.utils.data.default_collate``, which in a loader worker process stacks
+    straight into shared memory: the batch crosses to the main process without another copy (stacking into
+    private memory would make the worker's queue thread copy the whole batch into shared memory again)."""
     import torch
+    from torch.utils.data import default_collate
 
     rejects = [b for b in batch if isinstance(b, Rejected)]
     good = [b for b in batch if not isinstance(b, Rejected)]
     if not good:
         return None, None, rejects
-    images = torch.stack([b[0] for b in good])  # [B, 3, S, S] or [B, N, K]
+    images = default_collate([b[0] for b in good])  # [B, 3, S, S] or [B, N, K]
     labels = torch.tensor([b[1] for b in good], dtype=torch.long)  # [B]
     return images, labels, rejects
 
