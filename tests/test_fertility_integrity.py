@@ -67,6 +67,40 @@ def test_counts_equal_the_per_text_definitions(batch: list) -> None:
         assert (nums.placed[j], nums.expected[j], nums.hits[j]) == (rn.placed, rn.expected, rn.hits)
 
 
+@st.composite
+def any_spans(draw: st.DrawFn) -> tuple[str, list[int], list[tuple[int, int]], list[tuple[int, int]]]:
+    """Token spans in any order, overlapping anyhow (what an engine with non-monotone offsets gives)."""
+    n = draw(st.integers(1, 30))
+    span = st.tuples(st.integers(0, n), st.integers(0, n)).map(sorted).map(tuple)
+    offsets = draw(st.lists(span, max_size=12))
+    ids = draw(st.lists(st.integers(0, 5), min_size=len(offsets), max_size=len(offsets)))
+    return "x" * n, ids, offsets, []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(tokenized(), any_spans()), min_size=1, max_size=5))
+def test_integrity_equals_the_definition_for_spans_in_any_order(batch: list) -> None:
+    """Spans out of order take the by-position path, spans in order the by-token path: both equal the
+    per-text definition, and the two paths agree wherever the spans are in order."""
+    texts, ids, offsets, words = (list(x) for x in zip(*batch, strict=True))
+    bases = text_bases(texts)
+    tok_len, flat = flat_ids(ids)
+    tok = flat_spans(offsets, bases)[1]
+    word_len, flat_words = flat_spans(words, bases)
+    fast = M.count_flat(tok_len, flat, tok, word_len, flat_words, vocab_size=6, unk_id=0)
+    for j, (text, i, o, w) in enumerate(batch):
+        ref = R.text_integrity(text, i, o, w, unk_id=0)
+        assert (fast.partial[j], fast.split_chars[j], fast.unk_chars[j]) == (
+            ref.partial, ref.split_chars, ref.unk_chars,
+        )  # fmt: skip
+    tok_text = np.repeat(np.arange(len(texts)), tok_len)
+    by_position = M._integrity_by_position(tok, tok_text, len(texts), flat == 0)
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip(by_position, (fast.partial, fast.split_chars, fast.unk_chars), strict=True)
+    )
+
+
 def test_known_answers() -> None:
     # "ab 12345": tokens ab | ␣ | 12 | 345 -> 12345 on its place-value groups; é split over two byte pieces
     spans = [(0, 2), (2, 3), (3, 5), (5, 8)]

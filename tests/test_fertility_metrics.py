@@ -1,4 +1,5 @@
-"""tokenloom.fertility.metrics: per-text counts (the definition vs count_flat), bootstrap, premium, Rényi."""
+"""tokenloom.fertility.metrics and .bootstrap: per-text counts (the definition vs count_flat), bootstrap,
+premium, Rényi."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tokenloom.fertility import bootstrap as B
 from tokenloom.fertility import metrics as M
 from tokenloom.fertility import reference as R
 from tokenloom.text.backends.base import flat_ids
@@ -93,33 +95,33 @@ def test_bootstrap_is_deterministic_and_brackets_the_estimate() -> None:
     rng = np.random.default_rng(3)
     tokens = rng.integers(10, 60, 500)
     words = rng.integers(5, 40, 500)
-    a = M.bootstrap_ratio(tokens, words, n_boot=300, seed=1)
-    b = M.bootstrap_ratio(tokens, words, n_boot=300, seed=1)
-    c = M.bootstrap_ratio(tokens, words, n_boot=300, seed=2)
+    a = B.bootstrap_ratio(tokens, words, n_boot=300, seed=1)
+    b = B.bootstrap_ratio(tokens, words, n_boot=300, seed=1)
+    c = B.bootstrap_ratio(tokens, words, n_boot=300, seed=2)
     assert a == b and a != c
     point, lo, hi = a
     assert point == tokens.sum() / words.sum()
     assert lo < point < hi
     assert (
-        M.bootstrap_ratio(np.array([3]), np.array([0]))[0]
-        != M.bootstrap_ratio(np.array([3]), np.array([1]))[0]
+        B.bootstrap_ratio(np.array([3]), np.array([0]))[0]
+        != B.bootstrap_ratio(np.array([3]), np.array([1]))[0]
     )
-    assert all(math.isnan(x) for x in M.bootstrap_ratio(np.array([3]), np.array([0])))
+    assert all(math.isnan(x) for x in B.bootstrap_ratio(np.array([3]), np.array([0])))
 
 
 def test_bootstrap_sums_match_explicit_resampling() -> None:
     values = np.arange(12, dtype=float).reshape(6, 2)
-    sums = M.bootstrap_sums(values, n_boot=50, seed=0)
-    (weights,) = list(M.bootstrap_weights(6, 50, 0))
+    sums = B.bootstrap_sums(values, n_boot=50, seed=0)
+    (weights,) = list(B.bootstrap_weights(6, 50, 0))
     assert weights.sum(axis=1).tolist() == [6.0] * 50  # every resample draws n items
     assert np.array_equal(sums, weights @ values)
 
 
 def test_bootstrap_chunks_for_large_slices(monkeypatch: pytest.MonkeyPatch) -> None:
-    whole = np.concatenate(list(M.bootstrap_weights(300, 20, 0)))  # drawn at once (and cached)
-    monkeypatch.setattr(M, "_CACHED", 1000)  # force the chunked path on a small input
-    monkeypatch.setattr(M, "_CHUNK", 1000)
-    chunks = list(M.bootstrap_weights(300, 20, 0))
+    whole = np.concatenate(list(B.bootstrap_weights(300, 20, 0)))  # drawn at once (and cached)
+    monkeypatch.setattr(B, "_CACHED", 1000)  # force the chunked path on a small input
+    monkeypatch.setattr(B, "_CHUNK", 1000)
+    chunks = list(B.bootstrap_weights(300, 20, 0))
     assert len(chunks) == 7 and sum(len(c) for c in chunks) == 20
     assert all(np.array_equal(c.sum(axis=1), np.full(len(c), 300.0)) for c in chunks)
     assert np.array_equal(np.concatenate(chunks), whole)  # one stream: chunking does not change the weights

@@ -1,14 +1,15 @@
 """Fertility and multilingual slice reports: metrics, slices, the report table, its writers and charts.
 
-Submodules: ``metrics`` (pure per-text counts and per-slice aggregates), ``slices`` (which slices a text
-belongs to; generated transliterated, numbers and perturbed parts), ``perturb`` (seeded text perturbations), ``reference`` (the per-text definitions the fast paths are tested
-against: offsets, round trips, counts), ``counting``
-(one chunk of texts under every tokenizer -> per-slice counts), ``counts`` (``SliceCounts``: mergeable
-per-slice accumulation, stratified bootstrap), ``lengths`` (``LengthCounts``: mergeable tokens per document,
-percentiles within 1%, exact context shares), ``report`` (``fertility_report``, ``fertility_by_source``: the
-loop over parts and chunks), ``writers`` (CSV / Markdown / HTML / terminal table),
-``plots`` (matplotlib charts). Names are imported lazily: ``import tokenloom.fertility`` pulls in neither
-numpy, pandas nor matplotlib, and nothing here ever imports torch.
+Submodules: ``metrics`` (pure per-text counts and per-slice aggregates), ``bootstrap`` (seeded percentile
+intervals over texts), ``slices`` (which slices a text belongs to; generated transliterated, numbers and
+perturbed parts), ``perturb`` (seeded text perturbations), ``reference`` (the per-text definitions the fast
+paths are tested against: offsets, round trips, counts), ``counting`` (one chunk of texts under every
+tokenizer -> per-slice counts), ``counts`` (``SliceCounts``: mergeable per-slice accumulation, stratified
+bootstrap), ``lengths`` (``LengthCounts``: mergeable tokens per document, percentiles within 1%, exact
+context shares), ``report`` (``fertility_report``, ``fertility_by_source``: the loop over parts and chunks),
+``writers`` (CSV / Markdown / HTML / terminal table), ``plots`` (matplotlib charts). Names are imported
+lazily: ``import tokenloom.fertility`` pulls in neither numpy, pandas nor matplotlib, and nothing here ever
+imports torch.
 """
 
 from __future__ import annotations

@@ -15,10 +15,11 @@
 
 Memory: a slice holds per-text values only for the parts still open (one language file while it is
 being counted), never for the whole corpus. Intervals: percentile bootstrap over texts **stratified by
-part** — the resampled sums of each part (:func:`tokenloom.fertility.metrics.bootstrap_sums`, seeded, so
+part** — the resampled sums of each part (:func:`tokenloom.fertility.bootstrap.bootstrap_sums`, seeded, so
 they depend only on the part's size) are added over the parts of a slice, and the interval is
-:func:`tokenloom.fertility.metrics.ratio_interval` of them, the step :func:`~tokenloom.fertility.metrics.
-bootstrap_ratio` and :func:`~tokenloom.fertility.metrics.premium_stats` take on a single sample.
+:func:`tokenloom.fertility.bootstrap.ratio_interval` of them, the step
+:func:`~tokenloom.fertility.bootstrap.bootstrap_ratio` and :func:`~tokenloom.fertility.metrics.premium_stats`
+take on a single sample.
 What it does not do: tokenize, segment, decide slices, or know about tokenizers beyond a vocabulary size.
 """
 
@@ -33,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from tokenloom.costs.languages import language_cost
-from tokenloom.fertility import metrics
+from tokenloom.fertility import bootstrap, metrics
 from tokenloom.fertility.lengths import DEFAULT_CONTEXTS, LengthCounts, distribution_columns, from_lengths
 
 __all__ = ["MORE_SUMS", "ChunkCounts", "SliceCounts", "close_part", "more_columns"]
@@ -266,9 +267,9 @@ class SliceCounts:
         f_lo = f_hi = p_lo = p_hi = math.nan
         if self.boot is not None:
             if self.words:
-                f_lo, f_hi = metrics.ratio_interval(self.boot[:, 0], self.boot[:, 1], level=level)
+                f_lo, f_hi = bootstrap.ratio_interval(self.boot[:, 0], self.boot[:, 1], level=level)
             if self.pairs:
-                p_lo, p_hi = metrics.ratio_interval(self.boot[:, 2], self.boot[:, 3], level=level)
+                p_lo, p_hi = bootstrap.ratio_interval(self.boot[:, 2], self.boot[:, 3], level=level)
         counts = self.id_counts if self.id_counts is not None else np.zeros(1)
         pmean = self.premium_sum / self.pairs if self.pairs else math.nan
         cost = language_cost(pmean)
@@ -337,7 +338,7 @@ def more_columns(s: SliceCounts, *, vocab_size: int, level: float, reference: bo
     if reference and m["ref_tokens"]:
         nsl = s.tokens / m["ref_tokens"]
         if s.boot is not None:
-            nsl_lo, nsl_hi = metrics.ratio_interval(s.boot[:, 0], s.boot[:, 4], level=level)
+            nsl_lo, nsl_hi = bootstrap.ratio_interval(s.boot[:, 0], s.boot[:, 4], level=level)
     numbers = m["numbers"]
     return {
         "strr": _ratio(m["single"], s.words),
@@ -383,7 +384,7 @@ def close_part(
     sums = None
     if n_boot > 0 and columns:
         values = np.concatenate(columns, axis=1)  # [size, 5 * slices with texts in the part]
-        sums = metrics.bootstrap_sums(values, n_boot=n_boot, seed=seed)  # [n_boot, 5 * ...]
+        sums = bootstrap.bootstrap_sums(values, n_boot=n_boot, seed=seed)  # [n_boot, 5 * ...]
     out: list[SliceCounts] = []
     col = 0
     for s, d in zip(slices, dense, strict=True):

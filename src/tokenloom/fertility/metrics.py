@@ -46,20 +46,26 @@ Per slice (pure functions over per-text arrays):
   H_α(p) / log|V| with H_α(p) = log(Σ_i p_i^α) / (1 − α), α = 2.5, p the unigram distribution of token ids
   in the slice and |V| the vocabulary size (:func:`renyi_efficiency`).
 
-The bootstrap is deterministic: resampling indices come from ``numpy.random.default_rng(seed)`` and depend
-only on (number of texts, seed, n_boot), so parallel slices of equal size share them (a paired bootstrap).
-This module imports numpy only; no tokenizer, no pandas, no torch.
+Intervals are seeded percentile bootstraps over texts (:mod:`tokenloom.fertility.bootstrap`; its functions are
+also importable from here). This module imports numpy only; no tokenizer, no pandas, no torch.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+
+from tokenloom.fertility.bootstrap import (
+    bootstrap_ratio,
+    bootstrap_sums,
+    bootstrap_weights,
+    percentile_interval,
+    ratio_interval,
+)
 
 __all__ = [
     "BatchCounts",
@@ -98,6 +104,10 @@ class BatchCounts:
     unk_chars: np.ndarray  # characters overlapped by an unknown token
 
 
+def _nondecreasing(values: np.ndarray) -> bool:
+    return len(values) < 2 or bool(np.all(values[1:] >= values[:-1]))
+
+
 def _coverage(spans: np.ndarray, size: int) -> np.ndarray:
     """[size] how many of the ``[S, 2]`` spans cover each position (empty spans cover none)."""
     keep = spans[:, 1] > spans[:, 0]
@@ -107,11 +117,56 @@ def _coverage(spans: np.ndarray, size: int) -> np.ndarray:
 
 
 def _integrity(
-    tok: np.ndarray, tok_text: np.ndarray, n: int, unk: np.ndarray
+    tok: np.ndarray, tok_text: np.ndarray, n: int, unk: np.ndarray, *, in_order: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """[n] partial tokens, [n] split characters and [n] unknown characters per text (module docstring);
-    ``unk`` [T] bool marks the unknown tokens. Positions are whole-batch coordinates; a text is found for
-    a position as the text of the last token starting at or before it (no token covers the separators)."""
+    ``unk`` [T] bool marks the unknown tokens; ``in_order``: the starts and the ends of ``tok`` are both in
+    order. Positions are whole-batch coordinates. Non-empty spans in order (every engine with monotone
+    offsets) take :func:`_integrity_in_order`, linear in the tokens; any other spans
+    :func:`_integrity_by_position`, linear in the characters. Both give the same counts (tests compare)."""
+    keep = tok[:, 1] > tok[:, 0]  # empty spans cover no character and hold no part of one
+    if keep.all():
+        if in_order:
+            return _integrity_in_order(tok[:, 0], tok[:, 1], tok_text, n, unk)
+    else:
+        starts, ends = tok[keep, 0], tok[keep, 1]  # in order when all spans are, maybe only then
+        if in_order or (_nondecreasing(starts) and _nondecreasing(ends)):
+            return _integrity_in_order(starts, ends, tok_text[keep], n, unk[keep])
+    return _integrity_by_position(tok, tok_text, n, unk)
+
+
+def _union_sizes(lo: np.ndarray, hi: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+    """[n] per text, the positions in the union of the intervals ``[lo, hi)`` of that text, for non-empty
+    intervals whose ``lo`` and ``hi`` are both in order: each adds ``hi - max(lo, previous hi)``."""
+    if lo.size == 0:
+        return np.zeros(n, dtype=np.int64)
+    previous = np.concatenate((lo[:1], hi[:-1]))  # [K] the end of the interval before (none: its own start)
+    new = hi - np.maximum(lo, previous)  # [K] >= 0, since hi is in order and hi > lo
+    return np.bincount(owner, weights=new, minlength=n).astype(np.int64)
+
+
+def _integrity_in_order(
+    starts: np.ndarray, ends: np.ndarray, owner: np.ndarray, n: int, unk: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_integrity` of non-empty spans with ``starts`` and ``ends`` in order. Two spans overlap only
+    where two neighbours do (``i < j`` overlap on ``[s_j, e_i)``, inside ``[s_{i+1}, e_i)``), so the split
+    characters are the union of the neighbours' overlaps ``[s_{k+1}, e_k)``, and a token is partial when
+    it overlaps its previous or next neighbour."""
+    over = starts[1:] < ends[:-1]  # [K - 1] tokens k and k + 1 share characters [s_{k+1}, e_k)
+    partial_tok = np.zeros(len(starts), dtype=bool)  # [K]
+    partial_tok[:-1] |= over
+    partial_tok[1:] |= over
+    partial = np.bincount(owner, weights=partial_tok, minlength=n).astype(np.int64)
+    split_chars = _union_sizes(starts[1:][over], ends[:-1][over], owner[1:][over], n)
+    unk_chars = _union_sizes(starts[unk], ends[unk], owner[unk], n)
+    return partial, split_chars, unk_chars
+
+
+def _integrity_by_position(
+    tok: np.ndarray, tok_text: np.ndarray, n: int, unk: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_integrity` of any spans, from the coverage of every position; a text is found for a position
+    as the text of the last token starting at or before it (no token covers the separators)."""
     size = int(tok[:, 1].max()) if tok.size else 0
     cover = _coverage(tok, size)  # [L]
     split = cover >= 2  # [L]
@@ -168,8 +223,10 @@ def count_flat(
             f"words per text add up to {int(word_len.sum())} but there are {len(words)} word spans"
         )
     tok_text = np.repeat(np.arange(n), tok_len)  # [T] text index of each token
-    starts = np.sort(tok[:, 0], kind="stable")  # timsort: linear on the (almost) sorted offsets
-    ends = np.sort(tok[:, 1], kind="stable")
+    starts, ends = tok[:, 0], tok[:, 1]  # [T] each
+    in_order = _nondecreasing(starts) and _nondecreasing(ends)
+    if not in_order:
+        starts, ends = np.sort(starts, kind="stable"), np.sort(ends, kind="stable")
     overlap = np.searchsorted(starts, words[:, 1], side="left") - np.searchsorted(
         ends, words[:, 0], side="right"
     )
@@ -183,7 +240,7 @@ def count_flat(
         byte_fallback = np.zeros(n, dtype=np.int64)
     is_unk = flat_ids == unk_id if unk_id is not None else np.zeros(flat_ids.size, dtype=bool)
     unk = np.bincount(tok_text, weights=is_unk, minlength=n).astype(np.int64)
-    partial, split_chars, unk_chars = _integrity(tok, tok_text, n, is_unk)
+    partial, split_chars, unk_chars = _integrity(tok, tok_text, n, is_unk, in_order=in_order)
     id_counts = np.bincount(flat_ids, minlength=vocab_size)
     return BatchCounts(
         tokens=tok_len,
@@ -229,11 +286,11 @@ class NumberCounts:
 
 
 def _sorted_distinct(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)``; without a sort when ``values`` are already in order (token starts in
-    whole-batch coordinates are, for every engine that gives monotone offsets)."""
-    if len(values) < 2 or not bool(np.all(values[1:] >= values[:-1])):
-        return np.unique(values)
-    return values[np.concatenate(([True], values[1:] != values[:-1]))]
+    """``np.unique(values)``; without a sort when ``values`` are already in order (token starts of every
+    engine that gives monotone offsets are)."""
+    if not _nondecreasing(values):
+        values = np.sort(values)
+    return values[np.concatenate(([True], values[1:] != values[:-1]))] if len(values) else values
 
 
 def count_numbers(tok: np.ndarray, run_len: np.ndarray, runs: np.ndarray) -> NumberCounts:
@@ -300,99 +357,6 @@ def id_overlap(a: np.ndarray, b: np.ndarray) -> tuple[int, float]:
     """(shared ids, Jaccard |A ∩ B| / |A ∪ B|) of two bitsets (NaN when both are empty)."""
     shared, union = _popcount(a & b), _popcount(a | b)
     return shared, shared / union if union else math.nan
-
-
-_CACHED = 1 << 22  # resample x item entries up to which the weights are drawn at once and cached (32 MB)
-_CHUNK = 1 << 20  # resample x item entries drawn at once beyond that (~8 MB per array, ~25 MB in all)
-
-
-def _draw_weights(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
-    idx = rng.integers(0, n, size=(rows, n), dtype=np.int64)  # [rows, n] resampled item indices
-    idx += np.arange(rows, dtype=np.int64)[:, None] * n  # [rows, n] flat positions in a [rows, n] table
-    return np.bincount(idx.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)  # [rows, n]
-
-
-@functools.lru_cache(maxsize=8)
-def _cached_weights(n: int, n_boot: int, seed: int) -> np.ndarray:
-    weights = _draw_weights(np.random.default_rng([seed, n]), n_boot, n)
-    weights.flags.writeable = False
-    return weights
-
-
-def bootstrap_weights(n: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
-    """Bootstrap resamples as multiplicity weights, [rows, n] per chunk, n_boot rows in all.
-
-    Row r counts how often each of the n items was drawn (with replacement) in resample r, so the resampled
-    sums of a column x are ``weights @ x``. Deterministic in (n, n_boot, seed); cached for small n, where
-    many slices of the same size (parallel languages) share them: a paired bootstrap. The draws are one
-    stream, so the weights do not depend on how they are chunked.
-    """
-    if n * n_boot <= _CACHED:
-        yield _cached_weights(n, n_boot, seed)
-        return
-    rng = np.random.default_rng([seed, n])
-    rows = max(1, _CHUNK // n)
-    for start in range(0, n_boot, rows):
-        yield _draw_weights(rng, min(rows, n_boot - start), n)
-
-
-def bootstrap_sums(values: np.ndarray, *, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
-    """[n_boot, k] column sums of ``values`` [n, k] over bootstrap resamples of its n rows."""
-    values = np.asarray(values, dtype=np.float64)
-    if values.ndim == 1:
-        values = values[:, None]  # [n] -> [n, 1]
-    n, k = values.shape
-    out = np.empty((n_boot, k), dtype=np.float64)
-    row = 0
-    for weights in bootstrap_weights(n, n_boot, seed):  # [rows, n]
-        out[row : row + len(weights)] = weights @ values  # [rows, n] @ [n, k] -> [rows, k]
-        row += len(weights)
-    return out
-
-
-def _percentiles(values: np.ndarray, level: float) -> tuple[float, float]:
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return math.nan, math.nan
-    tail = (1.0 - level) / 2.0 * 100.0
-    lo, hi = np.percentile(values, [tail, 100.0 - tail])
-    return float(lo), float(hi)
-
-
-def percentile_interval(samples: np.ndarray, *, level: float = 0.95) -> tuple[float, float]:
-    """(lo, hi) percentile interval of bootstrap ``samples`` at ``level``; non-finite samples are left out."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _percentiles(np.asarray(samples, dtype=np.float64), level)
-
-
-def ratio_interval(
-    num_sums: np.ndarray, den_sums: np.ndarray | float, *, level: float = 0.95
-) -> tuple[float, float]:
-    """(lo, hi) percentile interval of the resampled ratios ``num_sums / den_sums`` ([n_boot] each, or a
-    constant denominator); resamples whose denominator is 0 are left out. The interval step of
-    :func:`bootstrap_ratio`, :func:`premium_stats` and the report's stratified intervals."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _percentiles(np.asarray(num_sums, dtype=np.float64) / den_sums, level)
-
-
-def bootstrap_ratio(
-    num: np.ndarray, den: np.ndarray, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95
-) -> tuple[float, float, float]:
-    """(Σnum / Σden, lo, hi): a ratio of sums and its percentile bootstrap interval over items.
-
-    Resamples of Σden = 0 are left out; NaN everywhere when Σden = 0.
-    """
-    num = np.asarray(num, dtype=np.float64)
-    den = np.asarray(den, dtype=np.float64)
-    total = den.sum()
-    if num.size == 0 or total == 0:
-        return math.nan, math.nan, math.nan
-    point = float(num.sum() / total)
-    if n_boot <= 0 or num.size == 1:
-        return point, point, point
-    sums = bootstrap_sums(np.stack([num, den], axis=1), n_boot=n_boot, seed=seed)  # [n_boot, 2]
-    lo, hi = ratio_interval(sums[:, 0], sums[:, 1], level=level)
-    return point, lo, hi
 
 
 def premium_stats(

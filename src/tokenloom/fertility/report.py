@@ -20,8 +20,8 @@ can add to it.
 
 Intervals are percentile bootstrap intervals over texts, **stratified by part** (texts are resampled within
 each language file, keeping the corpus composition fixed): :func:`~tokenloom.fertility.counts.close_part`
-resamples each finished part with :func:`metrics.bootstrap_sums`, sums are added across the parts of a
-slice, and :func:`metrics.ratio_interval` gives the interval. Deterministic (seeded).
+resamples each finished part with :func:`bootstrap.bootstrap_sums`, sums are added across the parts of a
+slice, and :func:`bootstrap.ratio_interval` gives the interval. Deterministic (seeded).
 
 One row per tokenizer × slice (``REPORT_COLUMNS`` are the stable columns other tools read, such as
 ``tokenloom costs languages``; ``EXTRA_COLUMNS`` follow, then the tokens-per-document columns of
