@@ -101,6 +101,19 @@ def test_integrity_equals_the_definition_for_spans_in_any_order(batch: list) -> 
     )
 
 
+DIGITS = "0123456789٠١٢٣३४५๑๒߀០፩𝟎𝟙"  # ASCII, Arabic-Indic, Devanagari, Thai, NKo, Khmer, math; ፩ is no Nd
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(st.one_of(st.sampled_from(DIGITS), st.characters(), st.just("\ud800"))), max_size=6))
+def test_digit_runs_are_the_runs_the_pattern_finds(texts: list[str]) -> None:
+    """The table lookup finds exactly the runs of ``\\d+`` (lone surrogates and line feeds included)."""
+    counts, spans = M.digit_runs(texts)
+    joined = "\n".join(texts)
+    assert spans.tolist() == [list(m.span()) for m in re.finditer(r"\d+", joined)]
+    assert counts.tolist() == [len(re.findall(r"\d+", t)) for t in texts]
+
+
 def test_known_answers() -> None:
     # "ab 12345": tokens ab | ␣ | 12 | 345 -> 12345 on its place-value groups; é split over two byte pieces
     spans = [(0, 2), (2, 3), (3, 5), (5, 8)]

@@ -115,6 +115,8 @@ def test_bootstrap_sums_match_explicit_resampling() -> None:
     (weights,) = list(B.bootstrap_weights(6, 50, 0))
     assert weights.sum(axis=1).tolist() == [6.0] * 50  # every resample draws n items
     assert np.array_equal(sums, weights @ values)
+    with_zeros = np.stack([np.zeros(6), values[:, 0], np.zeros(6), values[:, 1]], axis=1)  # zero columns
+    assert np.array_equal(B.bootstrap_sums(with_zeros, n_boot=50, seed=0), weights @ with_zeros)
 
 
 def test_bootstrap_chunks_for_large_slices(monkeypatch: pytest.MonkeyPatch) -> None:

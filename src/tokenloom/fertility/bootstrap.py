@@ -60,15 +60,20 @@ def bootstrap_weights(n: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
 
 
 def bootstrap_sums(values: np.ndarray, *, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
-    """[n_boot, k] column sums of ``values`` [n, k] over bootstrap resamples of its n rows."""
+    """[n_boot, k] column sums of ``values`` [n, k] over bootstrap resamples of its n rows. A column of
+    zeros resamples to zeros, so only the other columns are multiplied (a report's reference-token column
+    without a reference tokenizer, its premium columns on texts aligned with no pivot)."""
     values = np.asarray(values, dtype=np.float64)
     if values.ndim == 1:
         values = values[:, None]  # [n] -> [n, 1]
     n, k = values.shape
-    out = np.empty((n_boot, k), dtype=np.float64)
+    live = np.flatnonzero(values.any(axis=0))  # [k'] the columns that are not all zero
+    cols = slice(None) if live.size == k else live
+    dense = values[:, cols]  # [n, k']
+    out = np.zeros((n_boot, k), dtype=np.float64)
     row = 0
     for weights in bootstrap_weights(n, n_boot, seed):  # [rows, n]
-        out[row : row + len(weights)] = weights @ values  # [rows, n] @ [n, k] -> [rows, k]
+        out[row : row + len(weights), cols] = weights @ dense  # [rows, n] @ [n, k'] -> [rows, k']
         row += len(weights)
     return out
 

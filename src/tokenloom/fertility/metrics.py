@@ -52,6 +52,7 @@ also importable from here). This module imports numpy only; no tokenizer, no pan
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Collection, Mapping
@@ -260,12 +261,25 @@ def count_flat(
 _DIGITS = re.compile(r"\d+")  # a run of Unicode decimal digits (Nd: 0-9, ०-९, ๐-๙, ...)
 
 
+@functools.lru_cache(maxsize=1)
+def _digit_table() -> np.ndarray:
+    """[0x110000] bool: the code points :data:`_DIGITS` matches (found by the pattern itself, once)."""
+    every = np.arange(0x110000, dtype=np.uint32).tobytes().decode("utf-32-le", "surrogatepass")  # each once
+    table = np.zeros(0x110000, dtype=bool)
+    for m in _DIGITS.finditer(every):
+        table[m.start() : m.end()] = True
+    return table
+
+
 def digit_runs(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """([n] digit runs per text, [R, 2] their spans) in the whole-batch coordinates of
-    :mod:`tokenloom.text.flat` (``"\\n".join(texts)``; a line feed is no digit, so no run crosses texts)."""
+    :mod:`tokenloom.text.flat` (``"\n".join(texts)``; a line feed is no digit, so no run crosses texts):
+    the runs ``_DIGITS`` finds, from a table of its code points (a few times faster than the pattern)."""
     joined = "\n".join(texts)
-    flat = [x for m in _DIGITS.finditer(joined) for x in m.span()]
-    spans = np.array(flat, dtype=np.int64).reshape(-1, 2)  # [R, 2]
+    points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # [L]
+    digit = _digit_table()[points].view(np.int8)  # [L] 1 on a digit
+    edges = np.flatnonzero(np.diff(digit, prepend=np.int8(0), append=np.int8(0)))  # run starts, ends
+    spans = edges.astype(np.int64).reshape(-1, 2)  # [R, 2]
     bases = np.zeros(len(texts), dtype=np.int64)
     if len(texts) > 1:
         bases[1:] = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1)[:-1]
