@@ -32,6 +32,12 @@ on 3 MB of the FLORES-200 ``dev`` split into a temporary folder (not timed).
    (``pandas.testing.assert_frame_equal``), and the ×k report has k times the ×1 counts with the same
    ratios (fertility, rates, premiums, Rényi efficiency; intervals narrow as texts grow).
 
+4. **Against another version** (``--against DIR``, a checkout of tokenloom, e.g. a ``git worktree`` of an
+   older commit): the full report with transliterated slices in fresh child processes, this code and the
+   code in ``DIR/src`` alternating ``--repeat`` times (so both see the same machine load); each child times
+   the raw engines' encoding of the corpus first, then the report, and reports wall and CPU seconds (CPU
+   time, user + system of the process, moves less with other jobs on the machine than wall time).
+
 ``--markdown`` prints every table as Markdown under a line naming the machine and the date.
 """
 
@@ -336,6 +342,57 @@ def _speed(args: argparse.Namespace, corpus_line: list[str]) -> None:
     print("\n(report token counts == raw engine token counts for every tokenizer and language: checked)")
 
 
+def _time_child(args: argparse.Namespace) -> int:
+    """One full report (section 4) with the code this process imports; prints its timings as JSON."""
+    from tokenloom.fertility.report import fertility_report
+    from tokenloom.text.tokenizer import load_tokenizer
+
+    toks = {Path(p).name: load_tokenizer(p) for p in args.tokenizer}
+    encoders = [_raw_encoder(Path(p))[1] for p in args.tokenizer]
+    texts = [f.read_text(encoding="utf-8").splitlines() for f in _languages(args.corpus, None)]
+    start = time.perf_counter()
+    for encode in encoders:
+        for ts in texts:
+            encode(ts)
+    raw = time.perf_counter() - start
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    start = time.perf_counter()
+    fertility_report(toks, args.corpus, translit=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    print(json.dumps({"raw": raw, "wall": wall, "cpu": cpu}))
+    return 0
+
+
+def _against(args: argparse.Namespace) -> None:
+    """Section 4 of the module docstring."""
+    import tokenloom
+
+    ours = Path(tokenloom.__file__).resolve().parents[1]  # the src folder this process imports
+    other = (args.against / "src").resolve()
+    if not (other / "tokenloom" / "__init__.py").is_file():
+        raise SystemExit(f"--against {args.against}: no src/tokenloom there; pass a checkout of tokenloom")
+    rows = []
+    for _ in range(args.repeat):
+        for label, src in (("other", other), ("this code", ours)):
+            cmd = [sys.executable, __file__, "--time-child", "--corpus", str(args.corpus)]
+            for p in args.tokenizer:
+                cmd += ["--tokenizer", str(p)]
+            env = {**os.environ, "PYTHONPATH": str(src)}
+            done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            if done.returncode != 0:
+                raise SystemExit(f"{label} child failed:\n{done.stderr}")
+            r = json.loads(done.stdout.strip().splitlines()[-1])
+            rows.append((label, r["raw"], r["wall"], r["cpu"]))
+    best = {lab: min((w, c) for lb, _, w, c in rows if lb == lab) for lab in ("other", "this code")}
+    print(f"\nagainst {args.against} (full report with transliterated slices; fresh processes, alternating)")
+    table = [(lab, f"{raw:.2f}", f"{w:.2f}", f"{w / raw:.2f}", f"{c:.2f}") for lab, raw, w, c in rows]
+    _print_table(["code", "raw s", "report s", "report / raw", "report CPU s"], table, markdown=args.markdown)
+    (w0, c0), (w1, c1) = best["other"], best["this code"]
+    print(f"\nthis code / other, best of {args.repeat}: wall {w1 / w0:.2f}x, CPU {c1 / c0:.2f}x")
+
+
 def _memory(args: argparse.Namespace, counts: list[int]) -> None:
     """Section 2 of the module docstring."""
     rows = []
@@ -373,7 +430,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--scale", default="", help="only the scale runs: repeat factors of the corpus, e.g. 1,10 (see above)"
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        help="only section 4: a checkout of another version to time against",
+    )
     parser.add_argument("--markdown", action="store_true", help="Markdown tables under a machine + date line")
+    parser.add_argument("--time-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--scale-child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--chunk-size", type=int, default=None, help=argparse.SUPPRESS)
@@ -382,6 +446,8 @@ def main(argv: list[str] | None = None) -> int:
         return _child(args)
     if args.scale_child is not None:
         return _scale_child(args)
+    if args.time_child:
+        return _time_child(args)
     tmp = None
     if not args.tokenizer:
         tmp = tempfile.TemporaryDirectory(prefix="bench-fertility-")
@@ -396,7 +462,10 @@ def main(argv: list[str] | None = None) -> int:
         f"tokenizers: {', '.join(Path(p).name for p in args.tokenizer)}",
     ]
     factors = [int(k) for k in args.scale.split(",") if k.strip()]
-    if factors:
+    if args.against is not None:
+        print("\n".join(corpus_line))
+        _against(args)
+    elif factors:
         _scale(args, factors)
     else:
         if not args.memory_only:
