@@ -11,8 +11,9 @@ import pytest
 
 from tokenloom._commands.train import add_config_arguments, config_from_args
 from tokenloom.errors import ConfigError
+from tokenloom.text.algorithms import resolve_engine
 from tokenloom.text.train import configure, train_tokenizer
-from tokenloom.text.train_config import TrainerConfig, TrainerSettings, resolve_engine
+from tokenloom.text.train_config import TrainerConfig, TrainerSettings
 
 # one flag setting each field to a value other than its default (with what that value needs beside it)
 CLI_VALUES: dict[str, tuple[list[str], object]] = {

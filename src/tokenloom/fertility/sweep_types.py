@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 
 from tokenloom._fields import check_bools, check_ints, check_seed
 from tokenloom.errors import ConfigError
+from tokenloom.text.algorithms import AUTO_ENGINE, resolve_engine
 from tokenloom.text.corpus import Corpus
-from tokenloom.text.train_config import AUTO_ENGINE, resolve_engine
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -18,7 +18,7 @@ For BPE and unigram both engines get equivalent settings:
 - the characters that spell special and byte pieces are always in the alphabet (sentencepiece
   ``required_chars``, HF ``initial_alphabet``) so literal ``"<s>"`` or ``"<0x41>"`` in text stays text.
 
-``engine="auto"`` picks sentencepiece for both algorithms (``train_config.resolve_engine``, with the
+``engine="auto"`` picks sentencepiece for both algorithms (``algorithms.resolve_engine``, with the
 measurements); a sentencepiece tokenizer is saved with an id-for-id identical ``tokenizer.json`` as well.
 
 Byte-level BPE splits text with a regular expression (``pretokenizer``: "gpt2", "cl100k", "llama3",
@@ -60,8 +60,9 @@ from tokenloom.errors import ConfigError, VocabSizeError
 from tokenloom.text._engines import train_bytelevel, train_hf, train_spm
 from tokenloom.text._parity import train_parity
 from tokenloom.text._stream import CorpusInput, StreamStats, TrainingCorpus
+from tokenloom.text.algorithms import AUTO_ENGINE, resolve_engine
 from tokenloom.text.tokenizer import Tokenizer
-from tokenloom.text.train_config import AUTO_ENGINE, TrainerConfig, TrainerSettings, resolve_engine
+from tokenloom.text.train_config import TrainerConfig, TrainerSettings
 
 __all__ = [
     "AUTO_ENGINE",

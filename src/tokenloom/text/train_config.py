@@ -1,5 +1,4 @@
-"""``TrainerConfig``: every setting of a tokenizer training, its default, its meaning and where it applies —
-and :func:`resolve_engine`, the one rule that turns ``engine="auto"`` into an engine.
+"""``TrainerConfig``: every setting of a tokenizer training, its default, its meaning and where it applies.
 
 Each field is declared once, with ``field(metadata=...)`` carrying its help text (the ``tokenloom train``
 flags are generated from the fields, ``_commands/train.py``) and, for a setting of some algorithms or
@@ -10,14 +9,9 @@ belong to ``bytelevel-bpe``; ``byte_fallback=False`` and ``split_words=False`` t
 ``global_merges``, ``window_size`` and ``alpha`` to ``parity-bpe``. So a config that exists is a combination
 that trains (``parity-bpe`` also needs ``dev`` or ``ratios``: checked when training, against the corpus).
 
-``engine="auto"`` means the fastest engine that can train what is asked: sentencepiece for bpe and unigram
-(on a 40.6 MB multilingual corpus the raw engines took 5.3 s (spm BPE) vs 25.4 s (HF BPE) and 73 s (spm
-unigram) vs 595 s (HF unigram), with less memory), the tokenizers engine (``hf``) for bytelevel-bpe, the only
-one that trains it — and ``hf`` for bpe when smaller vocabularies are to be cut from the trained one
-(``cut=True``, as a vocabulary sweep does: only the tokenizers engine learns merges in an order whose
-prefixes are the smaller vocabularies, ``bpe_cut.py``).
-
-What it does not do: read corpora or train (``train.py``). It imports no engine.
+The algorithms, the engines and the rule that turns ``engine="auto"`` into an engine are in
+:mod:`tokenloom.text.algorithms`. What it does not do: read corpora or train (``train.py``). It imports no
+engine.
 """
 
 from __future__ import annotations
@@ -32,58 +26,27 @@ from tokenloom._fields import check_bools, check_ints, check_numbers, check_seed
 from tokenloom.errors import ConfigError
 from tokenloom.text._hf_build import BYTE_PIECES, spelling_chars
 from tokenloom.text._train_values import parse_size, ratio_items
+from tokenloom.text.algorithms import (
+    BYTE_LEVEL,
+    BYTELEVEL_ALPHABET,
+    Algorithm,
+    Engine,
+    EngineChoice,
+    Normalization,
+    Variant,
+    resolve_engine,
+)
 from tokenloom.text.bytelevel import Pretokenizer, resolve_pattern
 from tokenloom.text.sources import Errors
 
-__all__ = [
-    "AUTO_ENGINE",
-    "BYTE_PIECES",
-    "Algorithm",
-    "Engine",
-    "EngineChoice",
-    "Normalization",
-    "TrainerConfig",
-    "TrainerSettings",
-    "Variant",
-    "choices",
-    "parse_size",
-    "resolve_engine",
-]
+__all__ = ["BYTE_PIECES", "TrainerConfig", "TrainerSettings", "choices", "parse_size"]
 
-Algorithm = Literal["bpe", "unigram", "bytelevel-bpe", "parity-bpe"]
-Variant = Literal["base", "window"]
-Engine = Literal["hf", "sentencepiece"]
-EngineChoice = Literal["auto", "hf", "sentencepiece"]
-Normalization = Literal["none", "nfc", "nfkc"]
-
-AUTO_ENGINE: dict[str, Engine] = {
-    "bpe": "sentencepiece", "unigram": "sentencepiece", "bytelevel-bpe": "hf", "parity-bpe": "hf",
-}  # fmt: skip
-BYTE_LEVEL = ("bytelevel-bpe", "parity-bpe")  # byte-level BPE: the 256 bytes are the alphabet
 DEFAULT_PRETOKENIZER = "o200k"  # bytelevel-bpe: letter classes include combining marks (see bytelevel.py)
-BYTELEVEL_ALPHABET = 256
 # int fields, with an example value for messages
 _INT_FIELDS = {
     "vocab_size": 8000, "seed": 0, "max_bytes": 10**8, "max_line_bytes": 16384, "threads": 0,
     "max_piece_length": 16, "verify_sample": 2000, "global_merges": 0, "window_size": 100,
 }  # fmt: skip
-
-
-def resolve_engine(algorithm: str, engine: str = "auto", *, cut: bool = False) -> Engine:
-    """The engine that trains ``algorithm`` when ``engine`` is asked (see the module docstring for "auto");
-    ``cut``: smaller BPE vocabularies will be cut from the trained one. ConfigError for a pair that does
-    not train."""
-    if algorithm not in AUTO_ENGINE:
-        raise ConfigError(f"algorithm={algorithm!r}; choose one of {tuple(AUTO_ENGINE)}")
-    if engine not in get_args(EngineChoice):
-        raise ConfigError(f"engine={engine!r}; choose one of {get_args(EngineChoice)}")
-    if algorithm in BYTE_LEVEL and engine == "sentencepiece":
-        raise ConfigError(
-            f"algorithm={algorithm!r} runs on the tokenizers engine only; pass engine='hf' or 'auto'"
-        )
-    if engine != "auto":
-        return engine  # type: ignore[return-value]  # checked above
-    return "hf" if cut and algorithm == "bpe" else AUTO_ENGINE[algorithm]
 
 
 def _about(
