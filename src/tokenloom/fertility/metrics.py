@@ -273,7 +273,7 @@ def _digit_table() -> np.ndarray:
 
 def digit_runs(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """([n] digit runs per text, [R, 2] their spans) in the whole-batch coordinates of
-    :mod:`tokenloom.text.flat` (``"\n".join(texts)``; a line feed is no digit, so no run crosses texts):
+    :mod:`tokenloom.text.flat` (``"\\n".join(texts)``; a line feed is no digit, so no run crosses texts):
     the runs ``_DIGITS`` finds, from a table of its code points (a few times faster than the pattern)."""
     joined = "\n".join(texts)
     points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # [L]
