@@ -45,15 +45,26 @@ def tokenized(draw: st.DrawFn) -> tuple[str, list[int], list[tuple[int, int]], l
     return text, ids, offsets, words
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(tokenized(), min_size=1, max_size=5))
-def test_counts_equal_the_per_text_definitions(batch: list) -> None:
+def _counted(batch: list) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, M.BatchCounts]:
+    """``count_flat`` of a drawn batch: (texts, tokens per text, flat ids, token spans, the counts)."""
     texts, ids, offsets, words = (list(x) for x in zip(*batch, strict=True))
     bases = text_bases(texts)
     tok_len, flat = flat_ids(ids)
     tok = flat_spans(offsets, bases)[1]
     word_len, flat_words = flat_spans(words, bases)
-    fast = M.count_flat(tok_len, flat, tok, word_len, flat_words, vocab_size=6, unk_id=0)
+    return (
+        texts,
+        tok_len,
+        flat,
+        tok,
+        M.count_flat(tok_len, flat, tok, word_len, flat_words, vocab_size=6, unk_id=0),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(tokenized(), min_size=1, max_size=5))
+def test_counts_equal_the_per_text_definitions(batch: list) -> None:
+    texts, _, _, tok, fast = _counted(batch)
     nums = M.count_numbers(tok, *M.digit_runs(texts))
     for j, (text, i, o, w) in enumerate(batch):
         ref = R.text_integrity(text, i, o, w, unk_id=0)
@@ -81,13 +92,8 @@ def any_spans(draw: st.DrawFn) -> tuple[str, list[int], list[tuple[int, int]], l
 @given(st.lists(st.one_of(tokenized(), any_spans()), min_size=1, max_size=5))
 def test_integrity_equals_the_definition_for_spans_in_any_order(batch: list) -> None:
     """Spans out of order take the by-position path, spans in order the by-token path: both equal the
-    per-text definition, and the two paths agree wherever the spans are in order."""
-    texts, ids, offsets, words = (list(x) for x in zip(*batch, strict=True))
-    bases = text_bases(texts)
-    tok_len, flat = flat_ids(ids)
-    tok = flat_spans(offsets, bases)[1]
-    word_len, flat_words = flat_spans(words, bases)
-    fast = M.count_flat(tok_len, flat, tok, word_len, flat_words, vocab_size=6, unk_id=0)
+    per-text definition, and the by-position path gives the same counts on every batch."""
+    texts, tok_len, flat, tok, fast = _counted(batch)
     for j, (text, i, o, w) in enumerate(batch):
         ref = R.text_integrity(text, i, o, w, unk_id=0)
         assert (fast.partial[j], fast.split_chars[j], fast.unk_chars[j]) == (
