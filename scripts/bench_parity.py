@@ -120,9 +120,11 @@ def chart(points: list[tuple[str, float, float]], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for label, tokens, g in points:
-        ax.scatter(tokens / 1e6, g, color="tab:red" if "parity" in label else "tab:blue")
-        ax.annotate(label, (tokens / 1e6, g), fontsize=7, xytext=(4, 2), textcoords="offset points")
+    for k, (label, tokens, g) in enumerate(sorted(points, key=lambda p: p[1]), start=1):
+        color = "tab:red" if "parity" in label else "tab:blue"
+        ax.scatter(tokens / 1e6, g, color=color, label=f"{k}  {label}")  # numbered: labels never collide
+        ax.annotate(str(k), (tokens / 1e6, g), fontsize=8, xytext=(4, 4), textcoords="offset points")
+    ax.legend(fontsize=7, loc="upper right", handletextpad=0.3)
     ax.set_xlabel("total tokens on FLORES devtest, 39 languages (millions)")
     ax.set_ylabel("Gini of premiums vs English")
     ax.set_title("Parity frontier: lower-left is better")
