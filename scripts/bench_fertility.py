@@ -33,10 +33,10 @@ on 3 MB of the FLORES-200 ``dev`` split into a temporary folder (not timed).
    ratios (fertility, rates, premiums, Rényi efficiency; intervals narrow as texts grow).
 
 4. **Against another version** (``--against DIR``, a checkout of tokenloom, e.g. a ``git worktree`` of an
-   older commit): the full report with transliterated slices in fresh child processes, this code and the
-   code in ``DIR/src`` alternating ``--repeat`` times (so both see the same machine load); each child times
-   the raw engines' encoding of the corpus first, then the report, and reports wall and CPU seconds (CPU
-   time, user + system of the process, moves less with other jobs on the machine than wall time).
+   older commit): the report in fresh child processes, this code and the code in ``DIR/src`` alternating
+   ``--repeat`` times (so both see the same machine load); each child times the raw engines' encoding of the
+   corpus first, then ``metrics="lengths"`` and the full report with transliterated slices, and reports wall
+   and CPU seconds (CPU time, user + system of the process, moves less with other jobs than wall time).
 
 ``--markdown`` prints every table as Markdown under a line naming the machine and the date.
 """
@@ -342,9 +342,13 @@ def _speed(args: argparse.Namespace, corpus_line: list[str]) -> None:
     print("\n(report token counts == raw engine token counts for every tokenizer and language: checked)")
 
 
+_MODES = ("lengths", "full")  # section 4: the report's two modes, the full one with transliterated slices
+
+
 def _time_child(args: argparse.Namespace) -> int:
-    """One full report (section 4) with the code this process imports; prints its timings as JSON."""
-    from tokenloom.fertility.report import fertility_report
+    """Section 4, one child: the raw engines, then the report in each mode, with the code this process
+    imports; prints the timings as JSON."""
+    from tokenloom.fertility.report import ReportConfig, fertility_report
     from tokenloom.text.tokenizer import load_tokenizer
 
     toks = {Path(p).name: load_tokenizer(p) for p in args.tokenizer}
@@ -354,14 +358,15 @@ def _time_child(args: argparse.Namespace) -> int:
     for encode in encoders:
         for ts in texts:
             encode(ts)
-    raw = time.perf_counter() - start
-    before = resource.getrusage(resource.RUSAGE_SELF)
-    start = time.perf_counter()
-    fertility_report(toks, args.corpus, translit=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    print(json.dumps({"raw": raw, "wall": wall, "cpu": cpu}))
+    out: dict[str, float] = {"raw": time.perf_counter() - start}
+    for mode in _MODES:
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        start = time.perf_counter()
+        fertility_report(toks, args.corpus, translit=mode == "full", config=ReportConfig(metrics=mode))
+        out[mode] = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        out[f"{mode} cpu"] = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    print(json.dumps(out))
     return 0
 
 
@@ -373,7 +378,7 @@ def _against(args: argparse.Namespace) -> None:
     other = (args.against / "src").resolve()
     if not (other / "tokenloom" / "__init__.py").is_file():
         raise SystemExit(f"--against {args.against}: no src/tokenloom there; pass a checkout of tokenloom")
-    rows = []
+    runs: list[tuple[str, dict[str, float]]] = []
     for _ in range(args.repeat):
         for label, src in (("other", other), ("this code", ours)):
             cmd = [sys.executable, __file__, "--time-child", "--corpus", str(args.corpus)]
@@ -383,14 +388,19 @@ def _against(args: argparse.Namespace) -> None:
             done = subprocess.run(cmd, capture_output=True, text=True, env=env)
             if done.returncode != 0:
                 raise SystemExit(f"{label} child failed:\n{done.stderr}")
-            r = json.loads(done.stdout.strip().splitlines()[-1])
-            rows.append((label, r["raw"], r["wall"], r["cpu"]))
-    best = {lab: min((w, c) for lb, _, w, c in rows if lb == lab) for lab in ("other", "this code")}
-    print(f"\nagainst {args.against} (full report with transliterated slices; fresh processes, alternating)")
-    table = [(lab, f"{raw:.2f}", f"{w:.2f}", f"{w / raw:.2f}", f"{c:.2f}") for lab, raw, w, c in rows]
-    _print_table(["code", "raw s", "report s", "report / raw", "report CPU s"], table, markdown=args.markdown)
-    (w0, c0), (w1, c1) = best["other"], best["this code"]
-    print(f"\nthis code / other, best of {args.repeat}: wall {w1 / w0:.2f}x, CPU {c1 / c0:.2f}x")
+            runs.append((label, json.loads(done.stdout.strip().splitlines()[-1])))
+    print(f"\nagainst {args.against} (fresh processes, alternating; full: with transliterated slices)")
+    headers = ["code", "raw s"] + [f"{m} {k}" for m in _MODES for k in ("s", "/ raw", "CPU s")]
+    table = [
+        [label, f"{r['raw']:.2f}"]
+        + [v for m in _MODES for v in (f"{r[m]:.2f}", f"{r[m] / r['raw']:.2f}", f"{r[f'{m} cpu']:.2f}")]
+        for label, r in runs
+    ]
+    _print_table(headers, table, markdown=args.markdown)
+    for mode in _MODES:
+        best = {lab: min((r[mode], r[f"{mode} cpu"]) for lb, r in runs if lb == lab) for lab, _ in runs}
+        (w0, c0), (w1, c1) = best["other"], best["this code"]
+        print(f"{mode}: this code / other, best of {args.repeat}: wall {w1 / w0:.2f}x, CPU {c1 / c0:.2f}x")
 
 
 def _memory(args: argparse.Namespace, counts: list[int]) -> None:
