@@ -148,6 +148,7 @@ def main() -> None:
     parser.add_argument(
         "--vs-raw", type=int, default=0, help="only time ours against the raw engine at this size"
     )
+    parser.add_argument("--rounds", type=int, default=3, help="with --vs-raw: alternating rounds")
     args = parser.parse_args()
     flores = args.shared / "corpora" / "flores200"
     dev_langs = {p.stem for p in (flores / "dev").glob("*.txt")}
@@ -161,16 +162,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         train, dev = split_dev(flores, Path(tmp))
         if args.vs_raw:
-            for _ in range(2):  # alternate, so both see the same machine load
+            times: list[tuple[float, float]] = []
+            for _ in range(args.rounds):  # alternate, so both see the same machine load
                 start = time.perf_counter()
                 train_tokenizer(
                     train, algorithm="parity-bpe", dev=str(dev), vocab_size=args.vs_raw, heldout=0
                 )
                 ours = time.perf_counter() - start
                 raw = raw_seconds(train, dev, args.vs_raw)
+                times.append((ours, raw))
                 print(
                     f"parity base {args.vs_raw}: ours {ours:.1f} s, raw engine {raw:.1f} s, ratio {ours / raw:.2f}"
                 )
+            ours_all, raw_all = zip(*times, strict=True)
+            print(
+                f"{args.rounds} rounds: best {min(ours_all) / min(raw_all):.2f}x, "
+                f"mean {statistics.mean(ours_all) / statistics.mean(raw_all):.2f}x"
+            )
             return
         for size in (int(s) for s in args.sizes.split(",")):
             base_tokens = None
