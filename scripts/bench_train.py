@@ -10,7 +10,7 @@
 3. With ``--workers N`` (N > 1): images/s of a DataLoader over the shards (RRC + flip, then normalized
    float out, or uint8 out as with ``normalize_on_device``) with N worker processes against one worker.
    Target on 2 cores: >= 1.8x with 2. Beside it, the machine's own scaling with N processes: pure
-   compute, and copies of batch-sized buffers (memory bandwidth), the ceiling of any loader.
+   compute, and copies of batch-sized buffers (memory bandwidth), to read the loader's figure against.
 
     python scripts/bench_train.py [--src ../shared/images/imagenet-sample] [--skip-train] [--workers 2]
         [--markdown]
@@ -178,8 +178,8 @@ def _copy(n: int) -> None:
 
 def machine_scaling(workers: int) -> tuple[float, float]:
     """How this machine scales with ``workers`` processes: (compute-bound, memory-copy-bound) throughput of
-    ``workers`` processes against one. A loader moving whole batches through memory cannot scale beyond the
-    second figure, whatever its code."""
+    ``workers`` processes against one — what a loader's scaling is to be read against, its work being part
+    compute, part moving batches through memory. Each figure is one short run: expect ±0.2 between runs."""
     import multiprocessing
 
     ratios = []
