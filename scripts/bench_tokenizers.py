@@ -9,7 +9,8 @@ For each algorithm (bpe, unigram) and engine (hf, sentencepiece) it trains
 
 each case in a fresh process (a runner process starts the worker, so ``getrusage(RUSAGE_CHILDREN)`` in the
 runner is that case's peak RSS). Time is the training call only (imports excluded). Then ``engine="auto"``
-is compared with the fastest raw engine for each algorithm.
+is compared with the fastest raw engine for each algorithm. ``parity-bpe`` against the engine's
+``ParityBpeTrainer`` is timed by ``bench_parity.py --vs-raw`` (it needs a parallel dev set).
 
 The corpus: FLORES-200 devtest (99 languages) plus ``corpora/train`` from ../shared (40.6 MB).
 ``--max-mb`` takes the same proportional prefix of every file (all languages stay in) into one temp file.
