@@ -343,6 +343,7 @@ def _speed(args: argparse.Namespace, corpus_line: list[str]) -> None:
 
 
 _MODES = ("lengths", "full")  # section 4: the report's two modes, the full one with transliterated slices
+_LABELS = ("other", "this code")  # section 4: the checkout compared against, then this one
 
 
 def _time_child(args: argparse.Namespace) -> int:
@@ -380,7 +381,7 @@ def _against(args: argparse.Namespace) -> None:
         raise SystemExit(f"--against {args.against}: no src/tokenloom there; pass a checkout of tokenloom")
     runs: list[tuple[str, dict[str, float]]] = []
     for _ in range(args.repeat):
-        for label, src in (("other", other), ("this code", ours)):
+        for label, src in zip(_LABELS, (other, ours), strict=True):
             cmd = [sys.executable, __file__, "--time-child", "--corpus", str(args.corpus)]
             for p in args.tokenizer:
                 cmd += ["--tokenizer", str(p)]
@@ -398,7 +399,7 @@ def _against(args: argparse.Namespace) -> None:
     ]
     _print_table(headers, table, markdown=args.markdown)
     for mode in _MODES:
-        best = {lab: min((r[mode], r[f"{mode} cpu"]) for lb, r in runs if lb == lab) for lab, _ in runs}
+        best = {lab: min((r[mode], r[f"{mode} cpu"]) for lb, r in runs if lb == lab) for lab in _LABELS}
         (w0, c0), (w1, c1) = best["other"], best["this code"]
         print(f"{mode}: this code / other, best of {args.repeat}: wall {w1 / w0:.2f}x, CPU {c1 / c0:.2f}x")
 
