@@ -128,7 +128,7 @@ def test_jsonl_with_labels_ids_and_detected_script(tmp_path: Path) -> None:
         {"text": "no label at all", "id": "s3"},
     ]
     path = write(tmp_path / "data.jsonl", "\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n")
-    corpus = load_corpus(path)
+    corpus = load_corpus(path, align_column="id")
     got = {(p.slice_kind, p.slice, p.lang, p.script) for p in corpus}
     assert got == {
         ("language", "eng_Latn", "eng", "Latn"),  # script detected from the text
@@ -156,7 +156,7 @@ def test_jsonl_bad_rows_are_named(tmp_path: Path) -> None:
 
 def test_csv_and_parquet(tmp_path: Path) -> None:
     write(tmp_path / "t.csv", "id,lang,text\n1,eng,Hello world\n2,eng,Good night\n1,fra,Bonjour le monde\n")
-    corpus = load_corpus(tmp_path / "t.csv")
+    corpus = load_corpus(tmp_path / "t.csv", align_column="id")
     assert sorted(corpus.slices) == ["eng_Latn", "fra_Latn"]
     eng = next(p for p in corpus if p.slice == "eng_Latn")
     assert eng.load() == (["Hello world", "Good night"], ["1", "2"])
@@ -184,7 +184,7 @@ def test_code_folder_becomes_code_slices(tmp_path: Path) -> None:
 def test_plain_text_file_and_missing_inputs(tmp_path: Path) -> None:
     write(tmp_path / "notes.txt", "first line\nsecond line\n")
     corpus = load_corpus(tmp_path / "notes.txt")
-    assert [(p.slice, p.lang, p.script) for p in corpus] == [("notes", "und", None)]
+    assert [(p.slice, p.lang, p.script) for p in corpus] == [("und", "und", None)]  # never named after a file
     with pytest.raises(CorpusError, match="does not exist"):
         load_corpus(tmp_path / "nope")
     with pytest.raises(ValueError, match="errors must be"):

@@ -126,14 +126,16 @@ def test_a_parallel_table_counts_the_pivot_first(
     for k in range(2):
         lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows[k::2])
         (tmp_path / f"shard-{k}.jsonl").write_text(lines, encoding="utf-8")
-    whole = _report(toks, load_corpus(str(tmp_path)))
-    tasks = _report(toks, str(tmp_path), RunConfig(task_bytes=15_000))
+    whole = _report(toks, load_corpus(str(tmp_path), align_column="id"))
+    tasks = _report(toks, str(tmp_path), RunConfig(task_bytes=15_000), align_column="id")
     assert tasks.attrs["tasks"]["tasks"] > 2 * 2 * 2  # several tasks per shard, each read in both phases
     pd.testing.assert_frame_equal(whole, tasks, check_exact=True)
     rus = tasks[(tasks.slice == "rus_Cyrl") & (tasks.tokenizer == "bpe")].iloc[0]
     assert rus.premium_pairs == 120 and rus.premium_mean > 1  # every row found its English counterpart
     with pytest.raises(ConfigError, match="pivot 'fra_Latn' is not in the parallel part"):
-        fertility_report(toks, str(tmp_path), pivot="fra_Latn", run=RunConfig(task_bytes=15_000))
+        fertility_report(
+            toks, str(tmp_path), pivot="fra_Latn", run=RunConfig(task_bytes=15_000), align_column="id"
+        )
 
 
 def test_a_compressed_text_file_is_streamed(

@@ -108,6 +108,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="column of a table holding the script; default: script, else language_script",
     )
     parser.add_argument(
+        "--align-column",
+        metavar="COLUMN",
+        help="column of a table holding a translation key: rows sharing one are aligned across languages "
+        "(premiums); default: tables are not aligned (an 'id' column of a pretraining shard is a document id)",
+    )
+    parser.add_argument(
         "--out", type=Path, required=True, metavar="DIR", help="folder for report.csv/.md/.html and PNGs"
     )
     parser.add_argument(
@@ -189,7 +195,8 @@ def run(args: argparse.Namespace) -> int:
     df = fertility_report(
         toks, args.corpus, pivot=args.pivot, translit=not args.no_translit, segmenter=args.segmenter,
         quiet=args.quiet, config=config, errors=args.errors, run=run_config, text_column=args.text_column,
-        lang_column=args.lang_column, script_column=args.script_column, reference=reference,
+        lang_column=args.lang_column, script_column=args.script_column, align_column=args.align_column,
+        reference=reference,
         perturbations=perturbations, numbers=not args.no_numbers,
     )  # fmt: skip
     if args.table:

@@ -143,6 +143,7 @@ def fertility_report(
     text_column: str | None = None,
     lang_column: str | None = None,
     script_column: str | None = None,
+    align_column: str | None = None,
     reference: TokenizerLike | None = None,
     perturbations: str | Sequence[Perturbation] = (),
     numbers: bool = True,
@@ -165,7 +166,8 @@ def fertility_report(
     ``run``: how a corpus given by paths is counted (:class:`~tokenloom.fertility.runner.RunConfig`:
     worker processes, Ray, a state folder to resume from); the report does not depend on it.
     ``text_column`` / ``lang_column`` / ``script_column``: the cells of table rows holding the text and
-    its labels (see :func:`~tokenloom.text.corpus.load_corpus`). ``df.attrs`` also records the pivot,
+    its labels; ``align_column``: a translation key aligning table rows across languages (premiums), off
+    by default (see :func:`~tokenloom.text.corpus.load_corpus`). ``df.attrs`` also records the pivot,
     segmenter, config, the rejects, the length histogram and ``tasks`` (``{"tasks": N, "resumed": K}``).
     ``reference``: a tokenizer (anything ``tokenizers`` takes) every slice's tokens are compared with
     (``nsl``: tokens / reference tokens, with an interval). ``perturbations``: names of
@@ -184,7 +186,7 @@ def fertility_report(
     ref_name = "" if ref is None else next((n for n, t in toks.items() if t is ref), ref.name)
     seg = batch_segmenter(segmenter)
     seg_name = seg.name if config.metrics == "full" else ""
-    columns = Columns.of(text_column, lang_column, script_column)
+    columns = Columns.of(text_column, lang_column, script_column, align_column)
     counting = Counting(
         toks, pivot, segmenter if isinstance(segmenter, str) else seg, config,
         SliceConfig(
@@ -212,6 +214,7 @@ def fertility_report(
                 text_column=text_column,
                 lang_column=lang_column,
                 script_column=script_column,
+                align_column=align_column,
             )
         )
         _count_in_process(table, corp, counting, quiet=quiet)

@@ -356,7 +356,7 @@ def plan_jobs(tasks: Sequence[CorpusTask], pivot: str | None, premiums: bool) ->
             rest.append((task, "rest"))
         else:
             rest.append((task, "all"))
-    if premiums and all(t.part is not None for t in tasks):  # no table: every part is known now
+    if premiums and all(t.part is not None for t in tasks if t.piece or t.part):  # no table: parts known
         _check_pivot([t.part for t in tasks if t.part is not None], pivot)
     return first, rest
 
@@ -385,7 +385,7 @@ def count_corpus(
     there were and were resumed (``{"tasks": N, "resumed": K}``)."""
     premiums = counting.pivot is not None and counting.config.metrics == "full"
     first, rest = plan_jobs(tasks, counting.pivot, premiums)
-    if all(t.part is not None and t.piece is None for t in tasks):  # every part read whole by one task
+    if all(t.part is not None and t.piece is None for t in tasks if t.piece or t.part):  # parts read whole
         table.lang_parts_left.update(
             t.part.lang for t in tasks if t.part is not None and not t.part.generated
         )

@@ -1,11 +1,14 @@
 """Compressed corpus files: which codec a file uses (by its magic bytes) and a decompressing binary stream.
 
-- :func:`detect_compression` reads a file's first six bytes: gzip ``1f 8b``, zstd ``28 b5 2f fd``, xz
-  ``fd 37 7a 58 5a 00``, bzip2 ``42 5a 68`` (``BZh``); anything else is ``"none"``. The suffix is not
-  trusted: a ``.jsonl`` that is really gzip is read as gzip, a ``.gz`` that is plain text as plain text.
+- :func:`detect_compression` reads a file's first bytes: gzip ``1f 8b 08``, zstd ``28 b5 2f fd``, xz
+  ``fd 37 7a 58 5a 00``, bzip2 ``BZh`` + a block size digit + a block or end-of-stream marker; anything
+  else is ``"none"``. The suffix is not trusted: a ``.jsonl`` that is really gzip is read as gzip, a
+  ``.gz`` that is plain text as plain text.
 - :func:`open_binary` opens a file as a binary stream of its decompressed bytes, read as it is consumed
   (``gzip`` / ``lzma`` / ``bz2`` from the standard library, ``zstandard``'s stream reader), so no file is
-  ever held in memory whole. A truncated or corrupt stream raises while it is read (``EOFError``,
+  ever held in memory whole. A file compressed more than once (``x.txt.gz`` gzipped again, zstd inside
+  gzip) is decompressed layer by layer, each layer found by the same magic bytes (at most
+  :data:`MAX_LAYERS`). A truncated or corrupt stream raises while it is read (``EOFError``,
   ``OSError``, ``lzma.LZMAError``, ``zstandard.ZstdError``): callers turn that into a reject.
 - :func:`inner_name`: the file name without its compression suffix (``a.jsonl.zst`` -> ``a.jsonl``), whose
   suffix names the format.
@@ -26,24 +29,33 @@ from typing import BinaryIO, Literal
 
 import zstandard
 
-__all__ = ["COMPRESSION_SUFFIXES", "Compression", "detect_compression", "inner_name", "open_binary"]
+__all__ = [
+    "COMPRESSION_SUFFIXES", "MAX_LAYERS", "Compression", "detect_compression", "inner_name", "open_binary",
+]  # fmt: skip
 
 Compression = Literal["none", "gzip", "zstd", "xz", "bz2"]
 
 _MAGIC: tuple[tuple[bytes, Compression], ...] = (
-    (b"\x1f\x8b", "gzip"),
+    (b"\x1f\x8b\x08", "gzip"),  # the deflate method: every gzip writer's
     (b"\x28\xb5\x2f\xfd", "zstd"),
     (b"\xfd7zXZ\x00", "xz"),
-    (b"BZh", "bz2"),
 )
+_BZ2_MARKERS = (b"1AY&SY", b"\x17rE8P\x90")  # after "BZh<digit>": a block, or the end of an empty stream
+_HEAD = 10  # bytes that decide the codec
 COMPRESSION_SUFFIXES = (".gz", ".zst", ".xz", ".bz2")
+MAX_LAYERS = 4  # compression layers decompressed at most (a file compressed twice is read whole)
+
+
+def _codec_of(head: bytes) -> Compression:
+    if head[:3] == b"BZh" and head[3:4].isdigit() and head[3:4] != b"0" and head[4:10] in _BZ2_MARKERS:
+        return "bz2"
+    return next((codec for magic, codec in _MAGIC if head.startswith(magic)), "none")
 
 
 def detect_compression(path: Path) -> Compression:
     """The codec of ``path`` by its first bytes (see the module docstring)."""
     with path.open("rb") as handle:
-        head = handle.read(6)
-    return next((codec for magic, codec in _MAGIC if head.startswith(magic)), "none")
+        return _codec_of(handle.read(_HEAD))
 
 
 def inner_name(name: str) -> str:
@@ -56,17 +68,52 @@ def inner_name(name: str) -> str:
 
 
 def open_binary(path: Path, codec: Compression | None = None) -> BinaryIO:
-    """``path`` as a stream of decompressed bytes (``codec`` detected when ``None``); close it after use."""
+    """``path`` as a stream of decompressed bytes, every compression layer removed (the outer ``codec``
+    detected when ``None``); close it after use."""
     codec = detect_compression(path) if codec is None else codec
-    if codec == "none":
-        return path.open("rb")
+    stream: BinaryIO = path.open("rb")
+    for _ in range(MAX_LAYERS):
+        if codec == "none":
+            return stream
+        stream = _decompressing(stream, codec)
+        try:
+            codec = _codec_of(stream.peek(_HEAD)[:_HEAD])  # type: ignore[attr-defined]
+        except (EOFError, OSError, lzma.LZMAError):  # truncated or corrupt: raised again when read
+            return stream
+    if codec != "none":
+        stream.close()
+        raise OSError(f"more than {MAX_LAYERS} compression layers; decompress it first")
+    return stream
+
+
+def _decompressing(raw: BinaryIO, codec: Compression) -> BinaryIO:
+    """A stream of ``raw``'s bytes decompressed by ``codec``, closing ``raw`` when closed; it has ``peek``."""
     if codec == "gzip":
-        return gzip.open(path, "rb")  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=_Owned(raw), mode="rb")  # type: ignore[return-value]
     if codec == "xz":
-        return lzma.open(path, "rb")  # type: ignore[return-value]
+        return lzma.LZMAFile(_Owned(raw), "rb")  # type: ignore[return-value]
     if codec == "bz2":
-        return bz2.open(path, "rb")  # type: ignore[return-value]
-    return io.BufferedReader(_ZstdReader(path.open("rb")), buffer_size=_CHUNK)
+        return bz2.BZ2File(_Owned(raw), "rb")  # type: ignore[return-value]
+    return io.BufferedReader(_ZstdReader(raw), buffer_size=_CHUNK)  # type: ignore[return-value]
+
+
+class _Owned(io.RawIOBase):
+    """A stream that closes the stream it reads (``GzipFile(fileobj=...)`` leaves its ``fileobj`` open)."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self._raw.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 _CHUNK = 1 << 17

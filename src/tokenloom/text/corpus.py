@@ -11,12 +11,17 @@ What it reads (:func:`load_corpus`):
 - **Tables**: JSON Lines (``.jsonl``, ``.json``), ``.csv``, ``.tsv``, ``.parquet``, each also compressed
   (``.gz``, ``.zst``, ``.xz``, ``.bz2``), streamed by ``formats.py``, with a ``text`` column and optional
   language (``lang``, else ``language``: ``hin`` or ``hin_Deva``), script (``script``, else
-  ``language_script``), ``slice`` and ``id`` columns (other names: ``text_column=``, ``lang_column=``,
-  ``script_column=``); rows sharing an ``id`` are aligned (parallel) across languages. The table files of
+  ``language_script``) and ``slice`` columns (other names: ``text_column=``, ``lang_column=``,
+  ``script_column=``). Alignment is declared, never inferred from a column's name: with
+  ``align_column="id"`` (``--align-column id``) rows sharing a key are aligned (parallel) across languages,
+  a row without a key or repeating a key within its language is bad input; without it, an ``id`` column
+  (a pretraining shard's document id) is ignored. The table files of
   one call are shards of one table: a slice spread over many shards is one part. An in-memory corpus (a
   DataFrame, a ``datasets`` dataset, an iterable of str or dict) is read as one table. A ``slice`` label containing ``translit`` is a transliterated
   slice, one containing ``mixed`` a code-mixed slice, ``code`` a code slice; others name a language slice.
-- **Other text files** (``.txt``): one text per line, slice named after the file.
+- **Other text files** (a ``.txt`` whose name is not a language code, ``NOTICE.txt``): one text per line,
+  all of them one part of unknown language: slice :data:`UNLABELLED` (``und``), its script detected per
+  text. A language is never named after a file; a report lists these files as unlabelled.
 - **Source files** (``.py``, ``.rs``, ...): one text per file, a ``code`` slice per programming language,
   the language taken from the file extension.
 
@@ -46,7 +51,6 @@ from pathlib import Path
 from typing import Any
 
 from tokenloom.errors import CorpusError
-from tokenloom.text.compression import inner_name
 from tokenloom.text.formats import read_file_records
 from tokenloom.text.memory import MEMORY_SOURCE, iter_object_records
 from tokenloom.text.parts import CorpusPart, SliceKind, parse_lang_code
@@ -63,12 +67,14 @@ from tokenloom.text.table_parts import TableGroups
 
 __all__ = [
     "CODE_EXTENSIONS",
+    "UNLABELLED",
     "Corpus",
     "CorpusPart",
     "SliceKind",
     "load_corpus",
     "parse_lang_code",
     "read_code_part",
+    "read_text_files",
     "read_text_part",
     "table_source",
 ]
@@ -109,34 +115,33 @@ class Corpus:
 
     @classmethod
     def from_records(cls, records: Iterable[tuple[str, str]]) -> Corpus:
-        """An in-memory corpus from ``(source name, text)`` records, one part per source name.
+        """An in-memory corpus from ``(source name, text)`` records, one part per language.
 
         A source name of the form ``<lang>_<Script>`` (optionally ``.txt``, or any path ending so) gives the
-        part its language and script; others are language ``"und"`` with the script detected.
+        part its language and script; the others are one part of language ``"und"`` (slice
+        :data:`UNLABELLED`) with the script detected: a language is never named after a source.
         """
-        groups: dict[str, list[str]] = {}
+        groups: dict[str, tuple[str, list[str]]] = {}  # label -> (first source, texts)
         for source, text in records:
             if not isinstance(text, str):
                 raise CorpusError(f"record from {source!r}: text must be a str, got {type(text).__name__}")
-            groups.setdefault(str(source), []).append(text)
+            name = Path(str(source)).name
+            label = name.removesuffix(".txt") if parse_lang_code(name) else UNLABELLED
+            groups.setdefault(label, (str(source), []))[1].append(text)
         parts = []
-        for source, texts in groups.items():
-            parsed = parse_lang_code(Path(source).name)
+        for label, (source, texts) in groups.items():
+            parsed = parse_lang_code(label)
             lang, script = parsed if parsed else ("und", None)
-            label = Path(source).name.removesuffix(".txt") or source
             parts.append(
                 CorpusPart(
-                    source=source,
-                    slice_kind="language",
-                    slice=label,
-                    lang=lang,
-                    script=script,
+                    source=source, slice_kind="language", slice=label, lang=lang, script=script,
                     load=_frozen(texts, list(range(1, len(texts) + 1))),
                 )
-            )
+            )  # fmt: skip
         return cls(parts)
 
 
+UNLABELLED = "und"  # the slice of text files whose names are not language codes
 MAX_TEXT_BYTES = 1 << 20  # one line of a text file is one text (a sentence, a paragraph): 1 MiB at most
 
 
@@ -161,14 +166,33 @@ def read_text_part(path: Path, errors: Errors, stats: SourceStats) -> tuple[list
 
 
 def _table_parts(
-    source: str, records: Iterable[Record], errors: Errors, stats: SourceStats
+    source: str, records: Iterable[Record], columns: Columns, errors: Errors, stats: SourceStats
 ) -> list[CorpusPart]:
-    """The parts of one table's records, grouped by slice; rows sharing an ``id`` are aligned."""
-    rows = list(records)
-    groups = TableGroups(source, aligned=any(row.id is not None for row in rows), errors=errors, stats=stats)
-    for row in rows:
+    """The parts of one table's records, grouped by slice; aligned by ``columns.align`` when declared."""
+    groups = TableGroups(source, align=columns.align, errors=errors, stats=stats)
+    for row in records:
         groups.add(row)
     return groups.whole_parts()
+
+
+def read_text_files(paths: Iterable[Path], errors: Errors, stats: SourceStats) -> tuple[list[str], list[Any]]:
+    """The lines of text files, one after another, with their line numbers (the texts of a part made of
+    several files)."""
+    texts: list[str] = []
+    ids: list[Any] = []
+    for path in paths:
+        more, numbers = read_text_part(path, errors, stats)
+        texts += more
+        ids += numbers
+    return texts, ids
+
+
+def _unlabelled_part(paths: list[Path], errors: Errors, stats: SourceStats) -> CorpusPart:
+    """The text files whose names are not language codes: one part of unknown language."""
+    return CorpusPart(
+        source=_sources(paths), slice_kind="language", slice=UNLABELLED, lang="und", script=None,
+        load=lambda: read_text_files(paths, errors, stats), paths=tuple(paths),
+    )  # fmt: skip
 
 
 def read_code_part(paths: Iterable[Path], errors: Errors, stats: SourceStats) -> tuple[list[str], list[Any]]:
@@ -256,6 +280,7 @@ def load_corpus(
     text_column: str | None = None,
     lang_column: str | None = None,
     script_column: str | None = None,
+    align_column: str | None = None,
     read_tables: bool = True,
 ) -> Corpus:
     """Find and label the parts of a corpus (files are read later, part by part; tables now).
@@ -268,22 +293,25 @@ def load_corpus(
     decides per folder from the line counts (see the module docstring), ``True`` requires FLORES-style
     files of one folder to be parallel, ``False`` never aligns them. ``text_column`` / ``lang_column`` /
     ``script_column``: the cells of a table row that hold the text and its labels (defaults: ``text``;
-    ``lang`` or ``language``; ``script`` or ``language_script``). ``read_tables=False``: table files are
+    ``lang`` or ``language``; ``script`` or ``language_script``). ``align_column``: the column of a
+    translation key that aligns a table's rows across languages (``None``: tables are not aligned).
+    ``read_tables=False``: table files are
     not read but listed in ``corpus.tables`` (a caller reading them piece by piece, ``corpus_tasks.py``).
     """
     check_errors(errors)
-    columns = Columns.of(text_column, lang_column, script_column)
+    columns = Columns.of(text_column, lang_column, script_column, align_column)
     stats = SourceStats()
     if not is_paths(inputs):
         records = iter_object_records(inputs, columns=columns, errors=errors, stats=stats)  # type: ignore[arg-type]
-        parts = _table_parts(MEMORY_SOURCE, records, errors, stats)
+        parts = _table_parts(MEMORY_SOURCE, records, columns, errors, stats)
         if not parts:
             raise CorpusError("no texts found in the given corpus object; pass texts or rows with a text")
         return Corpus(parts, errors=errors, stats=stats)
-    files = corpus_files(inputs)
+    files = corpus_files(inputs, errors=errors, stats=stats)
     flores: dict[Path, list[Path]] = {}
     code: list[Path] = []
     tables: list[Path] = []
+    unlabelled: list[Path] = []
     parts = []
     for f in files:
         kind = file_kind(f)
@@ -296,17 +324,14 @@ def load_corpus(
         else:
             if f.stat().st_size == 0:
                 raise CorpusError(f"{f}: empty file (no lines); remove it or put text in it")
-            parts.append(
-                CorpusPart(
-                    source=str(f), slice_kind="language", slice=_text_stem(f), lang="und", script=None,
-                    load=(lambda p: lambda: read_text_part(p, errors, stats))(f), paths=(f,),
-                )
-            )  # fmt: skip
+            unlabelled.append(f)
+    if unlabelled:
+        parts.append(_unlabelled_part(unlabelled, errors, stats))
     if tables and read_tables:  # shards of one table: a slice spread over many files is one part
         records = (
             r for f in tables for r in read_file_records(f, columns=columns, errors=errors, stats=stats)
         )
-        parts.extend(_table_parts(table_source(tables), records, errors, stats))
+        parts.extend(_table_parts(table_source(tables), records, columns, errors, stats))
     for folder, group in flores.items():
         parts.extend(_flores_parts(folder, group, parallel, errors, stats))
     parts.extend(_code_parts(code, errors, stats))
@@ -324,8 +349,3 @@ def _sources(paths: list[Path]) -> str:
     """Files as named in a part's source: up to three, then how many more."""
     shown = ", ".join(str(p) for p in paths[:3])
     return shown + (f" (+{len(paths) - 3} more)" if len(paths) > 3 else "")
-
-
-def _text_stem(path: Path) -> str:
-    """A text file's slice label: its name without compression and format suffixes (``a.txt.gz`` -> ``a``)."""
-    return Path(inner_name(path.name)).stem

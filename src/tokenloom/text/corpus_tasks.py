@@ -9,7 +9,9 @@ cuts the work into :class:`CorpusTask` s of about ``chunk_bytes`` (``tasks.py``)
   compressed text file (of unknown size), which is one task read piece by piece;
 - the table files of the input are one table (a slice spread over many shards is one part) cut into
   tasks: a file, a range of Parquet row groups or a byte range of a JSON Lines file. The table is
-  *aligned* (its parts share ids across languages) when its first row has an ``id``.
+  *aligned* (its parts share keys across languages) only when ``columns.align`` declares its key column;
+  the table is then read once before it is planned, for keys repeated across tasks
+  (:func:`~tokenloom.text.table_parts.repeated_keys`), so every task rejects the same rows.
 
 :func:`read_corpus_task` reads one task into :class:`Piece` s: a whole file part, or up to ``chunk_size``
 consecutive texts of one part — rows are grouped into parts as in a table read whole
@@ -31,8 +33,8 @@ from tokenloom.text.compression import detect_compression
 from tokenloom.text.corpus import MAX_TEXT_BYTES, load_corpus, read_code_part, read_text_part, table_source
 from tokenloom.text.formats import read_file_records
 from tokenloom.text.parts import CorpusPart, no_texts
-from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats
-from tokenloom.text.table_parts import TableGroups
+from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, Reject, SourceStats, reject
+from tokenloom.text.table_parts import RepeatedKeys, TableGroups, repeated_keys
 from tokenloom.text.tasks import CHUNK_BYTES, Task, plan_tasks, read_task
 
 __all__ = ["CorpusTask", "Piece", "plan_corpus_tasks", "read_corpus_task"]
@@ -41,7 +43,8 @@ __all__ = ["CorpusTask", "Piece", "plan_corpus_tasks", "read_corpus_task"]
 @dataclass(frozen=True)
 class CorpusTask:
     """A file part read whole (``part``), a byte range of one (``part`` and ``piece``), or a piece of the
-    input's table (``piece``; ``table`` names the table, ``aligned``: its rows carry ids)."""
+    input's table (``piece``; ``table`` names the table, ``aligned``: its rows carry declared keys,
+    ``repeated``: the rows of this task's file whose key repeats an earlier row's)."""
 
     id: str  # stable across runs over the same files
     bytes: int  # bytes on disk the task reads (for progress)
@@ -49,6 +52,8 @@ class CorpusTask:
     piece: Task | None = None
     table: str = ""
     aligned: bool = False
+    repeated: tuple[tuple[tuple[str, int], str], ...] = ()
+    rejects: tuple[Reject, ...] = ()  # what planning set aside or listed (files left out): read as rejects
 
 
 @dataclass(frozen=True)
@@ -70,15 +75,18 @@ def _size(paths: Iterable[Path]) -> int:
     return total
 
 
-def _first_has_id(tables: list[Path], columns: Columns) -> bool:
-    """Whether the first row of the table (its first readable record) has an ``id``."""
-    for path in tables:
-        records = read_file_records(path, columns=columns, errors="skip", stats=SourceStats())
-        with contextlib.closing(records):  # type: ignore[type-var]  # a generator: stop it reading
-            first = next(records, None)
-        if first is not None:
-            return first.id is not None
-    return False
+def _piece_bytes(task: Task) -> int:
+    return task.stop - task.start if task.kind == "bytes" else _size([task.path])
+
+
+def _repeated(tables: list[Path], columns: Columns, errors: Errors) -> RepeatedKeys:
+    """Rows of an aligned table whose key repeats an earlier row's (one read of the table)."""
+    if columns.align is None:
+        return {}
+    records = (
+        r for f in tables for r in read_file_records(f, columns=columns, errors="skip", stats=SourceStats())
+    )
+    return repeated_keys(records, align=columns.align, errors=errors)
 
 
 def plan_corpus_tasks(
@@ -89,24 +97,29 @@ def plan_corpus_tasks(
     columns: Columns = DEFAULT_COLUMNS,
     chunk_bytes: int = CHUNK_BYTES,
 ) -> list[CorpusTask]:
-    """The tasks of ``inputs`` (see the module docstring): the table's first, then the file parts in
-    ``load_corpus`` order. Bad labels (an empty file, a broken parallel folder) raise as there."""
+    """The tasks of ``inputs`` (see the module docstring): the files left out of a folder search (a task
+    holding their rejects), the table's, then the file parts in ``load_corpus`` order. Bad labels (an empty file, a broken parallel folder) raise as there."""
     corpus = load_corpus(
         inputs, errors=errors, parallel=parallel, read_tables=False,
         text_column=columns.text, lang_column=columns.lang, script_column=columns.script,
+        align_column=columns.align,
     )  # fmt: skip
     tasks: list[CorpusTask] = []
+    if corpus.stats.rejects:  # files a folder search left out: passed on to the report as rejects
+        tasks.append(CorpusTask("left-out", 0, rejects=tuple(corpus.stats.rejects)))
     tables = list(corpus.tables)
     if tables:
-        name, aligned = table_source(tables), _first_has_id(tables, columns)
+        name, aligned = table_source(tables), columns.align is not None
+        repeated = _repeated(tables, columns, errors)
         for t in plan_tasks(tables, chunk_bytes=chunk_bytes):
             size = t.stop - t.start if t.kind == "bytes" else _size([t.path])
-            tasks.append(CorpusTask(t.id, size, piece=t, table=name, aligned=aligned))
+            mine = tuple((k, v) for k, v in repeated.items() if k[0] == str(t.path))
+            tasks.append(CorpusTask(t.id, size, piece=t, table=name, aligned=aligned, repeated=mine))
     for part in corpus:
         labels = replace(part, load=no_texts)
         ranges = plan_tasks(part.paths, chunk_bytes=chunk_bytes) if part.slice_kind != "code" else []
-        if len(ranges) > 1:  # a large uncompressed text file
-            tasks += [CorpusTask(t.id, t.stop - t.start, part=labels, piece=t) for t in ranges]
+        if len(ranges) > 1:  # a large uncompressed text file, or several text files
+            tasks += [CorpusTask(t.id, _piece_bytes(t), part=labels, piece=t) for t in ranges]
         elif ranges and detect_compression(ranges[0].path) != "none":  # of unknown size: streamed
             tasks.append(CorpusTask(ranges[0].id, _size(part.paths), part=labels, piece=ranges[0]))
         else:
@@ -124,7 +137,11 @@ def read_corpus_task(
 ) -> Iterator[Piece]:
     """The pieces of one task (see the module docstring), its reading counted in ``stats``."""
     stats = SourceStats() if stats is None else stats
+    for item in task.rejects:
+        reject(item, "skip", stats)  # raised when planned, unless errors="skip"
     part, piece = task.part, task.piece
+    if part is None and piece is None:
+        return
     if part is not None and piece is None:
         reader = read_code_part if part.slice_kind == "code" else None
         texts, ids = (
@@ -145,7 +162,8 @@ def read_corpus_task(
         if texts:
             yield Piece(part, texts, ids, whole=False)
         return
-    groups = TableGroups(task.table, aligned=task.aligned, errors=errors, stats=stats)
+    align = columns.align if task.aligned else None
+    groups = TableGroups(task.table, align=align, errors=errors, stats=stats, repeated=dict(task.repeated))
     for record in records:
         key = groups.add(record)
         if key is not None and groups.size(key) == chunk_size:

@@ -5,7 +5,7 @@ the compression from the file's magic bytes (``compression.py``):
 
 - **text** (``.txt`` and anything unknown): one record per line (``sources.iter_handle_lines``);
 - **code** (a programming language's extension): the whole file is one record;
-- **JSON Lines** (``.jsonl``, ``.json``): one JSON object per line, read line by line, blank lines skipped;
+- **JSON Lines** (``.jsonl``, ``.json``, ``.ndjson``): one JSON object per line, read line by line, blank lines skipped;
 - **CSV / TSV** (``.csv``, ``.tsv``): the standard ``csv`` module (RFC 4180 quoting, so fields may hold
   newlines) over the decompressed lines; the first row is the header;
 - **Parquet** (``.parquet``): ``pyarrow.parquet.ParquetFile``, one row group at a time, only the columns
@@ -59,7 +59,7 @@ CODE_EXTENSIONS: dict[str, str] = {
     ".html": "html", ".css": "css", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
 }  # fmt: skip
 _TABLE_FORMATS: dict[str, Format] = {
-    ".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet",
+    ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet",
 }  # fmt: skip
 # what a truncated or corrupt compressed stream raises while it is read
 _STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError)
@@ -148,7 +148,7 @@ def record_of(
     lang_col, script_col = columns.resolve(tuple(cells))
     return Record(
         text, _label(cells, lang_col), _label(cells, script_col), source, number,
-        slice=_label(cells, "slice"), id=cells.get("id"), **where,
+        slice=_label(cells, "slice"), id=cells.get(columns.align) if columns.align else None, **where,
     )  # fmt: skip
 
 

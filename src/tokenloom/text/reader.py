@@ -4,9 +4,11 @@ Evaluation (:func:`tokenloom.text.corpus.load_corpus`) and training (``train.py`
 read a corpus through this module, so a folder, a JSONL shard or a DataFrame is the same corpus to both:
 
 - :func:`corpus_files` expands files, folders (searched recursively for :data:`CORPUS_SUFFIXES`) and globs
-  (``sources.resolve_inputs``). A folder is searched for text, JSON Lines (``.jsonl``), CSV, TSV, Parquet
-  and source files, each also compressed (``.gz``, ``.zst``, ``.xz``, ``.bz2``); ``.json`` files are read
-  when named or globbed, never picked up from a folder (folders hold configuration ``.json`` files too);
+  (``sources.resolve_inputs``). A folder is searched for text, JSON Lines (``.jsonl``, ``.json`` — Dolma's
+  naming —, ``.ndjson``), CSV, TSV, Parquet and source files, each also compressed (``.gz``, ``.zst``,
+  ``.xz``, ``.bz2``). Every other file of a folder is listed in ``stats.rejects`` as left out (a reject
+  covering no document: "not a corpus file", a hidden file), and a link to a missing target is bad input;
+  nothing is dropped silently;
 - :func:`file_kind`: JSON Lines / CSV / TSV / Parquet files are **tables**, files with a programming
   language's extension (:data:`CODE_EXTENSIONS`) are **code**, everything else is **text** (the kind of
   ``a.jsonl.gz`` is the kind of ``a.jsonl``);
@@ -30,7 +32,7 @@ from tokenloom.text.compression import COMPRESSION_SUFFIXES, detect_compression
 from tokenloom.text.formats import CODE_EXTENSIONS, file_format, read_file_records
 from tokenloom.text.memory import iter_object_records
 from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats, reject
-from tokenloom.text.sources import iter_handle_lines, resolve_inputs
+from tokenloom.text.sources import LeftOut, iter_handle_lines, resolve_inputs
 
 __all__ = [
     "CODE_EXTENSIONS",
@@ -42,11 +44,12 @@ __all__ = [
     "iter_numbered_texts",
     "iter_records",
     "iter_texts",
+    "record_left_out",
 ]
 
 FileKind = Literal["text", "table", "code"]
 
-_DATA_SUFFIXES = (".txt", ".jsonl", ".csv", ".tsv", ".parquet")
+_DATA_SUFFIXES = (".txt", ".jsonl", ".json", ".ndjson", ".csv", ".tsv", ".parquet")
 CORPUS_SUFFIXES = (
     _DATA_SUFFIXES
     + tuple(s + c for s in _DATA_SUFFIXES for c in COMPRESSION_SUFFIXES)
@@ -54,9 +57,29 @@ CORPUS_SUFFIXES = (
 )
 
 
-def corpus_files(inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """The files of ``inputs`` (files, folders searched for :data:`CORPUS_SUFFIXES`, globs), sorted."""
-    return resolve_inputs(inputs, suffixes=CORPUS_SUFFIXES)
+def corpus_files(
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    errors: Errors = "strict",
+    stats: SourceStats | None = None,
+) -> list[Path]:
+    """The files of ``inputs`` (files, folders searched for :data:`CORPUS_SUFFIXES`, globs), sorted; the
+    files a folder search leaves out are recorded in ``stats`` (:func:`record_left_out`)."""
+    left_out: list[LeftOut] = []
+    files = resolve_inputs(inputs, suffixes=CORPUS_SUFFIXES, left_out=left_out)
+    record_left_out(left_out, errors, SourceStats() if stats is None else stats)
+    return files
+
+
+def record_left_out(left_out: Iterable[LeftOut], errors: Errors, stats: SourceStats) -> None:
+    """Files a folder search left out, in ``stats.rejects``: a link to a missing target is bad input (raised
+    unless ``errors="skip"``, covering an unknown number of documents); any other is listed, covering no
+    document and never raised."""
+    for item in left_out:
+        if item.broken:
+            reject(Reject(str(item.path), item.why, "file", documents=None), errors, stats)
+        else:
+            stats.rejects.append(Reject(str(item.path), item.why, "file", documents=0))
 
 
 def file_kind(path: Path) -> FileKind:
@@ -86,7 +109,7 @@ def iter_records(
     if not is_paths(inputs):
         yield from iter_object_records(inputs, columns=columns, errors=errors, stats=stats)
         return
-    for path in corpus_files(inputs):
+    for path in corpus_files(inputs, errors=errors, stats=stats):
         yield from read_file_records(
             path, columns=columns, errors=errors, stats=stats, max_line_bytes=max_line_bytes
         )

@@ -54,9 +54,10 @@ class Columns:
     text: str = "text"  # the column of the document text
     lang: str | None = None  # language column; None: "lang", else "language"
     script: str | None = None  # script column; None: "script", else "language_script"
+    align: str | None = None  # a translation key: rows sharing one are aligned; None: no alignment
 
     def __post_init__(self) -> None:
-        for name in ("text", "lang", "script"):
+        for name in ("text", "lang", "script", "align"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not value):
                 raise ValueError(f"{name}_column must be a non-empty column name, got {value!r}")
@@ -68,14 +69,14 @@ class Columns:
         return lang, script
 
     def used(self, names: list[str] | tuple[str, ...]) -> list[str]:
-        """The columns among ``names`` a reader needs: text, language, script, ``slice``, ``id``."""
-        wanted = (self.text, *self.resolve(names), "slice", "id")
+        """The columns among ``names`` a reader needs: text, language, script, ``slice``, the align key."""
+        wanted = (self.text, *self.resolve(names), "slice", self.align)
         return list(dict.fromkeys(n for n in wanted if n is not None and n in names))
 
     @classmethod
-    def of(cls, text: str | None, lang: str | None, script: str | None) -> Columns:
+    def of(cls, text: str | None, lang: str | None, script: str | None, align: str | None = None) -> Columns:
         """``Columns`` from keyword arguments where ``None`` means the default."""
-        return cls("text" if text is None else text, lang, script)
+        return cls("text" if text is None else text, lang, script, align)
 
 
 DEFAULT_COLUMNS = Columns()
@@ -93,7 +94,7 @@ class Record:
     row_group: int | None = None  # Parquet: the row group, and ``row`` the row inside it
     row: int | None = None
     slice: str | None = None  # a ``slice`` cell, when the input has one
-    id: Any = None  # an ``id`` cell, when the input has one
+    id: Any = None  # the align key (``Columns.align``), when one is declared
 
     @property
     def position(self) -> int | tuple[int, int]:

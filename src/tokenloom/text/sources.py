@@ -7,7 +7,10 @@ What it does:
   characters (``* ? [``) is expanded with ``glob(recursive=True)``. The result is sorted and without
   duplicates. A missing path, a folder without matching files or a glob that matches nothing raises
   :class:`~tokenloom.errors.CorpusError` naming it; so does an empty string (``Path("")`` would be the
-  current folder, searched recursively: pass ``"."`` for that).
+  current folder, searched recursively: pass ``"."`` for that). Nothing in a folder is left out silently:
+  every file the search does not take is a :class:`LeftOut` with its reason — a file of another kind, a
+  hidden file or one in a hidden folder (a name starting with ``.``, and ``__MACOSX/``), and a symbolic
+  link whose target is missing (``broken``: bad input, the others are only listed).
 - :func:`iter_lines` streams one file line by line (never reading it whole): lines are split on ``\\n``,
   returned without the newline (a ``\\r`` before it is removed too, so CRLF files read like LF files),
   and a UTF-8 byte-order mark at the very start of the file is dropped. Invalid UTF-8 raises
@@ -26,6 +29,7 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
 
@@ -34,6 +38,7 @@ from tokenloom.text.records import Errors, Reject, SourceStats, check_errors, re
 
 __all__ = [
     "Errors",
+    "LeftOut",
     "SourceStats",
     "complete_lines",
     "decode_utf8",
@@ -72,20 +77,57 @@ def _refuse_empty(item: str) -> None:
         )
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """A file a folder search did not take, and why; ``broken``: a link to a missing target (bad input)."""
+
+    path: Path
+    why: str
+    broken: bool = False
+
+
+_OTHER_WHY = "not a corpus file (no text, table or source-code suffix): not read; give it by name to read it"
+_HIDDEN_WHY = "hidden (a name starting with '.', or __MACOSX/): not read; give it by name to read it"
+
+
+def _scan_folder(folder: Path, suffixes: tuple[str, ...], left_out: list[LeftOut]) -> list[Path]:
+    """The files below ``folder`` ending in ``suffixes``; every other file is appended to ``left_out``."""
+    matches = []
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder).parts
+        if p.is_symlink() and not p.exists():
+            why = (
+                f"symbolic link to a missing target ({os.readlink(p)}); restore the target or remove the link"
+            )
+            left_out.append(LeftOut(p, why, broken=True))
+        elif not p.is_file():
+            continue
+        elif any(part.startswith(".") or part == "__MACOSX" for part in rel):
+            left_out.append(LeftOut(p, _HIDDEN_WHY))
+        elif p.name.endswith(suffixes):
+            matches.append(p)
+        else:
+            left_out.append(LeftOut(p, _OTHER_WHY))
+    return matches
+
+
 def resolve_inputs(
     inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
     suffixes: tuple[str, ...] = (".txt",),
+    left_out: list[LeftOut] | None = None,
 ) -> list[Path]:
-    """Expand files, folders (recursively, keeping ``suffixes``) and globs into a sorted list of files."""
+    """Expand files, folders (recursively, keeping ``suffixes``) and globs into a sorted list of files; the
+    files of a folder not taken are appended to ``left_out``, when given (see the module docstring)."""
     found: set[Path] = set()
+    skipped: list[LeftOut] = []
     for item in _as_list(inputs):
         _refuse_empty(item)
         path = Path(item)
         if path.is_file():
             found.add(path)
         elif path.is_dir():
-            matches = [p for p in path.rglob("*") if p.is_file() and p.name.endswith(suffixes)]
+            matches = _scan_folder(path, suffixes, skipped)
             if not matches:
                 raise CorpusError(
                     f"folder {item!r} contains no files ending in {', '.join(suffixes)}; "
@@ -103,6 +145,8 @@ def resolve_inputs(
             raise CorpusError(
                 f"corpus path {item!r} does not exist; check the spelling or the working folder"
             )
+    if left_out is not None:
+        left_out.extend(x for x in dict.fromkeys(skipped) if x.path not in found)
     return sorted(found)
 
 

@@ -2,15 +2,20 @@
 
 A row's part is given by its labels (:func:`row_labels`): the language (``hin`` or ``hin_Deva``), the
 script (labelled, from a language code, or the row's dominant script), and the ``slice`` label (default
-``<lang>_<Script>``), whose wording gives the kind (:func:`~tokenloom.text.parts.slice_kind_of`). The
-rows of an *aligned* table carry an ``id`` (rows sharing one are the same content in several languages);
-a row of such a table without an id is a :class:`~tokenloom.text.records.Reject`. :class:`TableGroups`
-collects rows into parts in first-seen order; :meth:`TableGroups.take` hands a part's rows over and
-starts it again, so a reader can pass on fixed-size pieces. What it does not do: read files.
+``<lang>_<Script>``), whose wording gives the kind (:func:`~tokenloom.text.parts.slice_kind_of`).
+
+A table is *aligned* only when its align column is declared (``Columns.align``): rows sharing a key are the
+same content in several languages. Within an aligned table, a row without a key and a key seen before in
+the same part (language) are each a :class:`~tokenloom.text.records.Reject` under the row's own file and
+line — the first row with a key is kept. A table read piece by piece is checked for keys repeated across
+pieces before it is read (:func:`repeated_keys`), so every reading rejects the same rows.
+:class:`TableGroups` collects rows into parts in first-seen order; :meth:`TableGroups.take` hands a part's
+rows over and starts it again, so a reader can pass on fixed-size pieces. What it does not do: read files.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -19,9 +24,11 @@ from tokenloom.text.parts import CorpusPart, SliceKind, parse_lang_code, script_
 from tokenloom.text.records import Errors, Record, Reject, SourceStats, reject
 from tokenloom.text.unicode import dominant_script
 
-__all__ = ["TABLE_ALIGN", "PartLabels", "TableGroups", "row_labels"]
+__all__ = ["TABLE_ALIGN", "PartLabels", "RepeatedKeys", "TableGroups", "repeated_keys", "row_labels"]
 
-TABLE_ALIGN = "table-ids"  # the align group of the parts of a table with ids
+TABLE_ALIGN = "table-ids"  # the align group of the parts of an aligned table
+# (file, line or row) of a row whose key repeats an earlier row's -> where that earlier row is
+RepeatedKeys = dict[tuple[str, int], str]
 
 
 @dataclass(frozen=True)
@@ -50,32 +57,63 @@ def _missing(rid: Any) -> bool:
 
 
 class TableGroups:
-    """Rows of one table (``source`` names it) grouped into parts; ``aligned``: the table has ids."""
+    """Rows of one table (``source`` names it) grouped into parts; ``align``: the declared key column
+    (``None``: not aligned); ``repeated``: rows known to repeat a key (:func:`repeated_keys`)."""
 
-    def __init__(self, source: str, *, aligned: bool, errors: Errors, stats: SourceStats) -> None:
-        self.source, self.aligned, self.errors, self.stats = source, aligned, errors, stats
+    def __init__(
+        self,
+        source: str,
+        *,
+        align: str | None,
+        errors: Errors,
+        stats: SourceStats,
+        repeated: RepeatedKeys | None = None,
+    ) -> None:
+        self.source, self.align, self.errors, self.stats = source, align, errors, stats
+        self.repeated = repeated or {}
         self.groups: dict[PartLabels, tuple[list[str], list[Any]]] = {}
         self.parts: dict[PartLabels, CorpusPart] = {}  # every part seen, in first-seen order
+        self.keys: dict[tuple[PartLabels, str], str] = {}  # (part, key) -> where it was first seen
 
     def add(self, row: Record) -> PartLabels | None:
-        """Add one row to its part; ``None`` when it is rejected (an aligned table's row without id)."""
-        if self.aligned and _missing(row.id):
-            where: Literal["line", "row"] = (
-                "row" if row.row_group is not None or self.source == MEMORY_SOURCE else "line"
-            )
-            why = "empty 'id'; give every row an id or drop the column"
-            reject(Reject(self.source, why, where, row.number), self.errors, self.stats)
-            return None
+        """Add one row to its part; ``None`` when it is rejected (an aligned row without or with a repeated
+        key)."""
         key = row_labels(row)
+        if self.align is not None and not self._keyed(row, key):
+            return None
         if key not in self.parts:
             self.parts[key] = CorpusPart(
                 source=f"{self.source}[{key.label}]", slice_kind=key.kind, slice=key.label, lang=key.lang,
-                script=key.script, align=TABLE_ALIGN if self.aligned else None,
+                script=key.script, align=TABLE_ALIGN if self.align is not None else None,
             )  # fmt: skip
         texts, ids = self.groups.setdefault(key, ([], []))
         texts.append(row.text)
-        ids.append(str(row.id) if self.aligned else row.number)
+        ids.append(str(row.id) if self.align is not None else row.number)
         return key
+
+    def _keyed(self, row: Record, labels: PartLabels) -> bool:
+        """Whether ``row`` has a key not seen before in its part; else it is rejected."""
+        where: Literal["line", "row"] = (
+            "row" if row.row_group is not None or row.source == MEMORY_SOURCE else "line"
+        )
+        if _missing(row.id) or row.id == "":
+            why = (
+                f"no key in the align column {self.align!r}; give every row a key, or do not declare "
+                "alignment (align_column=None, no --align-column)"
+            )
+            reject(Reject(row.source, why, where, row.number), self.errors, self.stats)
+            return False
+        rid = str(row.id)
+        first = self.repeated.get((row.source, row.number)) or self.keys.get((labels, rid))
+        if first is not None:
+            why = (
+                f"key {rid!r} repeats in {labels.label} (first at {first}); an aligned table holds each "
+                "key once per language: remove the duplicate or give it its own key"
+            )
+            reject(Reject(row.source, why, where, row.number), self.errors, self.stats)
+            return False
+        self.keys[(labels, rid)] = f"{row.source}: {where} {row.number}"
+        return True
 
     def size(self, key: PartLabels) -> int:
         """Rows of ``key``'s part held now."""
@@ -94,6 +132,20 @@ class TableGroups:
             texts, ids = self.groups.get(key, ([], []))
             out.append(_with_texts(part, texts, ids))
         return out
+
+
+def repeated_keys(records: Iterable[Record], *, align: str, errors: Errors) -> RepeatedKeys:
+    """The rows of an aligned table (``records``, every row in reading order) whose key repeats an earlier
+    row's in the same part, each with where that earlier row is; under ``errors="strict"`` the first such row
+    raises (as :class:`TableGroups` would)."""
+    groups = TableGroups("", align=align, errors=errors, stats=SourceStats())
+    out: RepeatedKeys = {}
+    for row in records:
+        first = groups.keys.get((row_labels(row), str(row.id)))
+        if groups.add(row) is None and first is not None:
+            out[(row.source, row.number)] = first
+        groups.groups.clear()  # only the keys are needed
+    return out
 
 
 def _with_texts(part: CorpusPart, texts: list[str], ids: list[Any]) -> CorpusPart:
