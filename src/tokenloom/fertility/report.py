@@ -56,7 +56,7 @@ from tokenloom.fertility.runner import Counting, RunConfig, count_corpus
 from tokenloom.fertility.slices import SliceConfig
 from tokenloom.fertility.writers import report_table, to_markdown, write_report
 from tokenloom.text.adapt import TokenizerLike, as_tokenizer
-from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
+from tokenloom.text.corpus import UNLABELLED, Corpus, CorpusPart, load_corpus
 from tokenloom.text.corpus_tasks import plan_corpus_tasks
 from tokenloom.text.reader import is_paths
 from tokenloom.text.records import Columns, Errors
@@ -173,7 +173,8 @@ def fertility_report(
     (``nsl``: tokens / reference tokens, with an interval). ``perturbations``: names of
     :mod:`tokenloom.fertility.perturb` (``"diacritics,case"``, ``"all"``) to add as perturbed slices,
     premiums against the clean text. ``numbers``: add ``<lang>_<Script>_numbers`` slices (digit runs).
-    ``df.attrs["vocab_overlap"]``: the shared ids and Jaccard overlap of every two languages' id sets.
+    ``df.attrs["vocab_overlap"]``: the shared ids and Jaccard overlap of every two languages' id sets;
+    ``df.attrs["unlabelled"]``: the text files read as language ``und`` (their names are no language code).
     """
     import pandas as pd
 
@@ -199,6 +200,7 @@ def fertility_report(
     if is_paths(corpus):
         tasks = plan_corpus_tasks(corpus, errors=errors, columns=columns, chunk_bytes=run.task_bytes)  # type: ignore[arg-type]
         stats, summary = count_corpus(table, tasks, counting, run, quiet=quiet)
+        parts = list(dict.fromkeys(t.part for t in tasks if t.part is not None))
     else:
         if run != RunConfig():
             raise ConfigError(
@@ -218,7 +220,7 @@ def fertility_report(
             )
         )
         _count_in_process(table, corp, counting, quiet=quiet)
-        stats, summary = corp.stats, {"tasks": len(corp), "resumed": 0}
+        stats, summary, parts = corp.stats, {"tasks": len(corp), "resumed": 0}, list(corp)
     columns_ = [*REPORT_COLUMNS, *EXTRA_COLUMNS, *METRIC_COLUMNS, *distribution_columns(config.contexts)]
     df = pd.DataFrame(table.table(), columns=columns_)
     overlap = pd.DataFrame(
@@ -229,6 +231,7 @@ def fertility_report(
         replaced_where=list(stats.replaced_where), config=config, metrics=config.metrics,
         lengths=histogram_frame(table.histogram()), rejects=[r.as_row() for r in stats.rejects],
         tasks=summary, vocab_overlap=overlap, max_unk_chars=config.max_unk_chars,
+        unlabelled=[str(p) for part in parts if part.slice == UNLABELLED for p in part.paths],
     )  # fmt: skip
     if stats.replaced:
         logger.warning(

@@ -43,7 +43,7 @@ from tokenloom.text.compression import inner_name
 from tokenloom.text.corpus import parse_lang_code
 from tokenloom.text.formats import file_format, read_file_records
 from tokenloom.text.memory import iter_object_records
-from tokenloom.text.reader import iter_texts
+from tokenloom.text.reader import iter_texts, record_left_out
 from tokenloom.text.records import Columns, Errors, Record, SourceStats
 
 if TYPE_CHECKING:
@@ -80,6 +80,7 @@ def _record_label(record: Record, fallback: str | None) -> str | None:
 
 def _records(corpus: TrainingCorpus, errors: Errors, stats: SourceStats, columns: Columns) -> Iterator[Any]:
     """(source, language or None, text) of every text of ``corpus``."""
+    record_left_out(corpus.left_out, errors, stats)
     if corpus.texts is not None:
         for record in iter_object_records(
             corpus.texts, columns=columns, errors=errors, stats=stats, count=False

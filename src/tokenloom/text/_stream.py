@@ -38,8 +38,9 @@ from tqdm.auto import tqdm
 from tokenloom._progress import show_progress
 from tokenloom.errors import CorpusError
 from tokenloom.text.memory import iter_object_records
-from tokenloom.text.reader import corpus_files, iter_texts
+from tokenloom.text.reader import iter_texts, record_left_out, scan_files
 from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats
+from tokenloom.text.sources import LeftOut
 
 if TYPE_CHECKING:
     from tokenloom.text.train_config import TrainerConfig
@@ -78,6 +79,7 @@ class TrainingCorpus:
 
     files: tuple[Path, ...] = ()
     texts: Iterable[Any] | None = None  # read once, item by item
+    left_out: tuple[LeftOut, ...] = ()  # files a folder search did not take (recorded as rejects when read)
 
     @classmethod
     def of(cls, corpus: CorpusInput) -> TrainingCorpus:
@@ -96,7 +98,8 @@ class TrainingCorpus:
                     f"corpus path {text[:60]!r} does not exist; strings in a list or tuple are paths — "
                     "to train on texts pass an iterator, e.g. iter(texts)"
                 )
-        return cls(files=tuple(corpus_files(items)))
+        files, left_out = scan_files(items)
+        return cls(files=tuple(files), left_out=tuple(left_out))
 
     @property
     def name(self) -> str:
@@ -109,6 +112,7 @@ class TrainingCorpus:
         self, errors: Errors, stats: SourceStats, columns: Columns = DEFAULT_COLUMNS
     ) -> Iterator[tuple[str, str]]:
         """(source name, line) of every line, counted in ``stats``."""
+        record_left_out(self.left_out, errors, stats)
         if self.texts is None:
             for path in self.files:
                 for text in iter_texts(path, errors=errors, stats=stats, columns=columns):

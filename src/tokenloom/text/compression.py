@@ -25,7 +25,7 @@ import gzip
 import io
 import lzma
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import BinaryIO, Literal, cast
 
 import zstandard
 
@@ -88,13 +88,14 @@ def open_binary(path: Path, codec: Compression | None = None) -> BinaryIO:
 
 def _decompressing(raw: BinaryIO, codec: Compression) -> BinaryIO:
     """A stream of ``raw``'s bytes decompressed by ``codec``, closing ``raw`` when closed; it has ``peek``."""
+    if codec == "zstd":
+        return cast(BinaryIO, io.BufferedReader(_ZstdReader(raw), buffer_size=_CHUNK))
+    owned = cast(BinaryIO, _Owned(raw))  # closing it (also when it is collected) closes ``raw``
     if codec == "gzip":
-        return gzip.GzipFile(fileobj=_Owned(raw), mode="rb")  # type: ignore[return-value]
+        return cast(BinaryIO, gzip.GzipFile(fileobj=owned, mode="rb"))
     if codec == "xz":
-        return lzma.LZMAFile(_Owned(raw), "rb")  # type: ignore[return-value]
-    if codec == "bz2":
-        return bz2.BZ2File(_Owned(raw), "rb")  # type: ignore[return-value]
-    return io.BufferedReader(_ZstdReader(raw), buffer_size=_CHUNK)  # type: ignore[return-value]
+        return cast(BinaryIO, lzma.LZMAFile(owned, "rb"))
+    return cast(BinaryIO, bz2.BZ2File(owned, "rb"))
 
 
 class _Owned(io.RawIOBase):

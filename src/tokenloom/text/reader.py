@@ -45,6 +45,7 @@ __all__ = [
     "iter_records",
     "iter_texts",
     "record_left_out",
+    "scan_files",
 ]
 
 FileKind = Literal["text", "table", "code"]
@@ -65,10 +66,17 @@ def corpus_files(
 ) -> list[Path]:
     """The files of ``inputs`` (files, folders searched for :data:`CORPUS_SUFFIXES`, globs), sorted; the
     files a folder search leaves out are recorded in ``stats`` (:func:`record_left_out`)."""
-    left_out: list[LeftOut] = []
-    files = resolve_inputs(inputs, suffixes=CORPUS_SUFFIXES, left_out=left_out)
+    files, left_out = scan_files(inputs)
     record_left_out(left_out, errors, SourceStats() if stats is None else stats)
     return files
+
+
+def scan_files(
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+) -> tuple[list[Path], list[LeftOut]]:
+    """The files of ``inputs`` (as :func:`corpus_files`) and those a folder search left out."""
+    left_out: list[LeftOut] = []
+    return resolve_inputs(inputs, suffixes=CORPUS_SUFFIXES, left_out=left_out), left_out
 
 
 def record_left_out(left_out: Iterable[LeftOut], errors: Errors, stats: SourceStats) -> None:

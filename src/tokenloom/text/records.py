@@ -104,6 +104,7 @@ class Record:
         return self.number
 
 
+LEFT_OUT = ("not a corpus file", "hidden")  # how the reasons of files a folder search left out start
 REJECT_COLUMNS: tuple[str, ...] = ("source", "unit", "number", "row_group", "documents", "reason")  # as_row()
 
 
@@ -170,7 +171,17 @@ class SourceStats:
         }
         if self.rejects:
             out["rejected"] = self.rejected
+        listed = self.left_out
+        if listed:
+            out["left_out"] = listed
         return out
+
+    @property
+    def left_out(self) -> int:
+        """Files a folder search did not read (listed in ``rejects``, covering no document)."""
+        return sum(
+            r.unit == "file" and r.documents == 0 and r.reason.startswith(LEFT_OUT) for r in self.rejects
+        )
 
 
 def check_errors(errors: object) -> Errors:
