@@ -23,6 +23,7 @@ from tokenloom import cli, fertility_report, load_corpus, load_tokenizer, train_
 from tokenloom.errors import CorpusError
 from tokenloom.fertility.report import ReportConfig
 from tokenloom.fertility.runner import RunConfig
+from tokenloom.fertility.summary import format_summary
 from tokenloom.text.compression import open_binary
 
 
@@ -163,6 +164,9 @@ def test_a_link_to_a_missing_target_is_bad_input(tmp_path: Path) -> None:
     assert Path(bad.source).name == "lost.jsonl" and bad.documents is None and corpus.stats.rejected == 1
     df = _report(str(tmp_path / "s"), run=RunConfig(task_bytes=1 << 20))
     assert [Path(r["source"]).name for r in df.attrs["rejects"]] == ["lost.jsonl"]
+    (tmp_path / "s" / "NOTES.md").write_text("not a corpus file\n")
+    summary = format_summary(_report(str(tmp_path / "s")))
+    assert "files not read: 1" in summary and "NOTES.md" in summary
 
 
 def test_a_stray_text_file_is_unlabelled_not_a_language(tmp_path: Path) -> None:
@@ -176,6 +180,7 @@ def test_a_stray_text_file_is_unlabelled_not_a_language(tmp_path: Path) -> None:
     df = _report(str(tmp_path / "u"))
     assert "NOTICE" not in set(df.slice) and _row(df, "language", "und").texts == 3
     assert sorted(Path(p).name for p in df.attrs["unlabelled"]) == ["LICENSE.txt", "NOTICE.txt"]
+    assert "unlabelled: 2 text files read as language und" in format_summary(df)
 
 
 # --- files compressed twice ------------------------------------------------------------------------------

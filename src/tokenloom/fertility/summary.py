@@ -212,4 +212,26 @@ def format_summary(df: pd.DataFrame, *, include_invalid: bool = False) -> str:
             + (f", and {unknown} whose document count is unknown" if unknown else "")
             + f"; rejects.csv); first: {rejects[0]['source']}: {rejects[0]['reason']}"
         )
+    blocks.extend(_unread_lines(df))
     return "\n".join(blocks)
+
+
+def _unread_lines(df: pd.DataFrame) -> list[str]:
+    """Lines naming the files a folder search left out and the text files read without a language."""
+    lines = []
+    left_out = [
+        r["source"] for r in df.attrs.get("rejects") or [] if r["documents"] == 0 and r["unit"] == "file"
+    ]
+    if left_out:
+        shown = ", ".join(left_out[:TOP]) + (" ..." if len(left_out) > TOP else "")
+        lines.append(
+            f"files not read: {len(left_out)} (not corpus files, hidden or empty; rejects.csv): {shown}"
+        )
+    unlabelled = df.attrs.get("unlabelled") or []
+    if unlabelled:
+        shown = ", ".join(unlabelled[:TOP]) + (" ..." if len(unlabelled) > TOP else "")
+        lines.append(
+            f"unlabelled: {len(unlabelled)} text files read as language und (name them <lang>_<Script>.txt "
+            f"to label them): {shown}"
+        )
+    return lines
