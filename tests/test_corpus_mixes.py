@@ -132,12 +132,17 @@ def test_dolma_json_shards_are_read_and_other_files_listed(tmp_path: Path) -> No
     _jsonl(tmp_path / "dolma" / "c4-0001.json", rows[:2])
     _jsonl(tmp_path / "dolma" / "c4-0002.ndjson.zst", rows[:1], opener=zstandard.compress)
     (tmp_path / "dolma" / "README.md").write_text("about this mix\n")
+    (tmp_path / "dolma" / "tokenizer.json").write_text(json.dumps({"model": {"vocab": {}}}, indent=2))
     corpus = load_corpus(tmp_path / "dolma")
     assert _texts(corpus) == 8
     assert [(Path(r.source).name, r.documents, r.reason.split(" (")[0]) for r in corpus.stats.rejects] == [
-        ("README.md", 0, "not a corpus file")
+        ("README.md", 0, "not a corpus file"),
+        ("tokenizer.json", 0, "not a corpus file: one JSON document"),
     ]
-    assert corpus.stats.left_out == 1 and corpus.stats.rejected == 0
+    assert corpus.stats.left_out == 2 and corpus.stats.rejected == 0
+    (tmp_path / "dolma" / "array.json").write_text(json.dumps([{"text": "a"}, {"text": "b"}], indent=1))
+    with pytest.raises(CorpusError, match=r"array\.json: a JSON array, not JSON Lines"):
+        load_corpus(tmp_path / "dolma")
 
 
 def test_hidden_files_and_folders_are_listed_not_read(tmp_path: Path) -> None:

@@ -42,7 +42,16 @@ from typing import Any, BinaryIO, Literal
 
 from tokenloom.errors import CorpusError
 from tokenloom.text.compression import detect_compression, inner_name, open_binary
-from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats, reject
+from tokenloom.text.records import (
+    DEFAULT_COLUMNS,
+    LEFT_OUT,
+    Columns,
+    Errors,
+    Record,
+    Reject,
+    SourceStats,
+    reject,
+)  # fmt: skip
 from tokenloom.text.sources import complete_lines, decode_utf8, error_reason, iter_handle_lines
 
 __all__ = ["CODE_EXTENSIONS", "Format", "file_format", "read_file_records", "record_of"]
@@ -215,6 +224,8 @@ def _jsonl(
         try:
             row = json.loads(line.removeprefix(_BOM) if offset == size else line)
         except json.JSONDecodeError as exc:
+            if offset == size and _not_json_lines(line, path, errors, stats):
+                return
             reject(
                 Reject(str(path), f"invalid JSON ({exc.msg} at column {exc.colno})", "line", number),
                 errors,
@@ -231,6 +242,22 @@ def _jsonl(
         if record is not None:
             yield record
     _empty(path, seen, errors, stats, whole, "empty file (no rows); remove it or put rows in it")
+
+
+def _not_json_lines(first: str, path: Path, errors: Errors, stats: SourceStats) -> bool:
+    """Whether a file whose first line is no JSON value is one JSON document rather than JSON Lines: an
+    object spread over lines (a configuration file, listed as not read) or an array (bad input: its
+    documents are not read)."""
+    head = first.strip().removeprefix(_BOM)
+    if head.startswith("["):
+        why = "a JSON array, not JSON Lines (one object per line); convert it, e.g. `jq -c '.[]' FILE`"
+        reject(Reject(str(path), why, "file", documents=None), errors, stats)
+        return True
+    if head == "{":
+        why = f"{LEFT_OUT[0]}: one JSON document (a configuration file?), not JSON Lines; not read"
+        stats.rejects.append(Reject(str(path), why, "file", documents=0))
+        return True
+    return False
 
 
 def _csv(
