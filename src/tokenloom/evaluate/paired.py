@@ -156,7 +156,7 @@ def dominance_summary(paired: pd.DataFrame, *, alpha: float = 0.05, limit: int =
             lines.append(f"{head}; the ranking holds on every ranked slice.")
             continue
         shown = ", ".join(
-            f"{r.slice} (n={r.n}, {r['diff']:+.3f} [{r.diff_lo:+.3f}, {r.diff_hi:+.3f}], p_holm={r.p_holm:.3g}"
+            f"{r.slice_kind} {r.slice} (n={r.n}, {r['diff']:+.3f} [{r.diff_lo:+.3f}, {r.diff_hi:+.3f}], p_holm={r.p_holm:.3g}"
             f"{', significant' if r.significant else ''})"
             for _, r in mine.head(limit).iterrows()
         )
