@@ -114,3 +114,23 @@ def test_one_model_has_no_paired_rows() -> None:
         config=EvalConfig(n_boot=10),
     )
     assert ev.paired.empty and ev.flips.empty and "no model dominates" not in ev.summary()
+
+
+def test_undefined_differences_rank_nothing() -> None:
+    """Model a predicts no positive in German: its precision there is undefined, so is the difference."""
+    data = {
+        "y": [1, 0] * 20,
+        "a": [1, 0] * 10 + [0, 0] * 10,
+        "b": [1, 1] * 20,
+        "lang": ["eng"] * 20 + ["deu"] * 20,
+    }
+    ev = evaluate_slices(
+        data,
+        label="y",
+        predictions={"a": "a", "b": "b"},
+        lang="lang",
+        config=EvalConfig(n_boot=20, min_support=1),
+    )
+    deu = ev.paired[(ev.paired.slice == "deu") & (ev.paired.metric == "precision")].iloc[0]
+    assert math.isnan(deu["diff"]) and math.isnan(deu["p_value"]) and "no predicted positives" in deu["flag"]
+    assert "deu" not in set(ev.flips["slice"])

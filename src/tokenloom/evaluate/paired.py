@@ -109,7 +109,9 @@ def paired_table(samples: list[SliceSamples], models: Sequence[str], *, config: 
 
 
 def _better(diff: float, metric: str) -> int:
-    """+1 when model a is better by ``diff``, -1 when b is, 0 on a tie."""
+    """+1 when model a is better by ``diff``, -1 when b is, 0 on a tie or an undefined difference."""
+    if not math.isfinite(diff):
+        return 0
     sign = int(np.sign(diff))
     return -sign if metric in LOWER_IS_BETTER else sign
 
