@@ -254,5 +254,5 @@ def cascade_frontier(
     beaten = ((f1[None, :] >= f1[:, None]) & (cost[None, :] <= cost[:, None])) & (
         (f1[None, :] > f1[:, None]) | (cost[None, :] < cost[:, None])
     )  # [P, P] point j beats point i
-    df["pareto"] = ~beaten.any(axis=1)
+    df["pareto"] = (~beaten.any(axis=1)).tolist()
     return df

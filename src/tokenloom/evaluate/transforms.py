@@ -55,7 +55,7 @@ def apply_transform(texts: Sequence[str], name: str, *, seed: int = 0) -> list[s
     if name in ("translit", "translit_ascii"):
         return transliterate(list(texts), ascii=name == "translit_ascii")
     if name in PERTURBATIONS:
-        return [perturb(t, name, seed=seed) for t in texts]  # type: ignore[arg-type]
+        return [perturb(t, name, seed=seed) for t in texts]
     raise ConfigError(f"unknown transform {name!r}; choose from {', '.join(TRANSFORMS)}")
 
 
