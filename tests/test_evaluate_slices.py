@@ -288,3 +288,33 @@ def test_mismatched_column_lengths_and_config_errors() -> None:
         EvalConfig(rank_by="f2")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="level must be in"):
         EvalConfig(level=95)
+
+
+def test_policy_slices_and_multiclass_scores_against_sklearn() -> None:
+    rng = np.random.default_rng(2)
+    classes = ["hate", "violence", "none"]
+    y = rng.choice(classes, 240, p=[0.3, 0.3, 0.4])
+    p_hate = np.round(np.clip((y == "hate") * 0.5 + 0.5 * rng.random(240), 0, 1), 2)
+    p_violence = np.round(np.clip((y == "violence") * 0.4 + 0.6 * rng.random(240), 0, 1), 2)
+    data = pd.DataFrame(
+        {"y": y, "p_hate": p_hate, "p_violence": p_violence, "policy": rng.choice(["threat", "slur"], 240)}
+    )
+    ev = evaluate_slices(
+        data, label="y", positive=["hate", "violence"], policy="policy",
+        scores={"m": {"hate": "p_hate", "violence": "p_violence"}}, config=EvalConfig(n_boot=0),
+    )  # fmt: skip
+    assert {sl.key for sl in ev.slices} == {("all", "all"), ("policy", "slur"), ("policy", "threat")}
+    for sl in ev.slices:
+        part = data.iloc[sl.index]
+        for cls in ("hate", "violence"):
+            row = ev.metrics[(ev.metrics["class"] == cls) & (ev.metrics.slice == sl.name)].iloc[0]
+            assert row["auroc"] == pytest.approx(roc_auc_score(part["y"] == cls, part[f"p_{cls}"]))
+            assert row["auprc"] == pytest.approx(average_precision_score(part["y"] == cls, part[f"p_{cls}"]))
+    # predictions from scores: the class of the highest score when it reaches the threshold, else "none"
+    best = np.where(p_hate >= p_violence, "hate", "violence")
+    decided = np.where(np.maximum(p_hate, p_violence) >= 0.5, best, "none")
+    expected = precision_score(y, decided, labels=["hate"], average=None, zero_division=np.nan)[0]
+    row = ev.metrics[(ev.metrics["class"] == "hate") & (ev.metrics.slice == "all")].iloc[0]
+    assert row["precision"] == pytest.approx(expected)
+    with pytest.raises(CorpusError, match="needs one score column per class"):
+        evaluate_slices(data, label="y", positive=["hate", "violence"], scores={"m": "p_hate"})
