@@ -56,21 +56,30 @@ def data() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def evaluation(data: pd.DataFrame):  # type: ignore[no-untyped-def]
-    config = EvalConfig(n_boot=120, seed=7, compare=("recall", "f1"))
+    config = EvalConfig(n_boot=300, seed=7, compare=("recall", "f1"))
     return evaluate_slices(data, label="y", predictions={"a": "a", "b": "b"}, lang="lang", config=config)
+
+
+def _f1(y: np.ndarray, p: np.ndarray) -> float:
+    tp, fp, fn = np.sum(y & p), np.sum(~y & p), np.sum(y & ~p)
+    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else np.nan
+
+
+def _recall(y: np.ndarray, p: np.ndarray) -> float:
+    return np.sum(y & p) / np.sum(y) if np.sum(y) else np.nan
 
 
 def test_paired_differences_equal_a_direct_resampling(evaluation, data: pd.DataFrame) -> None:  # type: ignore[no-untyped-def]
     for sl in evaluation.slices:
         part = data.iloc[sl.index].reset_index(drop=True)
-        (weights,) = list(bootstrap_weights(len(part), 120, 7))  # the slice's resamples: (n, n_boot, seed)
-        for metric, fn in (("f1", f1_score), ("recall", recall_score)):
+        (weights,) = list(bootstrap_weights(len(part), 300, 7))  # the slice's resamples: (n, n_boot, seed)
+        y, a, b = (part[c].to_numpy() == 1 for c in ("y", "a", "b"))
+        for metric, fn, direct in (("f1", f1_score, _f1), ("recall", recall_score, _recall)):
             diffs = []
-            y, a, b = (part[c].to_numpy() for c in ("y", "a", "b"))
-            for row in weights:
+            for row in weights:  # the resampled items, drawn out: each item repeated as often as drawn
                 idx = np.repeat(np.arange(len(part)), row.astype(int))
-                diffs.append(fn(y[idx], a[idx]) - fn(y[idx], b[idx]))
-            d = fn(part["y"], part["a"]) - fn(part["y"], part["b"])
+                diffs.append(direct(y[idx], a[idx]) - direct(y[idx], b[idx]))
+            d = fn(part["y"], part["a"]) - fn(part["y"], part["b"])  # the point: scikit-learn
             boot = np.array(diffs)
             paired = evaluation.paired
             at = (paired.slice == sl.name) & (paired.slice_kind == sl.kind) & (paired.metric == metric)
