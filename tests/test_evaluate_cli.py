@@ -103,6 +103,7 @@ def test_cascade_review_and_files(
         (["--label", "nope"], "no column 'nope'"),
         (["--positive", "2"], "label column 'y' holds values outside the positive set \\[2\\]"),
         (["--second", "b"], "--second needs one first stage"),
+        (["--compare", "f1,f2"], "unknown metric 'f2'"),
     ],
 )
 def test_errors_are_one_line(

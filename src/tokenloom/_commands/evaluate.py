@@ -40,7 +40,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--pred",
         type=_named,
         action="append",
-        default=[],
         metavar="NAME=COL",
         help="a model's prediction column (repeatable)",
     )
@@ -48,7 +47,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--score",
         type=_named,
         action="append",
-        default=[],
         metavar="NAME=COL",
         help="a model's score column, P(positive) (repeatable)",
     )
@@ -62,15 +60,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--lang", metavar="COL", help="the language column (hin, hin_Deva, hin_Latn)")
     parser.add_argument("--policy", metavar="COL", help="the policy-category column (a slice per category)")
-    parser.add_argument(
-        "--slice", action="append", default=[], metavar="COL", help="an extra slice column (repeatable)"
-    )
+    parser.add_argument("--slice", action="append", metavar="COL", help="an extra slice column (repeatable)")
     parser.add_argument("--out", metavar="DIR", help="write CSV, Markdown, HTML and charts into this folder")
     parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples of every interval")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws")
     parser.add_argument(
         "--min-support", type=int, default=30, help="slices with fewer items are flagged, not ranked"
     )
+    parser.add_argument("--level", type=float, default=0.95, help="coverage of every interval")
+    parser.add_argument(
+        "--rank-by", default="f1", metavar="METRIC", help="the metric whose gap ranks the slices"
+    )
+    parser.add_argument(
+        "--compare", default="precision,recall,f1,fpr,fnr,auroc", metavar="M1,M2",
+        help="metrics the paired comparison of two or more models differences (Holm over all of them)",
+    )  # fmt: skip
     cascade = parser.add_argument_group("cascade (binary)")
     cascade.add_argument("--second", metavar="COL", help="the second stage's prediction column")
     cascade.add_argument("--first-score", metavar="COL", help="a first stage's score column ...")
@@ -120,6 +124,7 @@ def _typed(value: str, column: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.pred, args.score, args.slice = args.pred or [], args.score or [], args.slice or []
     from tokenloom.errors import CorpusError
     from tokenloom.evaluate import EvalConfig, evaluate_slices
     from tokenloom.evaluate.read import read_table
@@ -135,7 +140,10 @@ def run(args: argparse.Namespace) -> int:
         data = table[table[args.reviewed].astype(bool)].reset_index(drop=True)
         print(f"slice metrics on the {len(data)} reviewed items (naive; the corrected estimates follow)")
     positive = [_typed(v.strip(), data[args.label]) for v in args.positive.split(",") if v.strip()]
-    config = EvalConfig(n_boot=args.n_boot, seed=args.seed, min_support=args.min_support)
+    config = EvalConfig(
+        n_boot=args.n_boot, seed=args.seed, min_support=args.min_support, level=args.level, rank_by=args.rank_by,
+        compare=tuple(m.strip() for m in args.compare.split(",") if m.strip()),
+    )  # fmt: skip
     common = dict(text=args.text, lang=args.lang, policy=args.policy, slices=tuple(args.slice), config=config)
     evaluation = evaluate_slices(
         data, label=args.label, predictions=dict(args.pred), scores=dict(args.score),
