@@ -318,3 +318,12 @@ def test_policy_slices_and_multiclass_scores_against_sklearn() -> None:
     assert row["precision"] == pytest.approx(expected)
     with pytest.raises(CorpusError, match="needs one score column per class"):
         evaluate_slices(data, label="y", positive=["hate", "violence"], scores={"m": "p_hate"})
+
+
+def test_a_table_file_reads_like_its_dataframe(table: pd.DataFrame, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    table.to_parquet(tmp_path / "t.parquet")
+    args = dict(text="text", label="label", predictions={"a": "a"}, lang="lang", config=EvalConfig(n_boot=20))
+    from_file = evaluate_slices(tmp_path / "t.parquet", **args)  # type: ignore[arg-type]
+    pd.testing.assert_frame_equal(from_file.metrics, evaluate_slices(table, **args).metrics)  # type: ignore[arg-type]
+    with pytest.raises(CorpusError, match="no such file"):
+        evaluate_slices(tmp_path / "missing.csv", **args)  # type: ignore[arg-type]

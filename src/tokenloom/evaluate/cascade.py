@@ -30,7 +30,7 @@ import numpy as np
 
 from tokenloom.errors import ConfigError
 from tokenloom.evaluate.config import EvalConfig
-from tokenloom.evaluate.items import Column, column_values, prepare_items, scores_in_unit_interval
+from tokenloom.evaluate.items import Column, as_table, column_values, prepare_items, scores_in_unit_interval
 from tokenloom.evaluate.keywords import Match, check_keywords, keyword_matches
 from tokenloom.evaluate.samples import all_samples, slice_samples
 from tokenloom.evaluate.slices import item_slices
@@ -180,6 +180,7 @@ def evaluate_cascade(
     stage's cost and latency per item. A keyword stage needs ``text``.
     """
     config = config or EvalConfig()
+    data = as_table(data)
     items = prepare_items(
         data, label=label, positive=positive, predictions={"stage2": second}, text=text, lang=lang,
         policy=policy, slices=slices,

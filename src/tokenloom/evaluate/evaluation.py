@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tokenloom.evaluate.config import EvalConfig
-from tokenloom.evaluate.items import Column, Items, ScoreSpec, prepare_items
+from tokenloom.evaluate.items import Column, Items, ScoreSpec, as_table, prepare_items
 from tokenloom.evaluate.paired import dominance, dominance_summary, paired_table
 from tokenloom.evaluate.samples import all_samples
 from tokenloom.evaluate.slices import Slice, item_slices
@@ -76,7 +76,8 @@ def evaluate_slices(
     slices: Sequence[str] = (),
     config: EvalConfig | None = None,
 ) -> Evaluation:
-    """Judge classifiers on every slice of ``data`` (a DataFrame or a mapping of columns).
+    """Judge classifiers on every slice of ``data`` (a DataFrame, a mapping of columns, or the path of a
+    CSV / TSV / JSON Lines / Parquet table).
 
     ``label`` is the human-label column; ``predictions`` maps a model name to its prediction column and
     ``scores`` to its score column (the probability of the positive class; for a multi-class task a mapping
@@ -87,6 +88,7 @@ def evaluate_slices(
     naming the column, row and value.
     """
     config = config or EvalConfig()
+    data = as_table(data)
     items = prepare_items(
         data, label=label, positive=positive, predictions=predictions, scores=scores, text=text, lang=lang,
         policy=policy, slices=slices, threshold=config.threshold,

@@ -4,7 +4,7 @@
 names of its columns into :class:`Items`: the texts, the human labels, each model's predictions and scores,
 and the language, policy and extra slice columns. A column may also be given as the values themselves (a
 list or array as long as the table). Everything the rest of :mod:`tokenloom.evaluate` computes starts here,
-so every check of the input is made here, once, with a one-line error naming the column, the row (counted
+so every check of the input is made here (a path is read first, :func:`as_table`), once, with a one-line error naming the column, the row (counted
 from 0, the table's positional index) and the value, and saying how to fix it:
 
 - a column that is not in the table, or values whose length differs from the table's;
@@ -21,6 +21,7 @@ What it does not do: decide slices (``slices``) or compute metrics (``metrics``)
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -28,11 +29,13 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from tokenloom.errors import CorpusError
+from tokenloom.evaluate.read import read_table
 
 __all__ = [
     "Column",
     "Items",
     "ScoreSpec",
+    "as_table",
     "column_values",
     "prepare_items",
     "scores_in_unit_interval",
@@ -40,6 +43,13 @@ __all__ = [
 
 Column: TypeAlias = "str | Sequence[Any] | np.ndarray"  # a column name, or the values themselves
 ScoreSpec: TypeAlias = "Column | Mapping[Any, Column]"  # binary: one column; multi-class: class -> column
+
+
+def as_table(data: Any) -> Any:
+    """``data`` itself, or the table a path names read into a DataFrame (:func:`~tokenloom.evaluate.read.read_table`)."""
+    if isinstance(data, str | os.PathLike):
+        return read_table(data)
+    return data
 
 
 def _names(data: Any) -> list[str]:

@@ -47,7 +47,7 @@ import numpy as np
 
 from tokenloom.errors import ConfigError, CorpusError
 from tokenloom.evaluate.config import EvalConfig
-from tokenloom.evaluate.items import Column, column_values, prepare_items, table_length
+from tokenloom.evaluate.items import Column, as_table, column_values, prepare_items, table_length
 from tokenloom.evaluate.slices import item_slices
 
 if TYPE_CHECKING:
@@ -171,6 +171,7 @@ def selection_estimates(
     """Population metrics per slice from reviewed items (module docstring). ``reviewed`` and ``holdout``
     are True/False columns (holdout items must be reviewed); ``label`` is read on reviewed rows only."""
     config = config or EvalConfig()
+    data = as_table(data)
     if not 0.0 < min_propensity <= 1.0:
         raise ConfigError(f"min_propensity must be in (0, 1], got {min_propensity!r}")
     if propensity is None and holdout is None:

@@ -25,7 +25,7 @@ import numpy as np
 
 from tokenloom.errors import ConfigError, CorpusError
 from tokenloom.evaluate.config import EvalConfig
-from tokenloom.evaluate.items import Column, column_values, prepare_items, table_length
+from tokenloom.evaluate.items import Column, as_table, column_values, prepare_items, table_length
 from tokenloom.evaluate.samples import slice_samples
 from tokenloom.evaluate.slices import item_slices
 from tokenloom.fertility.bootstrap import bootstrap_ratio
@@ -97,6 +97,7 @@ def flip_rates(
     """Prediction flip rates of ``predict`` under each transform, per slice (module docstring); with
     ``label``, the change of F1, recall and accuracy (the predictions are compared with ``positive``)."""
     config = config or EvalConfig()
+    data = as_table(data)
     for name in transforms:
         if name not in TRANSFORMS:
             raise ConfigError(f"unknown transform {name!r}; choose from {', '.join(TRANSFORMS)}")
