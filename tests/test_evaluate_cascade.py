@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import precision_score, recall_score
 
 from tokenloom.errors import ConfigError, CorpusError
@@ -173,3 +175,17 @@ def test_bad_cascade_input() -> None:
     bad = HAND.assign(s=[*HAND["s"][:-1], 1.2])
     with pytest.raises(CorpusError, match=r"score column 's' holds 1\.2 at row 9"):
         evaluate_cascade(bad, label="y", first=ScoreStage("s"), second="p2")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.text(alphabet="aAbB ,.é", max_size=12), min_size=1, max_size=6),
+    st.lists(st.text(alphabet="aAbBé", min_size=1, max_size=3), min_size=1, max_size=3),
+)
+def test_word_matches_are_casefold_matches_and_exact_ones_too(texts: list[str], keys: list[str]) -> None:
+    exact = keyword_matches(texts, keys, match="exact")
+    folded = keyword_matches(texts, keys, match="casefold")
+    word = keyword_matches(texts, keys, match="word")
+    assert not (exact & ~folded).any() and not (word & ~folded).any()
+    whole = keyword_matches(keys, keys, match="word")  # a keyword alone is a word of itself
+    assert whole.all()

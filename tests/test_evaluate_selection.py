@@ -9,6 +9,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tokenloom.errors import CorpusError
 from tokenloom.evaluate import EvalConfig
@@ -144,3 +146,19 @@ def test_disagreement_is_warned() -> None:
     assert any(
         "all all: naive prevalence" in w and "disagree beyond their intervals" in w for w in res.warnings
     )
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=2, max_size=30))
+def test_a_census_has_no_correction_and_no_variance(items: list[tuple[bool, bool]]) -> None:
+    """Every item reviewed with probability 1: the weighted estimates are the plain ratio, exactly."""
+    f = np.array([a and b for a, b in items], dtype=float)
+    g = np.array([b for _, b in items], dtype=float)
+    ones = np.ones(len(items))
+    naive, _ = ratio_estimate(f, g, ones, iid=True)
+    hajek, se = ratio_estimate(f, g, ones)
+    ht, se_ht = ratio_estimate(f, g, ones, g_total=float(g.sum()))
+    if g.sum() == 0:
+        assert math.isnan(naive) and math.isnan(hajek) and math.isnan(ht)
+    else:
+        assert hajek == pytest.approx(naive) and ht == pytest.approx(naive) and se == 0 and se_ht == 0
