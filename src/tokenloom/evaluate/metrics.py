@@ -68,33 +68,46 @@ def rates(counts: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
+def _group_sums(x: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """[R, U] sums of the runs of columns of ``x`` [R, n] that end (inclusive) at ``ends`` [U]: differences
+    of a running sum, exact for the integer multiplicities and 0/1 labels summed here."""
+    total = np.cumsum(x, axis=1)[:, ends]  # [R, U] running sum at each run's last column
+    return np.diff(total, axis=1, prepend=0.0)  # [R, U]
+
+
 def _grouped(weights: np.ndarray, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """[R, U] weighted positives and negatives per distinct score, scores ascending."""
     order = np.argsort(s, kind="stable")  # [n]
     sorted_s = s[order]
-    starts = np.flatnonzero(np.r_[True, sorted_s[1:] != sorted_s[:-1]])  # [U] first item of each score
+    ends = np.flatnonzero(np.r_[sorted_s[1:] != sorted_s[:-1], True])  # [U] last item of each score
     w = weights[:, order]  # [R, n]
-    yo = y[order].astype(np.float64)  # [n]
-    pos = np.add.reduceat(w * yo, starts, axis=1)  # [R, U]
-    neg = np.add.reduceat(w * (1.0 - yo), starts, axis=1)  # [R, U]
+    yo = y[order]  # [n]
+    pos = _group_sums(np.where(yo, w, 0.0), ends)  # [R, U]
+    neg = _group_sums(np.where(yo, 0.0, w), ends)  # [R, U]
     return pos, neg
 
 
-def auroc(weights: np.ndarray, y: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """[R] area under the ROC curve of scores ``s`` for truth ``y`` (ties count one half)."""
-    pos, neg = _grouped(weights, y, s)
+def _auroc(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
     below = np.cumsum(neg, axis=1) - neg  # [R, U] negative weight strictly below each score
     pairs = (pos * (below + 0.5 * neg)).sum(axis=1)  # [R]
     return _div(pairs, pos.sum(axis=1) * neg.sum(axis=1))
 
 
-def average_precision(weights: np.ndarray, y: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """[R] average precision: sum over descending distinct scores of (recall step) x (precision there)."""
-    pos, neg = _grouped(weights, y, s)
+def _average_precision(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
     pos, neg = pos[:, ::-1], neg[:, ::-1]  # [R, U] scores descending
     tp, fp = np.cumsum(pos, axis=1), np.cumsum(neg, axis=1)  # [R, U] at threshold >= each score
     precision = np.nan_to_num(_div(tp, tp + fp))  # a step of 0 recall contributes nothing
     return _div((pos * precision).sum(axis=1), pos.sum(axis=1))
+
+
+def auroc(weights: np.ndarray, y: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """[R] area under the ROC curve of scores ``s`` for truth ``y`` (ties count one half)."""
+    return _auroc(*_grouped(weights, y, s))
+
+
+def average_precision(weights: np.ndarray, y: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """[R] average precision: sum over descending distinct scores of (recall step) x (precision there)."""
+    return _average_precision(*_grouped(weights, y, s))
 
 
 def expected_calibration_error(
@@ -115,8 +128,9 @@ def slice_metrics(
     counts = confusion(weights, y, p)  # [R, 4]
     out = dict(zip(("tp", "fp", "fn", "tn"), counts.T, strict=True)) | rates(counts)
     if s is not None:
-        out["auroc"] = auroc(weights, y, s)
-        out["auprc"] = average_precision(weights, y, s)
+        pos, neg = _grouped(weights, y, s)  # [R, U] each, shared by both curves
+        out["auroc"] = _auroc(pos, neg)
+        out["auprc"] = _average_precision(pos, neg)
         out["ece"] = expected_calibration_error(weights, y, s, bins=bins)
     return out
 
