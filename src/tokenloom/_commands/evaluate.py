@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     common = dict(text=args.text, lang=args.lang, policy=args.policy, slices=tuple(args.slice), config=config)
     evaluation = evaluate_slices(
         data, label=args.label, predictions=dict(args.pred), scores=dict(args.score),
-        positive=positive if len(positive) > 1 else positive[0], **common,
+        positive=positive if len(positive) > 1 else positive[0], quiet=args.quiet, **common,
     )  # fmt: skip
     print(evaluation.summary())
     cascade = _cascade(args, data, positive[0], common) if args.second else None

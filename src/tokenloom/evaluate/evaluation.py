@@ -75,6 +75,7 @@ def evaluate_slices(
     positive: Hashable | Sequence[Hashable] = 1,
     slices: Sequence[str] = (),
     config: EvalConfig | None = None,
+    quiet: bool = False,
 ) -> Evaluation:
     """Judge classifiers on every slice of ``data`` (a DataFrame, a mapping of columns, or the path of a
     CSV / TSV / JSON Lines / Parquet table).
@@ -85,7 +86,7 @@ def evaluate_slices(
     ``text`` gives the script, code-mixed and transliterated slices, ``lang`` the language slices (and
     transliteration), ``policy`` a policy-category slice, ``slices`` extra slice columns. Columns may be
     given as names or as the values themselves. Bad input raises :class:`tokenloom.errors.CorpusError`
-    naming the column, row and value.
+    naming the column, row and value. A progress bar is drawn on a terminal unless ``quiet``.
     """
     config = config or EvalConfig()
     data = as_table(data)
@@ -95,7 +96,7 @@ def evaluate_slices(
     )  # fmt: skip
     found = item_slices(items, mixed_min_share=config.mixed_min_share)
     log.debug("evaluating %d models on %d items in %d slices", len(items.models), items.n, len(found))
-    samples = all_samples(items, found, config=config)
+    samples = all_samples(items, found, config=config, quiet=quiet)
     paired = paired_table(samples, items.models, config=config)
     return Evaluation(
         metrics=metric_table(samples, config=config),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tokenloom._progress import progress
 from tokenloom.evaluate.config import EvalConfig
 from tokenloom.evaluate.items import Items
 from tokenloom.evaluate.metrics import resample_weights, slice_metrics
@@ -51,16 +52,24 @@ def slice_samples(
     return point, boot
 
 
-def all_samples(items: Items, slices: list[Slice], *, config: EvalConfig) -> list[SliceSamples]:
-    """:class:`SliceSamples` of every model x class x slice, in that nesting order."""
+def all_samples(
+    items: Items, slices: list[Slice], *, config: EvalConfig, quiet: bool = True
+) -> list[SliceSamples]:
+    """:class:`SliceSamples` of every model x class x slice, in that nesting order (a progress bar on a
+    terminal unless ``quiet``)."""
     out = []
-    for model in items.models:
-        for cls in items.classes:
-            truth, pred, score = items.truth(cls), items.predicted(model, cls), items.score(model, cls)
-            for sl in slices:
-                idx = sl.index
-                point, boot = slice_samples(
-                    truth[idx], pred[idx], None if score is None else score[idx], config=config
-                )
-                out.append(SliceSamples(model, cls, sl, point, boot))
+    bar = progress(
+        [(m, c) for m in items.models for c in items.classes],
+        desc="models x classes",
+        unit="model",
+        quiet=quiet,
+    )
+    for model, cls in bar:
+        truth, pred, score = items.truth(cls), items.predicted(model, cls), items.score(model, cls)
+        for sl in slices:
+            idx = sl.index
+            point, boot = slice_samples(
+                truth[idx], pred[idx], None if score is None else score[idx], config=config
+            )
+            out.append(SliceSamples(model, cls, sl, point, boot))
     return out
