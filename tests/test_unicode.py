@@ -216,3 +216,12 @@ def test_flat_word_spans_on_every_flores_language(shared_dir: Path) -> None:
         texts = path.read_text("utf-8").splitlines()[:40]
         counts, flat = seg.flat_word_spans(texts, path.stem)
         assert (counts.tolist(), flat.tolist()) == _flat_reference(seg, texts, path.stem), path.stem
+
+
+@pytest.mark.parametrize(
+    ("lang", "script"),
+    [("hin", "Deva"), ("hi", "Deva"), ("hin_Latn", "Deva"), ("rus", "Cyrl"), ("arb_Arab", "Arab"), ("jpn", "Jpan"),
+     ("zho", "Hans"), ("eng", "Latn"), ("swh", "Latn"), ("und", None), ("zz", None), ("", None)],
+)  # fmt: skip
+def test_usual_script_from_icu_likely_subtags(lang: str, script: str | None) -> None:
+    assert U.usual_script(lang) == script

@@ -32,6 +32,17 @@ _LAZY: dict[str, str] = {
     "ReportConfig": "tokenloom.fertility.report",
     "load_corpus": "tokenloom.text.corpus",
     "Corpus": "tokenloom.text.corpus",
+    # a classifier judged by slice: metrics with intervals, paired models, cascades, selection bias
+    "evaluate_slices": "tokenloom.evaluate.evaluation",
+    "EvalConfig": "tokenloom.evaluate.config",
+    "Evaluation": "tokenloom.evaluate.evaluation",
+    "evaluate_cascade": "tokenloom.evaluate.cascade",
+    "ScoreStage": "tokenloom.evaluate.cascade",
+    "KeywordStage": "tokenloom.evaluate.cascade",
+    "StageCost": "tokenloom.evaluate.cascade",
+    "selection_estimates": "tokenloom.evaluate.selection",
+    "flip_rates": "tokenloom.evaluate.transforms",
+    "write_evaluation": "tokenloom.evaluate.writers",
     # encoder configuration
     "EncoderConfig": "tokenloom.encoder.config",
     # cost model: pure formulas, no torch
@@ -110,6 +121,12 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports 
     from tokenloom.encoder.model import Encoder
     from tokenloom.encoder.timm_compat import from_timm
     from tokenloom.errors import ConfigError, CorpusError, ImageDecodeError, TokenizerError, TokenloomError
+    from tokenloom.evaluate.cascade import KeywordStage, ScoreStage, StageCost, evaluate_cascade
+    from tokenloom.evaluate.config import EvalConfig
+    from tokenloom.evaluate.evaluation import Evaluation, evaluate_slices
+    from tokenloom.evaluate.selection import selection_estimates
+    from tokenloom.evaluate.transforms import flip_rates
+    from tokenloom.evaluate.writers import write_evaluation
     from tokenloom.fertility.report import ReportConfig, fertility_by_source, fertility_report
     from tokenloom.fertility.writers import write_report
     from tokenloom.text.adapt import as_tokenizer
@@ -132,13 +149,18 @@ __all__ = [
     "Encoder",
     "EncoderConfig",
     "EncoderFlops",
+    "EvalConfig",
+    "Evaluation",
     "ImageDataset",
     "ImageDecodeError",
     "ImageEmbed",
+    "KeywordStage",
     "PatchEmbed",
     "PreprocessConfig",
     "ReportConfig",
+    "ScoreStage",
     "ShardDataset",
+    "StageCost",
     "TextEmbed",
     "Tokenizer",
     "TokenizerError",
@@ -158,9 +180,12 @@ __all__ = [
     "encoder_param_breakdown",
     "encoder_params",
     "eval_transform",
+    "evaluate_cascade",
+    "evaluate_slices",
     "export_webdataset",
     "fertility_by_source",
     "fertility_report",
+    "flip_rates",
     "format_bytes",
     "format_count",
     "from_timm",
@@ -174,6 +199,7 @@ __all__ = [
     "preprocess_images",
     "projection_flops",
     "score_bytes",
+    "selection_estimates",
     "tensor_bytes",
     "train_tokenizer",
     "train_transform",
@@ -183,6 +209,7 @@ __all__ = [
     "vit_patch_dim",
     "vit_tokens",
     "weight_bytes",
+    "write_evaluation",
     "write_report",
 ]
 

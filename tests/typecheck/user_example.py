@@ -154,6 +154,45 @@ def image_side(work: Path) -> None:
     assert result.steps == 1
 
 
+def evaluate_side(work: Path) -> None:
+    data = pandas.DataFrame({
+        "text": ["I will kill you", "nice day", "मैं तुम्हें मार दूँगा", "main tumhe maar dunga"] * 10,
+        "lang": ["eng", "eng", "hin", "hin_Latn"] * 10,
+        "y": [1, 0, 1, 1] * 10,
+        "a": [1, 0, 1, 0] * 10,
+        "b": [1, 1, 1, 1] * 10,
+        "s": [0.9, 0.2, 0.8, 0.4] * 10,
+        "reviewed": [True, False, True, True] * 10,
+        "pi": [0.9, 0.3, 0.9, 0.9] * 10,
+    })  # fmt: skip
+    config = tokenloom.EvalConfig(n_boot=20, min_support=5)
+    ev: tokenloom.Evaluation = tokenloom.evaluate_slices(
+        data, text="text", label="y", predictions={"a": "a", "b": "b"}, scores={"a": "s"}, lang="lang",
+        config=config,
+    )  # fmt: skip
+    frame: pandas.DataFrame = ev.metrics
+    assert {"f1", "f1_lo", "flag"} <= set(frame.columns) and len(ev.paired) > 0
+    stage: tokenloom.ScoreStage | tokenloom.KeywordStage = tokenloom.ScoreStage("s", low=0.3, high=0.7)
+    costs = (tokenloom.StageCost(cost=0.1), tokenloom.StageCost(cost=1.0))
+    cascade = tokenloom.evaluate_cascade(data, label="y", first=stage, second="b", costs=costs, config=config)
+    keywords = tokenloom.KeywordStage(("kill", "मार"))
+    assert (
+        tokenloom.evaluate_cascade(data, label="y", first=keywords, second="b", text="text").keywords
+        is not None
+    )
+    review = tokenloom.selection_estimates(
+        data.assign(y=data["y"].where(data["reviewed"])), label="y", prediction="a", reviewed="reviewed",
+        propensity="pi",
+    )  # fmt: skip
+    flips = tokenloom.flip_rates(
+        data, lambda texts: [int("kill" in t) for t in texts], text="text", config=config
+    )
+    paths: dict[str, Path] = tokenloom.write_evaluation(
+        ev, work / "evaluation", cascade=cascade, selection=review, flips=flips
+    )
+    assert paths["html"].is_file()
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -161,6 +200,7 @@ def main() -> int:
         costs_side()
         model_side(tok)
         image_side(work)
+        evaluate_side(work)
     print("every public name used")
     return 0
 

@@ -17,7 +17,8 @@ What it does:
   The segmenter is pluggable (:class:`Segmenter`); its ``name`` is recorded in fertility reports. A
   :class:`BatchSegmenter` also segments a whole batch into the flat arrays of :mod:`tokenloom.text.flat`
   (:func:`batch_segmenter` makes any segmenter one).
-- **Transliteration** with ICU ``Any-Latin``, then optionally ``Latin-ASCII``.
+- **Transliteration** with ICU ``Any-Latin``, then optionally ``Latin-ASCII``; the script a language is
+  usually written in (:func:`usual_script`, ICU's likely subtags from CLDR).
 
 What it does not do: tokenization, corpus reading, normalization policy (the tokenizer owns that).
 ``icu`` is imported on first use, not at import time. This module never imports torch or pandas.
@@ -54,6 +55,7 @@ __all__ = [
     "letter_scripts",
     "script_of",
     "transliterate",
+    "usual_script",
     "utf16_to_codepoints",
     "word_spans",
 ]
@@ -434,3 +436,19 @@ def transliterate(texts: str | Sequence[str], *, ascii: bool = False) -> str | l
         if isinstance(texts, str):
             return tr.transliterate(texts)
         return [tr.transliterate(t) for t in texts]
+
+
+@functools.lru_cache(maxsize=4096)
+def usual_script(lang: str) -> str | None:
+    """The script ``lang`` is usually written in, by ICU's likely subtags (CLDR): ``"hin"`` / ``"hi"`` ->
+    ``"Deva"``, ``"rus"`` -> ``"Cyrl"``, ``"jpn"`` -> ``"Jpan"``; a code with a script (``"hin_Latn"``)
+    is looked up by its language alone. ``None`` for ``"und"`` and codes ICU does not know."""
+    base = lang.replace("-", "_").split("_", 1)[0].lower()
+    if not base or base == "und":
+        return None
+    icu = _icu()
+    locale = icu.Locale(icu.Locale.createCanonical(base).getName())
+    if not locale.getLanguage():
+        return None
+    locale.addLikelySubtags()
+    return locale.getScript() or None
