@@ -364,6 +364,7 @@ def _check_against_reference(
         assert_close(g, g_ref, atol=5e-5, what=f"{what} {name} {case}")
 
 
+@pytest.mark.slow
 @HYPO
 @given(case=cases(), block_q=st.integers(1, 9), block_k=st.integers(1, 9))
 def test_tiled_equals_reference(case: Case, block_q: int, block_k: int) -> None:
@@ -375,6 +376,7 @@ def test_tiled_equals_reference(case: Case, block_q: int, block_k: int) -> None:
     _check_against_reference(case, run, mask_grad=True, what=f"tiled[{block_q}x{block_k}]")
 
 
+@pytest.mark.slow
 @HYPO
 @given(case=cases())
 def test_sdpa_equals_reference(case: Case) -> None:
@@ -480,6 +482,7 @@ def test_tiled_dropout_equals_reference_with_the_same_keep_mask() -> None:
         assert_close(g, g_ref, atol=5e-5, what=f"tiled dropout d{name}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("impl", CPU_IMPLS)
 def test_dropout_is_unbiased_and_seeded(impl: str) -> None:
     gen = torch.Generator().manual_seed(10)

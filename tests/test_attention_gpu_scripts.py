@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -18,6 +20,7 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
 
 
+@pytest.mark.slow
 def test_gpu_check_without_cuda_says_so_and_exits_3() -> None:
     result = _run(["bash", str(ROOT / "scripts" / "gpu_check.sh")])
     assert result.returncode == 3, (result.returncode, result.stdout, result.stderr)
@@ -25,6 +28,7 @@ def test_gpu_check_without_cuda_says_so_and_exits_3() -> None:
     assert len(lines) == 1 and "no CUDA device" in lines[0], result.stdout
 
 
+@pytest.mark.slow
 def test_gpu_benchmark_without_cuda_says_so_and_exits_3() -> None:
     result = _run([sys.executable, str(ROOT / "scripts" / "bench_attention_gpu.py"), "--markdown"])
     assert result.returncode == 3, (result.returncode, result.stdout, result.stderr)

@@ -80,6 +80,7 @@ def test_piping_into_head_exits_quietly(tmp_path: Path) -> None:
     assert result.stderr == "status=141\n"  # quiet, and the status says a closed pipe stopped it
 
 
+@pytest.mark.slow
 def test_verbose_is_tokenloom_debug_only(tmp_path: Path) -> None:
     """--verbose turns on tokenloom's loggers, not other libraries' (matplotlib's font manager, PIL...)."""
     code = textwrap.dedent(

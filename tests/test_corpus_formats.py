@@ -225,6 +225,7 @@ def test_text_files_round_trip_texts_without_line_breaks(
     assert [r.text for r in iter_records(path)] == texts
 
 
+@pytest.mark.slow
 def test_cli_trains_and_reports_on_a_broken_mix(
     mix: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -267,6 +267,7 @@ def _accounted(rejects: list[Any], documents: int) -> tuple[int, int, int]:
     return documents, bad, listed
 
 
+@pytest.mark.slow
 def test_a_mixed_folder_gives_the_same_totals_everywhere(mixed: Path, tmp_path: Path) -> None:
     expected = (14, 1, 2)  # documents counted, rejected (the broken link), files listed
     corpus = load_corpus(mixed, errors="skip")

@@ -240,6 +240,7 @@ def test_swiglu_at_8d_over_3_matches_the_4d_mlp() -> None:
 @pytest.mark.parametrize(
     ("timm_name", "preset"), [("vit_tiny_patch16_224", "vit-ti16"), ("vit_base_patch16_224", "vit-b16")]
 )
+@pytest.mark.slow
 def test_params_match_timm_vit(timm_name: str, preset: str) -> None:
     timm = pytest.importorskip("timm")
     model = timm.create_model(timm_name, pretrained=False)

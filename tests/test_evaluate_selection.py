@@ -37,6 +37,7 @@ def _truth(pop: pd.DataFrame) -> dict[str, float]:
     }  # fmt: skip
 
 
+@pytest.mark.slow
 def test_simulation_naive_is_biased_and_corrected_estimates_cover(population: pd.DataFrame) -> None:
     truth = _truth(population)
     rng = np.random.default_rng(12)

@@ -75,6 +75,7 @@ def test_flat_batch_equals_reference(
     assert tok.encode_flat(texts).roundtrip is None  # not asked
 
 
+@pytest.mark.slow
 def test_flat_batch_on_real_flores(saved: dict[str, Path], shared_dir: Path) -> None:
     src = shared_dir / "corpora" / "flores200" / "devtest"
     texts = [

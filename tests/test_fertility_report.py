@@ -335,6 +335,7 @@ def test_fertility_by_source_for_trainers(default_corpus: Path, trained: dict[st
     assert row(df, "bpe", "language", "tha_Thai").fertility > 0
 
 
+@pytest.mark.slow
 def test_writers_and_cli(
     default_corpus: Path, trained: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -97,6 +97,7 @@ def test_tasks_cut_large_files(mix: dict[str, Any]) -> None:
     assert [t.id for t in again] == [t.id for t in tasks]  # stable across runs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("metrics", ["full", "lengths"])
 def test_tasks_give_the_report_of_one_pass(
     mix: dict[str, Any], toks: dict[str, Tokenizer], metrics: str
@@ -166,6 +167,7 @@ def test_every_format_gives_the_same_counts(mix: dict[str, Any], toks: dict[str,
         pd.testing.assert_frame_equal(df, first, check_exact=True, obj=name)
 
 
+@pytest.mark.slow
 def test_workers_write_the_same_report(
     mix: dict[str, Any], toks: dict[str, Tokenizer], tmp_path: Path
 ) -> None:
@@ -206,6 +208,7 @@ def test_ray_writes_the_same_report(mix: dict[str, Any], toks: dict[str, Tokeniz
     assert _files(one, tmp_path / "one") == _files(on_ray, tmp_path / "ray")
 
 
+@pytest.mark.slow
 def test_every_document_is_counted_or_rejected_and_tokens_match_the_engine(
     mix: dict[str, Any], toks: dict[str, Tokenizer]
 ) -> None:

@@ -40,6 +40,7 @@ def char_tokenizer(tmp_path_factory: pytest.TempPathFactory, default_corpus: Pat
     return path
 
 
+@pytest.mark.slow
 def test_config_toml_and_json(tmp_path: Path, default_corpus: Path, char_tokenizer: Path) -> None:
     script = _script()
     toml = tmp_path / "report.toml"

@@ -168,6 +168,7 @@ def test_a_function_reports_what_it_cannot_measure_as_missing(report: pd.DataFra
     assert math.isnan(slow["normalization_changed_rate"]) and not math.isnan(slow["roundtrip_exact_rate"])
 
 
+@pytest.mark.slow
 def test_offsets_from_token_bytes_equal_the_engine_offsets(kinds: dict[str, Any]) -> None:
     texts = [t for lang in LANGS for t in kinds["texts"][lang][:10]]
     engine = as_tokenizer(kinds["hf"]).encode_batch_with_offsets(texts)
@@ -177,6 +178,7 @@ def test_offsets_from_token_bytes_equal_the_engine_offsets(kinds: dict[str, Any]
     assert from_bytes == engine
 
 
+@pytest.mark.slow
 def test_as_tokenizer_wraps_by_kind(kinds: dict[str, Any]) -> None:
     assert as_tokenizer(kinds["hf"]).engine == "hf"
     assert as_tokenizer(kinds["sp"]).engine == "sentencepiece"
@@ -190,6 +192,7 @@ def test_as_tokenizer_wraps_by_kind(kinds: dict[str, Any]) -> None:
         as_tokenizer(42)
 
 
+@pytest.mark.slow
 def test_specs_fail_clearly(kinds: dict[str, Any], tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="--pattern"):
         load_tokenizer_spec(f"tiktoken:{kinds['ranks']}")
@@ -245,6 +248,7 @@ def _spans_by_walking(token_bytes: list[bytes], text: str) -> list[tuple[int, in
 @given(
     texts=st.lists(st.text(st.characters(exclude_categories=("Cs",)), max_size=40), min_size=1, max_size=4)
 )
+@pytest.mark.slow
 def test_byte_offsets_equal_a_byte_walk(kinds: dict[str, Any], texts: list[str]) -> None:
     from tiktoken.load import load_tiktoken_bpe
 

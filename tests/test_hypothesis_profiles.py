@@ -36,6 +36,7 @@ def _probe(env: dict[str, str]) -> dict[str, list[object]]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_ci_derandomizes_and_local_runs_draw_new_examples() -> None:
     ci = _probe({"CI": "true"})
     assert ci["derandomize"] == [True, True] and ci["database"] == [True, True]

@@ -338,6 +338,7 @@ lengths_or_none = st.none() | st.lists(st.integers(0, 3), min_size=ROWS, max_siz
     seed=st.integers(0, 1000),
 )
 # an empty cache, then ragged steps; a full prefill that turns ragged; a ragged prefill, then uneven steps
+@pytest.mark.slow
 @example("rope", 4, 1, 0, None, [(3, [1, 3, 0], False), (1, None, True)], 0)
 @example("learned", 2, 2, 2, None, [(2, [2, 0, 1], False), (3, [1, 3, 2], False), (1, None, True)], 1)
 @example("sinusoidal", 4, 2, 3, [3, 0, 1], [(1, None, True), (2, [0, 2, 1], False)], 2)

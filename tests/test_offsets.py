@@ -60,6 +60,7 @@ def _dummy_prefix_model(tok: Tokenizer) -> Tokenizer:
     return Tokenizer(name="dummy-prefix", backend=SentencePieceBackend(sp, data))
 
 
+@pytest.mark.slow
 def test_fast_equals_reference_on_flores(tokenizers: dict[str, Tokenizer], flores: list[str]) -> None:
     dummy = _dummy_prefix_model(tokenizers["unigram-sentencepiece-none"])  # sentencepiece adds a character
     cases = {**tokenizers, "unigram-sentencepiece-dummy-prefix": dummy}

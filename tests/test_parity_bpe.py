@@ -124,6 +124,7 @@ def test_record_lists_languages_bytes_and_dev(parity: Tokenizer, flores: tuple[P
     assert parity.record["resolved"]["pretokenizer"]["name"] == "o200k"
 
 
+@pytest.mark.slow
 def test_same_corpus_and_config_give_identical_files(flores: tuple[Path, Path, Any], tmp_path: Path) -> None:
     train, dev, _ = flores
     files = []

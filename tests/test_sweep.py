@@ -151,6 +151,7 @@ def test_sweep_cuts_bytelevel_bpe_and_its_cuts_export_to_tiktoken(
         SweepConfig(algorithms=("bytelevel",))
 
 
+@pytest.mark.slow
 def test_sweep_cli(default_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "sweep"
     argv = ["sweep", str(default_corpus), "--algorithms", "bpe", "--vocab-sizes", "1k,1100,1200"]
@@ -169,6 +170,7 @@ def test_sweep_cli(default_corpus: Path, tmp_path: Path, capsys: pytest.CaptureF
     assert cli.main(argv) == 2 and "already exists" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_sweep_cli_three_algorithms(
     default_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -206,6 +208,7 @@ def test_vocab_size_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert "vocabulary size '8x' is not a positive number like 8k or 32000" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_sweep_writes_the_rest_when_one_tokenizer_cannot_be_saved(
     default_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -227,6 +230,7 @@ def test_sweep_writes_the_rest_when_one_tokenizer_cannot_be_saved(
     assert (tmp_path / "out" / "report" / "report.html").is_file()
 
 
+@pytest.mark.slow
 def test_sweep_saves_a_tokenizer_without_the_export_that_failed_its_check(
     default_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -260,6 +264,7 @@ def test_sweep_saves_a_tokenizer_without_the_export_that_failed_its_check(
     assert {p.name for p in (tmp_path / "strict" / "tokenizers").iterdir()} == {"bpe-1k"}
 
 
+@pytest.mark.slow
 def test_sizes_the_corpus_cannot_fill_are_rows_not_trained(default_corpus: Path, tmp_path: Path) -> None:
     from tokenloom.errors import VocabSizeError
     from tokenloom.fertility.sweep import write_sweep
@@ -292,6 +297,7 @@ def test_sizes_the_corpus_cannot_fill_are_rows_not_trained(default_corpus: Path,
     assert {p.name for p in (tmp_path / "out" / "tokenizers").iterdir()} == {"bpe-1k", "unigram-1k"}
 
 
+@pytest.mark.slow
 def test_allow_smaller_vocab_keeps_each_smaller_tokenizer_once(
     default_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
