@@ -7,13 +7,13 @@ import json
 import os
 import shutil
 import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from html_tables import TableCells
 from tokenloom.evaluate import EvalConfig, evaluate_slices
 from tokenloom.evaluate.cascade import ScoreStage, StageCost, evaluate_cascade
 from tokenloom.evaluate.selection import selection_estimates
@@ -100,32 +100,11 @@ def test_every_file_is_written(written: dict[str, Path]) -> None:
     assert set(pd.read_csv(written["flipped_examples"])["transform"]) == {"diacritics", "translit"}
 
 
-class _Tables(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tables: dict[str, list[list[str]]] = {}
-        self._at: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "table":
-            self._at = a.get("id") or ""
-            self.tables[self._at] = []
-        elif tag == "tr" and self._at is not None:
-            self.tables[self._at].append([])
-        elif tag in ("td", "th") and self._at is not None:
-            self.tables[self._at][-1].append(a.get("data-v") or "")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "table":
-            self._at = None
-
-
 def test_page_is_self_contained_escaped_and_sorted_by_gap(written: dict[str, Path]) -> None:
     page = written["html"].read_text("utf-8")
     assert "<script>alert" not in page and "b &lt;script&gt;" in page and "t &amp; &lt;t&gt;" in page
     assert "http://" not in page and "https://" not in page and page.count("src='data:image/png;base64,") == 2
-    parsed = _Tables()
+    parsed = TableCells()
     parsed.feed(page)
     metrics = pd.read_csv(written["metrics"])
     body = parsed.tables["slices"][1:]

@@ -7,7 +7,6 @@ import math
 import os
 import shutil
 import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from html_tables import TableCells
 from tokenloom.fertility import plots
 from tokenloom.fertility.html import TABLE_COLUMNS, render_html
 from tokenloom.fertility.report import REPORT_COLUMNS
@@ -113,33 +113,12 @@ def test_charts_sorted_and_comparison_only_for_two() -> None:
     assert sorted(colors) == ["Cyrl", "Deva", "Grek", "Latn", "Thai"] and len(set(colors.values())) == 5
 
 
-class _Cells(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tables: dict[str, list[list[str]]] = {}
-        self._table: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "table":
-            self._table = a.get("id") or ""
-            self.tables[self._table] = []
-        elif tag == "tr" and self._table is not None:
-            self.tables[self._table].append([])
-        elif tag in ("td", "th") and self._table is not None:
-            self.tables[self._table][-1].append(a.get("data-v") or "")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "table":
-            self._table = None
-
-
 def test_html_page_is_self_contained_with_every_row() -> None:
     df = _frame({"a": LANGS, "b <script>": LANGS})
     page = render_html(df, plots.render_all(df), "t & <t>")
     assert "<script>alert" not in page and "b &lt;script&gt;" in page and "t &amp; &lt;t&gt;" in page
     assert "http://" not in page and "https://" not in page and "src='data:image/png;base64," in page
-    parsed = _Cells()
+    parsed = TableCells()
     parsed.feed(page)
     assert len(parsed.tables["summary"]) == 1 + 2
     body = parsed.tables["rows"][1:]

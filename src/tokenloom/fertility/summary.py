@@ -78,8 +78,8 @@ def gini_reference(values: Sequence[float]) -> float:
     n = len(xs)
     if n == 0 or sum(xs) == 0:
         return math.nan
-    mean = sum(xs) / n
-    return sum(abs(a - b) for a in xs for b in xs) / (2 * n * n * mean)
+    # 2·n²·mean written as 2·n·total: a mean of subnormal values can underflow to zero, their total cannot
+    return sum(abs(a - b) for a in xs for b in xs) / (2 * n * sum(xs))
 
 
 def _median(xs: Sequence[float]) -> float:
