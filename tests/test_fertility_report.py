@@ -147,6 +147,23 @@ def test_known_answer_merged_word_is_not_continued(tiny_corpus: Path, handmade: 
     assert not (df.slice_kind == "transliterated").any()
 
 
+def test_single_digit_rate_counts_only_numbers_of_two_or_more_digits(tmp_path: Path) -> None:
+    """A tokenizer that splits every digit: each multi-digit number is split into single digits (rate 1,
+    not the 3 of 6 numbers a denominator of every number gives); one-digit numbers count neither way."""
+    text = "Room 7 costs 12 dollars and 345 cents / Call 5 or 6 or 2024"
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "eng_Latn.txt").write_text(text + "\n", encoding="utf-8")
+    vocab = {p: i for i, p in enumerate(BYTES + sorted(set(text)))}
+    char = _hf_file(tmp_path / "char.json", vocab, [])
+    df = fertility_report({"char": char}, corpus, translit=False, config=ReportConfig(n_boot=0))
+    r = row(df, "char", "language", "eng_Latn")
+    assert r.numbers == 6  # 7, 12, 345, 5, 6, 2024
+    assert r.number_single_digit_rate == 1.0
+    assert r.number_place_value_rate == 3 / 6  # 7, 5 and 6 are on their (empty) groups
+    assert r.number_boundary_f1 == 2 * 1 / (6 + 1)  # 2|024 is the one place-value boundary placed
+
+
 def test_oracle_token_counts_equal_raw_engine(default_corpus: Path, trained: dict[str, Path]) -> None:
     import sentencepiece as spm
     from tokenizers import Tokenizer

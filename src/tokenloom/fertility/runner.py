@@ -49,6 +49,7 @@ from tokenloom._progress import bar
 from tokenloom.errors import ConfigError
 from tokenloom.fertility.accumulate import SliceTable, TaskCounts, collect_piece, count_part, submit_piece
 from tokenloom.fertility.counting import ChunkCounter, CountOptions
+from tokenloom.fertility.counts import MORE_SUMS
 from tokenloom.fertility.report_config import ReportConfig
 from tokenloom.fertility.slices import SliceConfig
 from tokenloom.text.corpus_tasks import CorpusTask, read_corpus_task
@@ -209,7 +210,8 @@ class _State:
         self.key = b""
         if folder is None:
             return
-        self.key = hashlib.sha256(_payload(counting)).digest()
+        # the count layout is part of the key: results saved with other columns are counted again
+        self.key = hashlib.sha256(_payload(counting) + repr(MORE_SUMS).encode()).digest()
         if folder.exists() and not resume:
             for old in folder.glob("*.pkl"):
                 old.unlink()
