@@ -27,6 +27,7 @@ from tokenloom.fertility.report import (
     fertility_report,
     write_report,
 )
+from tokenloom.fertility.summary import format_summary
 from tokenloom.text.corpus import load_corpus
 from tokenloom.text.tokenizer import load_tokenizer
 from tokenloom.text.unicode import count_words, word_spans
@@ -162,6 +163,27 @@ def test_single_digit_rate_counts_only_numbers_of_two_or_more_digits(tmp_path: P
     assert r.number_single_digit_rate == 1.0
     assert r.number_place_value_rate == 3 / 6  # 7, 5 and 6 are on their (empty) groups
     assert r.number_boundary_f1 == 2 * 1 / (6 + 1)  # 2|024 is the one place-value boundary placed
+
+
+def test_no_premiums_anywhere_when_nothing_is_aligned_with_the_pivot(
+    tmp_path: Path, handmade: dict[str, Path]
+) -> None:
+    """The pivot's texts paired with themselves are no premiums: with no other language aligned, every
+    row's premium is empty (the all and script rows too, not 1.0), as the summary says."""
+    (tmp_path / "eng_Latn.txt").write_text(HELLO + "\n" + HELLO + "!\n", encoding="utf-8")
+    (tmp_path / "m.jsonl").write_text(json.dumps({"text": THAI, "lang": "tha_Thai"}) + "\n", encoding="utf-8")
+    df = fertility_report({"char": handmade["char"]}, tmp_path, config=ReportConfig(n_boot=0))
+    assert set(df.slice_kind) >= {"all", "language", "script", "transliterated"}
+    assert (df.premium_pairs == 0).all()
+    for column in ("premium_mean", "premium_median", "premium_lo", "premium_hi", "rel_kv_bytes"):
+        assert df[column].isna().all(), column
+    assert "no premiums" in format_summary(df)
+    # one aligned language is enough: the pivot's own premium and the all row are back
+    (tmp_path / "fra_Latn.txt").write_text("Hello, monde!\nHello, monde!!\n", encoding="utf-8")
+    df = fertility_report({"char": handmade["char"]}, tmp_path, config=ReportConfig(n_boot=0))
+    assert row(df, "char", "language", "eng_Latn").premium_mean == 1.0
+    assert row(df, "char", "all", "all").premium_pairs == 4
+    assert "no premiums" not in format_summary(df)
 
 
 def test_oracle_token_counts_equal_raw_engine(default_corpus: Path, trained: dict[str, Path]) -> None:
