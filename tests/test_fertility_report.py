@@ -353,11 +353,26 @@ def test_replace_mode_counts_bad_bytes(tmp_path: Path, handmade: dict[str, Path]
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "eng_Latn.txt").write_bytes(b"Hello\xff, world!\n")
     with pytest.raises(CorpusError, match=r"line 1 \(byte offset 5\)"):
-        fertility_report([handmade["char"]], tmp_path / "c")
+        fertility_report([handmade["char"]], tmp_path / "c", errors="strict")
     df = fertility_report([handmade["char"]], tmp_path / "c", errors="replace")
     assert df.attrs["replaced"] == 1
     # U+FFFD is not in the vocabulary: 13 character tokens + 3 byte pieces
     assert row(df, "char", "language", "eng_Latn").byte_fallback_rate == 3 / 16
+
+
+def test_a_batch_job_sets_bad_input_aside_by_default(tmp_path: Path, handmade: dict[str, Path]) -> None:
+    """One bad line never stops a report: by default it is set aside and counted on the summary line;
+    ``errors="strict"`` stops at it."""
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "eng_Latn.txt").write_bytes(b"Hello, world!\nHello\xff, world!\nHello!\n")
+    df = fertility_report([handmade["char"]], tmp_path / "c")
+    assert row(df, "char", "language", "eng_Latn").texts == 2
+    assert [(r["unit"], r["number"], r["documents"]) for r in df.attrs["rejects"]] == [("line", 2, 1)]
+    summary = format_summary(df).splitlines()[-1]
+    assert summary.startswith("bad input: 1 document and 0 files set aside; rejects.csv; first: ")
+    assert "eng_Latn.txt: line 2: " in summary
+    with pytest.raises(CorpusError, match=r"eng_Latn.txt: line 2 \(byte offset 19\)"):
+        fertility_report([handmade["char"]], tmp_path / "c", errors="strict")
 
 
 def test_fertility_by_source_for_trainers(default_corpus: Path, trained: dict[str, Path]) -> None:

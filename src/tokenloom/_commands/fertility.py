@@ -6,7 +6,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from tokenloom._commands._args import TokenizerSpec
+from tokenloom._commands._args import TokenizerSpec, add_errors_argument
 
 NAME = "fertility"
 STATE_DIR = ".tasks"  # under --out: finished tasks' counts, until the report is written
@@ -86,14 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="context length for the share of documents longer than it and of tokens beyond it "
         "(repeatable or a comma list; default 2048,4096,8192,32768)",
     )
-    parser.add_argument(
-        "--errors",
-        choices=("strict", "replace", "skip"),
-        default="strict",
-        help="bad input in corpus files: stop at the first with an error (strict); replace invalid UTF-8 by "
-        "U+FFFD and count, stopping at other bad input (replace); set every bad line, row or file aside, "
-        "counted, and read the rest (skip)",
-    )
+    add_errors_argument(parser)
     parser.add_argument(
         "--text-column", metavar="COLUMN", help="column of a table holding the text; default: text"
     )

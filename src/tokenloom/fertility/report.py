@@ -59,7 +59,7 @@ from tokenloom.text.adapt import TokenizerLike, as_tokenizer
 from tokenloom.text.corpus import Corpus, CorpusPart, load_corpus
 from tokenloom.text.corpus_tasks import plan_corpus_tasks
 from tokenloom.text.reader import is_paths
-from tokenloom.text.records import Columns, Errors
+from tokenloom.text.records import BATCH_ERRORS, Columns, Errors
 from tokenloom.text.tokenizer import Tokenizer
 from tokenloom.text.unicode import Segmenter, SegmenterName, batch_segmenter
 
@@ -137,7 +137,7 @@ def fertility_report(
     translit: bool = True,
     segmenter: SegmenterName | Segmenter = "icu",
     config: ReportConfig | None = None,
-    errors: Errors = "strict",
+    errors: Errors = BATCH_ERRORS,
     quiet: bool = True,
     run: RunConfig | None = None,
     text_column: str | None = None,
@@ -160,8 +160,9 @@ def fertility_report(
     corpus that has parallel parts is an error).
     ``translit``: add generated ``<lang>_<Script>_Latn-translit`` slices. ``segmenter``: ``"icu"``,
     ``"whitespace"`` or a :class:`~tokenloom.text.unicode.Segmenter`. ``errors``: bad input in
-    corpus files, ``"strict"`` (error), ``"replace"`` (invalid UTF-8 replaced, counted in
-    ``df.attrs["replaced"]``) or ``"skip"`` (every bad line, row or file set aside in ``df.attrs["rejects"]``).
+    corpus files, ``"skip"`` (the default of every batch job, ``tokenloom.text.records.BATCH_ERRORS``: every
+    bad line, row or file set aside in ``df.attrs["rejects"]``, counted by the summary), ``"strict"`` (an
+    error at the first) or ``"replace"`` (invalid UTF-8 replaced, counted in ``df.attrs["replaced"]``).
     ``run``: how a corpus given by paths is counted (:class:`~tokenloom.fertility.runner.RunConfig`:
     worker processes, Ray, a state folder to resume from); the report does not depend on it.
     ``text_column`` / ``lang_column`` / ``script_column``: the cells of table rows holding the text and

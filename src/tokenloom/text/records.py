@@ -10,12 +10,17 @@ by default ``text``; the language from ``lang`` or else ``language``; the script
 Bad input becomes a :class:`Reject` (source, position, reason, how many documents it covers), handled by
 :func:`reject` according to ``errors``:
 
-- ``"strict"`` (the default): the first bad input raises :class:`~tokenloom.errors.CorpusError` whose
+- ``"strict"`` (the readers' default, and :func:`~tokenloom.text.corpus.load_corpus`'s): the first bad input
+  raises :class:`~tokenloom.errors.CorpusError` whose
   message is the reject's (``"FILE: line N: reason"``);
 - ``"replace"``: invalid UTF-8 is replaced by U+FFFD and counted (``SourceStats.replaced``); any other bad
   input raises as with ``"strict"``;
 - ``"skip"``: every bad input — invalid UTF-8 included — is recorded in ``SourceStats.rejects`` and counted
   in ``SourceStats.rejected``, and reading goes on with the next document, row group or file.
+
+A batch job over a corpus — a fertility report, a vocabulary sweep, training a tokenizer — defaults to
+:data:`BATCH_ERRORS` (``"skip"``): one bad line never stops hours of work; the job counts what it set aside
+on its summary line, and ``"strict"`` (``--errors strict``) stops it at the first bad input instead.
 
 So every document of the input is either yielded as a record or covered by a reject. A reject's
 ``documents`` is ``1`` for a line or a row, the row count for a Parquet file or row group that cannot be
@@ -31,8 +36,10 @@ from typing import Any, Literal
 from tokenloom.errors import CorpusError
 
 __all__ = [
+    "BATCH_ERRORS",
     "DEFAULT_COLUMNS",
     "ERRORS",
+    "ERRORS_HELP",
     "REJECT_COLUMNS",
     "Columns",
     "Errors",
@@ -45,6 +52,13 @@ __all__ = [
 
 Errors = Literal["strict", "replace", "skip"]
 ERRORS: tuple[Errors, ...] = ("strict", "replace", "skip")
+# the default of every batch job over a corpus (report, sweep, training): set bad input aside and go on
+BATCH_ERRORS: Errors = "skip"
+ERRORS_HELP = (  # what errors= / --errors does, for every batch job's flag and config field
+    "bad input in corpus files (invalid UTF-8, a malformed table row, an unreadable file): skip sets each "
+    "aside, counted on the summary line, and reads the rest; strict stops at the first with an error; "
+    "replace substitutes U+FFFD for invalid UTF-8 and counts it, stopping at other bad input"
+)
 
 
 @dataclass(frozen=True)
@@ -157,8 +171,8 @@ class SourceStats:
         self.rejects.extend(other.rejects)
 
     def as_dict(self) -> dict[str, int]:
-        """The counters as a plain dict (for JSON), without the example locations; ``rejected`` only when
-        some input was set aside."""
+        """The counters as a plain dict (for JSON), without the example locations; ``rejected`` (documents)
+        and ``rejected_files`` (whole files among the rejects) only when some input was set aside."""
         out = {
             "files": self.files,
             "lines": self.lines,
@@ -169,6 +183,7 @@ class SourceStats:
         }
         if self.rejects:
             out["rejected"] = self.rejected
+            out["rejected_files"] = sum(r.unit == "file" for r in self.rejects)
         return out
 
 
