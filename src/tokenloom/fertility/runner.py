@@ -64,6 +64,7 @@ __all__ = [
     "Phase",
     "RunConfig",
     "TaskResult",
+    "check_pivot",
     "count_corpus",
     "count_task",
     "plan_jobs",
@@ -358,14 +359,16 @@ def plan_jobs(tasks: Sequence[CorpusTask], pivot: str | None, premiums: bool) ->
             rest.append((task, "rest"))
         else:
             rest.append((task, "all"))
-    if premiums and all(t.part is not None for t in tasks):  # no table: every part is known now
-        _check_pivot([t.part for t in tasks if t.part is not None], pivot)
+    if all(t.part is not None for t in tasks):  # no table: every part is known now
+        check_pivot([t.part for t in tasks if t.part is not None], pivot)
     return first, rest
 
 
-def _check_pivot(parts: Sequence[CorpusPart], pivot: str | None) -> None:
-    """A pivot that no part names is an error when some parts are parallel (premiums need it)."""
-    if any(_keep(p, "pivot", pivot) for p in parts) or not any(p.align for p in parts):
+def check_pivot(parts: Sequence[CorpusPart], pivot: str | None) -> None:
+    """The one rule for a pivot, whatever the metrics: a pivot that no part names is an error when some
+    parts are parallel (premiums would need it; ``metrics="lengths"``, which computes none, is held to the
+    same rule, so that a mistyped ``--pivot`` is never accepted silently). ``None``: no pivot, no check."""
+    if pivot is None or any(_keep(p, "pivot", pivot) for p in parts) or not any(p.align for p in parts):
         return
     available = sorted({p.slice for p in parts if p.align and p.slice_kind == "language"})
     raise ConfigError(
@@ -405,7 +408,6 @@ def count_corpus(
             for key, tokens in result.pivot_tokens.items():
                 pivot.setdefault(key, {}).update(tokens)
             parts.extend(result.parts)
-    if premiums:
-        _check_pivot(parts, counting.pivot)
+    check_pivot(parts, counting.pivot)  # tables: their parts are known once read
     table.close_open()
     return stats, summary
