@@ -11,7 +11,7 @@ A config (TOML or JSON) looks like::
     pivot = "eng_Latn"                     # optional; "" for no pivot
     translit = true                        # optional; generated <lang>_<Script>_Latn-translit slices
     segmenter = "icu"                      # optional; "icu" or "whitespace"
-    errors = "strict"                      # optional; "replace" substitutes U+FFFD and counts
+    errors = "skip"                        # optional; "strict" stops at the first bad input
     title = "My report"                    # optional
 
     [tokenizers]                           # name = tokenizer folder / tokenizer.json / .model (required)
@@ -72,6 +72,7 @@ def run(config: dict[str, Any], *, quiet: bool = False) -> dict[str, Path]:
     """Compute and write the report described by ``config``; returns the written files."""
     from tokenloom.fertility.report import ReportConfig, fertility_report
     from tokenloom.fertility.writers import report_table, write_report
+    from tokenloom.text.records import BATCH_ERRORS
 
     corpus = config["corpus"]
     df = fertility_report(
@@ -81,7 +82,7 @@ def run(config: dict[str, Any], *, quiet: bool = False) -> dict[str, Path]:
         translit=bool(config.get("translit", True)),
         segmenter=config.get("segmenter", "icu"),
         config=ReportConfig(**config.get("report", {})),
-        errors=config.get("errors", "strict"),
+        errors=config.get("errors", BATCH_ERRORS),
         quiet=quiet,
     )
     if not quiet:

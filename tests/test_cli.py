@@ -179,6 +179,22 @@ def test_weights_units_like_the_other_costs_commands(capsys: pytest.CaptureFixtu
     assert capsys.readouterr().out == outputs["both"]  # the default
 
 
+def test_every_batch_job_sets_bad_input_aside_by_default() -> None:
+    """One rule for every job over a corpus: ``--errors`` defaults to skip, with the same choices and help."""
+    from tokenloom import TrainerConfig
+
+    parsers = {p.prog.split()[-1]: p for p in _all_parsers(cli.build_parser())}
+    flags = {
+        name: next(a for a in parsers[name]._actions if "--errors" in a.option_strings)
+        for name in ("fertility", "sweep", "train")
+    }
+    assert flags["fertility"].default == flags["sweep"].default == TrainerConfig().errors == "skip"
+    assert flags["train"].default == argparse.SUPPRESS  # a flag not given leaves TrainerConfig's default
+    assert {tuple(f.choices) for f in flags.values()} == {("strict", "replace", "skip")}
+    helps = {f.help.split(" (default")[0].split("; default")[0] for f in flags.values()}
+    assert len(helps) == 1 and "skip sets each aside, counted on the summary line" in helps.pop()
+
+
 def test_plural() -> None:
     assert [_tables.plural(n, "shard") for n in (0, 1, 2)] == ["0 shards", "1 shard", "2 shards"]
     assert _tables.plural(1200, "line") == "1,200 lines"

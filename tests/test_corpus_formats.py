@@ -233,8 +233,7 @@ def test_cli_trains_and_reports_on_a_broken_mix(
 
     _, broken = mix
     assert (
-        cli.main(["train", str(broken.out_dir), "--out", str(tmp_path / "strict"), "--vocab-size", "1500"])
-        != 0
+        cli.main(["train", str(broken.out_dir), "--errors", "strict", "--out", str(tmp_path / "strict")]) != 0
     )
     assert "broken-rows.jsonl: line 2: invalid JSON" in capsys.readouterr().err  # strict: the first bad input
     args = ["--algorithm", "bpe", "--engine", "hf", "--vocab-size", "1500", "--heldout", "0", "--quiet"]
@@ -244,7 +243,10 @@ def test_cli_trains_and_reports_on_a_broken_mix(
     )
     record = json.loads((tmp_path / "tok" / "tokenloom.json").read_text(encoding="utf-8"))
     assert record["corpus"]["rejected"] >= 4 + 6 + 2 and record["config"]["text_column"] == "text"
-    assert "set aside (--errors skip)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    files = record["corpus"]["rejected_files"]
+    counted = f"{record['corpus']['rejected']} documents and {files} file{'s' * (files != 1)} set aside"
+    assert f"bad input      {counted} (--errors skip; --errors strict stops at the first)" in out
     body = tmp_path / "body.jsonl"
     body.write_text("".join(json.dumps({"body": r["text"]}) + "\n" for r in broken.rows), encoding="utf-8")
     assert (
@@ -263,10 +265,16 @@ def test_cli_trains_and_reports_on_a_broken_mix(
         == 0
     )
     out = capsys.readouterr().out
-    assert "bad input set aside: " in out and "rejects.csv); first: " in out and "broken-" in out
     with (tmp_path / "r" / "rejects.csv").open(encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f))
     want = load_corpus(broken.out_dir, errors="skip").stats.rejects
+    documents = sum(1 if r.documents is None else r.documents for r in want)
+    files, unknown = sum(r.unit == "file" for r in want), sum(r.documents is None for r in want)
+    note = f" ({unknown} reject{'s' * (unknown != 1)} of an unknown number of documents, counted as one each)"
+    assert (
+        f"bad input: {documents} documents and {files} file{'s' * (files != 1)} set aside; rejects.csv"
+        f"{note if unknown else ''}; first: {want[0].message}\n"
+    ) in out
     assert [(r["source"], r["reason"]) for r in rows] == [(r.source, r.reason) for r in want] and rows
     body_report = ["--corpus", str(body), "--text-column", "body", "--out", str(tmp_path / "r2")]
     assert cli.main(["fertility", "--tokenizer", str(tmp_path / "tok"), *body_report]) == 0

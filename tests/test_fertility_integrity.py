@@ -72,8 +72,8 @@ def test_counts_equal_the_per_text_definitions(batch: list) -> None:
             ref.single, ref.partial, ref.split_chars, ref.unk_chars,
         )  # fmt: skip
         rn = R.text_numbers(text, o)
-        assert (nums.numbers[j], nums.place_value[j], nums.single_digits[j]) == (
-            rn.numbers, rn.place_value, rn.single_digits,
+        assert (nums.numbers[j], nums.place_value[j], nums.multi_digit[j], nums.single_digits[j]) == (
+            rn.numbers, rn.place_value, rn.multi_digit, rn.single_digits,
         )  # fmt: skip
         assert (nums.placed[j], nums.expected[j], nums.hits[j]) == (rn.placed, rn.expected, rn.hits)
 
@@ -123,9 +123,11 @@ def test_digit_runs_are_the_runs_the_pattern_finds(texts: list[str]) -> None:
 def test_known_answers() -> None:
     # "ab 12345": tokens ab | ␣ | 12 | 345 -> 12345 on its place-value groups; é split over two byte pieces
     spans = [(0, 2), (2, 3), (3, 5), (5, 8)]
-    assert R.text_numbers("ab 12345", spans) == R.TextNumbers(1, 1, 0, 1, 1, 1)
-    assert R.text_numbers("ab 12345", [(0, 3), (3, 4), (4, 5), (5, 8)]) == R.TextNumbers(1, 0, 0, 2, 1, 1)
-    assert R.text_numbers("1234", [(0, 1), (1, 2), (2, 3), (3, 4)]) == R.TextNumbers(1, 0, 1, 3, 1, 1)
+    assert R.text_numbers("ab 12345", spans) == R.TextNumbers(1, 1, 1, 0, 1, 1, 1)
+    assert R.text_numbers("ab 12345", [(0, 3), (3, 4), (4, 5), (5, 8)]) == R.TextNumbers(1, 0, 1, 0, 2, 1, 1)
+    assert R.text_numbers("1234", [(0, 1), (1, 2), (2, 3), (3, 4)]) == R.TextNumbers(1, 0, 1, 1, 3, 1, 1)
+    # one-digit numbers can be split no further: they count neither way
+    assert R.text_numbers("7 12", [(0, 1), (1, 2), (2, 3), (3, 4)]) == R.TextNumbers(2, 1, 1, 1, 1, 0, 0)
     assert M.boundary_f1(1, 2, 1) == pytest.approx(2 / 3) and M.boundary_f1(0, 0, 0) == 1.0
     got = R.text_integrity("xé", [5, 1, 2], [(0, 1), (1, 2), (1, 2)], [(0, 2)], unk_id=5)
     assert got == R.TextIntegrity(single=0, partial=2, split_chars=1, unk_chars=1)
@@ -246,15 +248,17 @@ def _walk(text: str, lang: str, ids: list[int], pieces: list[bytes]) -> dict[str
     split = sum(1 for cs, ce in chars if sum(1 for s, e in tok_spans if s < ce and e > cs) >= 2)
     words = [(char_start[a], char_start[b]) for a, b in _icu_words(text, lang)]
     single = sum(1 for ws, we in words if sum(1 for s, e in tok_spans if s < we and e > ws) == 1)
-    place = digits1 = 0
+    place = multi = digits1 = 0
     runs = [m.span() for m in re.finditer(r"\d+", text)]
     for a, b in runs:
         owner = np.searchsorted(char_start, edges[1:-1], side="right") - 1  # character holding each boundary
         inner = {int(p) for p in owner if a < p < b}
         place += inner == {p for p in range(a + 1, b) if (b - p) % 3 == 0}
+        multi += b - a >= 2
         digits1 += b - a >= 2 and inner == set(range(a + 1, b))
     return {"single": single, "words": len(words), "partial": partial, "split": split, "chars": len(text),
-            "tokens": len(ids), "numbers": len(runs), "place": place, "digits1": digits1}  # fmt: skip
+            "tokens": len(ids), "numbers": len(runs), "place": place, "multi": multi,
+            "digits1": digits1}  # fmt: skip
 
 
 def test_report_equals_an_independent_walk_on_flores(flores: dict[str, Any]) -> None:
@@ -277,7 +281,8 @@ def test_report_equals_an_independent_walk_on_flores(flores: dict[str, Any]) -> 
                 r.numbers == total["numbers"]
                 and r.number_place_value_rate == total["place"] / total["numbers"]
             )
-            assert r.number_single_digit_rate == total["digits1"] / total["numbers"]
+            # the share of numbers of two or more digits split into single digits
+            assert r.number_single_digit_rate == total["digits1"] / total["multi"]
         distinct, only, pairs = R.vocabulary_use(dict(sorted(id_lists.items())))
         rows = df[(df.tokenizer == name) & (df.slice_kind == "language")].set_index("slice")
         assert rows["distinct_ids"].to_dict() == distinct

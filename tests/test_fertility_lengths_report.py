@@ -32,7 +32,7 @@ from tokenloom.fertility.report import (
 from tokenloom.fertility.slices import SliceConfig
 from tokenloom.fertility.summary import format_summary
 from tokenloom.fertility.writers import report_table, to_markdown, write_report
-from tokenloom.text.corpus import CorpusPart
+from tokenloom.text.corpus import CorpusPart, load_corpus
 from tokenloom.text.tokenizer import Tokenizer
 from tokenloom.text.unicode import get_segmenter
 
@@ -236,3 +236,28 @@ def test_cli_lengths_mode(
     with pytest.raises(SystemExit):
         cli.main([*argv, "--context", "lots", "--out", str(tmp_path / "c")])
     assert "--context" in capsys.readouterr().err
+
+
+def test_a_pivot_absent_from_a_parallel_corpus_is_an_error_in_every_mode(
+    tmp_path: Path, flores: Path, toks: dict[str, Tokenizer], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One rule, whatever the metrics: ``--pivot xyz_Latn`` on a parallel folder without it is the same
+    one-line error with ``--metrics lengths`` as in full mode, never a silent exit 0."""
+    path = toks["bpe"].save(tmp_path / "bpe")
+    argv = ["fertility", "--quiet", "--tokenizer", str(path), "--corpus", str(flores), "--pivot", "xyz_Latn"]
+    errors = []
+    for mode in ("lengths", "full"):
+        assert cli.main([*argv, "--metrics", mode, "--out", str(tmp_path / mode)]) == 2
+        errors.append(capsys.readouterr().err)
+        assert not (tmp_path / mode).exists()
+    assert errors[0] == errors[1]
+    assert errors[0] == (
+        "tokenloom: error: pivot 'xyz_Latn' is not in the parallel part of the corpus; choose one of "
+        "eng_Latn, hin_Deva, rus_Cyrl, zho_Hans (--pivot)\n"
+    )
+    corpus = load_corpus(flores)  # counted in this process: the same rule
+    for mode in ("lengths", "full"):
+        with pytest.raises(ConfigError, match="pivot 'xyz_Latn' is not in the parallel part"):
+            fertility_report(toks, corpus, pivot="xyz_Latn", config=ReportConfig(metrics=mode))  # type: ignore[arg-type]
+    lengths = fertility_report(toks, flores, pivot="hin_Deva", config=ReportConfig(metrics="lengths"))
+    assert lengths.attrs["pivot"] == "" and (lengths["pivot"] == "").all()  # checked, but no premiums

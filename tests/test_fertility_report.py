@@ -27,6 +27,7 @@ from tokenloom.fertility.report import (
     fertility_report,
     write_report,
 )
+from tokenloom.fertility.summary import format_summary
 from tokenloom.text.corpus import load_corpus
 from tokenloom.text.tokenizer import load_tokenizer
 from tokenloom.text.unicode import count_words, word_spans
@@ -145,6 +146,44 @@ def test_known_answer_merged_word_is_not_continued(tiny_corpus: Path, handmade: 
     # Hello | , | ▁ | w | o | r | l | d | ! -> 9 tokens; "Hello" is one token, "world" five
     assert (r.tokens, r.words, r.fertility, r.continued_words) == (9, 2, 4.5, 0.5)
     assert not (df.slice_kind == "transliterated").any()
+
+
+def test_single_digit_rate_counts_only_numbers_of_two_or_more_digits(tmp_path: Path) -> None:
+    """A tokenizer that splits every digit: each multi-digit number is split into single digits (rate 1,
+    not the 3 of 6 numbers a denominator of every number gives); one-digit numbers count neither way."""
+    text = "Room 7 costs 12 dollars and 345 cents / Call 5 or 6 or 2024"
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "eng_Latn.txt").write_text(text + "\n", encoding="utf-8")
+    vocab = {p: i for i, p in enumerate(BYTES + sorted(set(text)))}
+    char = _hf_file(tmp_path / "char.json", vocab, [])
+    df = fertility_report({"char": char}, corpus, translit=False, config=ReportConfig(n_boot=0))
+    r = row(df, "char", "language", "eng_Latn")
+    assert r.numbers == 6  # 7, 12, 345, 5, 6, 2024
+    assert r.number_single_digit_rate == 1.0
+    assert r.number_place_value_rate == 3 / 6  # 7, 5 and 6 are on their (empty) groups
+    assert r.number_boundary_f1 == 2 * 1 / (6 + 1)  # 2|024 is the one place-value boundary placed
+
+
+def test_no_premiums_anywhere_when_nothing_is_aligned_with_the_pivot(
+    tmp_path: Path, handmade: dict[str, Path]
+) -> None:
+    """The pivot's texts paired with themselves are no premiums: with no other language aligned, every
+    row's premium is empty (the all and script rows too, not 1.0), as the summary says."""
+    (tmp_path / "eng_Latn.txt").write_text(HELLO + "\n" + HELLO + "!\n", encoding="utf-8")
+    (tmp_path / "m.jsonl").write_text(json.dumps({"text": THAI, "lang": "tha_Thai"}) + "\n", encoding="utf-8")
+    df = fertility_report({"char": handmade["char"]}, tmp_path, config=ReportConfig(n_boot=0))
+    assert set(df.slice_kind) >= {"all", "language", "script", "transliterated"}
+    assert (df.premium_pairs == 0).all()
+    for column in ("premium_mean", "premium_median", "premium_lo", "premium_hi", "rel_kv_bytes"):
+        assert df[column].isna().all(), column
+    assert "no premiums" in format_summary(df)
+    # one aligned language is enough: the pivot's own premium and the all row are back
+    (tmp_path / "fra_Latn.txt").write_text("Hello, monde!\nHello, monde!!\n", encoding="utf-8")
+    df = fertility_report({"char": handmade["char"]}, tmp_path, config=ReportConfig(n_boot=0))
+    assert row(df, "char", "language", "eng_Latn").premium_mean == 1.0
+    assert row(df, "char", "all", "all").premium_pairs == 4
+    assert "no premiums" not in format_summary(df)
 
 
 def test_oracle_token_counts_equal_raw_engine(default_corpus: Path, trained: dict[str, Path]) -> None:
@@ -314,11 +353,26 @@ def test_replace_mode_counts_bad_bytes(tmp_path: Path, handmade: dict[str, Path]
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "eng_Latn.txt").write_bytes(b"Hello\xff, world!\n")
     with pytest.raises(CorpusError, match=r"line 1 \(byte offset 5\)"):
-        fertility_report([handmade["char"]], tmp_path / "c")
+        fertility_report([handmade["char"]], tmp_path / "c", errors="strict")
     df = fertility_report([handmade["char"]], tmp_path / "c", errors="replace")
     assert df.attrs["replaced"] == 1
     # U+FFFD is not in the vocabulary: 13 character tokens + 3 byte pieces
     assert row(df, "char", "language", "eng_Latn").byte_fallback_rate == 3 / 16
+
+
+def test_a_batch_job_sets_bad_input_aside_by_default(tmp_path: Path, handmade: dict[str, Path]) -> None:
+    """One bad line never stops a report: by default it is set aside and counted on the summary line;
+    ``errors="strict"`` stops at it."""
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "eng_Latn.txt").write_bytes(b"Hello, world!\nHello\xff, world!\nHello!\n")
+    df = fertility_report([handmade["char"]], tmp_path / "c")
+    assert row(df, "char", "language", "eng_Latn").texts == 2
+    assert [(r["unit"], r["number"], r["documents"]) for r in df.attrs["rejects"]] == [("line", 2, 1)]
+    summary = format_summary(df).splitlines()[-1]
+    assert summary.startswith("bad input: 1 document and 0 files set aside; rejects.csv; first: ")
+    assert "eng_Latn.txt: line 2: " in summary
+    with pytest.raises(CorpusError, match=r"eng_Latn.txt: line 2 \(byte offset 19\)"):
+        fertility_report([handmade["char"]], tmp_path / "c", errors="strict")
 
 
 def test_fertility_by_source_for_trainers(default_corpus: Path, trained: dict[str, Path]) -> None:

@@ -283,6 +283,35 @@ def test_resume_ignores_state_written_for_other_settings(
     assert other.attrs["tasks"]["resumed"] == 0  # another tokenizer set: nothing reused
 
 
+def test_an_unfinished_run_names_resume_before_overwrite(
+    toks: dict[str, Tokenizer], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run stopped after some tasks (here by a bad file under --errors strict) left them in --out: the
+    rerun without --resume names --resume and what it reuses, not only --overwrite, which discards them."""
+    from tokenloom import cli
+
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    for lang in ("eng_Latn", "rus_Cyrl"):
+        (corpus / f"{lang}.txt").write_text(
+            "\n".join(f"{lang} sentence {i}" for i in range(20)) + "\n", "utf-8"
+        )
+    (corpus / "z.jsonl").write_text('{"text": "gut", "lang": "deu_Latn"}\n{"text": bad\n', "utf-8")
+    toks["bpe"].save(tmp_path / "tok")
+    argv = ["fertility", "--tokenizer", str(tmp_path / "tok"), "--corpus", str(corpus), "--errors", "strict"]
+    argv += ["--out", str(tmp_path / "r3"), "--quiet"]
+    assert cli.main(argv) == 2 and "z.jsonl: line 2: invalid JSON" in capsys.readouterr().err
+    saved = len(list((tmp_path / "r3" / ".tasks").glob("*.pkl")))
+    assert saved >= 1
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"output folder {str(tmp_path / 'r3')!r} holds an unfinished run: {saved} finished task" in err
+    assert "pass --resume to reuse" in err and "--overwrite to discard the saved tasks" in err
+    (corpus / "z.jsonl").write_text('{"text": "gut", "lang": "deu_Latn"}\n', "utf-8")
+    assert cli.main([*argv, "--resume"]) == 0
+    assert f"resumed {saved} of " in capsys.readouterr().out
+
+
 def test_run_config_errors(mix: dict[str, Any], toks: dict[str, Tokenizer]) -> None:
     for bad, needle in (({"workers": 0}, "workers must be"), ({"distributor": "dask"}, "distributor"),
                         ({"resume": True}, "needs a state_dir")):  # fmt: skip

@@ -75,7 +75,7 @@ def test_train_tokenizer_on_fuzzed_files_errs_clearly_or_round_trips(
     path = tmp_path / f"fuzz-{kind}.txt"
     path.write_bytes(data)
     try:
-        tok = train_tokenizer(path, vocab_size=600, engine="hf", heldout=0.0, quiet=True)
+        tok = train_tokenizer(path, vocab_size=600, engine="hf", heldout=0.0, quiet=True, errors="strict")
     except TokenloomError as exc:
         _expect_clear_error(exc, path, kind)
         return
@@ -94,7 +94,7 @@ def test_fertility_report_on_fuzzed_files_errs_clearly_or_counts_right(
     path = tmp_path / f"fuzz-{kind}.txt"
     path.write_bytes(data)
     try:
-        df = fertility_report({"t": small_tokenizer}, path, pivot=None, translit=False)
+        df = fertility_report({"t": small_tokenizer}, path, pivot=None, translit=False, errors="strict")
     except TokenloomError as exc:
         _expect_clear_error(exc, path, kind)
         return
@@ -119,7 +119,7 @@ def test_utf16_with_a_bom_says_so_and_how_to_convert(tmp_path: Path) -> None:
     path = tmp_path / "utf32.txt"
     path.write_bytes("hi\n".encode("utf-32"))
     with pytest.raises(CorpusError, match=r"UTF-32 \(it starts with a little-endian UTF-32"):
-        train_tokenizer(path, vocab_size=300, quiet=True)
+        train_tokenizer(path, vocab_size=300, quiet=True, errors="strict")
     plain = tmp_path / "plain.txt"
     plain.write_bytes("\ufeffa UTF-8 mark is fine\n".encode())
     assert list(iter_lines(plain)) == ["a UTF-8 mark is fine"]
@@ -150,7 +150,7 @@ _BIG_LINE = textwrap.dedent(
     text = "tokens naïve straße"
     assert tok.decode(tok.encode(text)) == text
     try:
-        fertility_report({"t": tok}, path, pivot=None, translit=False)
+        fertility_report({"t": tok}, path, pivot=None, translit=False, errors="strict")
     except CorpusError as exc:
         print("fertility:", exc)
     else:

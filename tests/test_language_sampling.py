@@ -124,6 +124,22 @@ def test_a_budget_over_the_corpus_uses_it_all_and_says_so(
     assert all(v["bytes_used"] == v["bytes_available"] for v in stats.languages.values())
 
 
+def test_a_budget_over_the_corpus_with_language_sampling_says_what_was_drawn(
+    skewed: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The per-language draw resamples even a corpus smaller than the budget: the note says so, with the
+    bytes each language gave and had, not "training on all of it"."""
+    with caplog.at_level(logging.WARNING):
+        _, stats = _draw(skewed, max_bytes=10**9, language_sampling=0.3)
+    assert "training on all of it" not in caplog.text
+    used = sum(v["bytes_used"] for v in stats.languages.values())
+    assert f"the corpus is resampled by language_sampling=0.3, {used:,} bytes drawn" in caplog.text
+    for lang, v in stats.languages.items():
+        assert f"{lang} {v['bytes_used']:,} of {v['bytes_available']:,}" in caplog.text
+    assert stats.languages["tha_Thai"]["bytes_used"] > stats.languages["tha_Thai"]["bytes_available"]
+    assert stats.languages["eng_Latn"]["bytes_used"] < stats.languages["eng_Latn"]["bytes_available"]
+
+
 def test_tables_and_in_memory_rows_are_sampled_by_their_language_column() -> None:
     rows = [{"text": f"english sentence {i}", "lang": "eng_Latn"} for i in range(300)]
     rows += [{"text": f"phrase française {i}", "lang": "fra", "script": "Latn"} for i in range(30)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -168,6 +169,31 @@ def test_sweep_cli(default_corpus: Path, tmp_path: Path, capsys: pytest.CaptureF
     reloaded = load_tokenizer(out / "tokenizers" / "bpe-1100")
     assert reloaded.vocab_size == 1100
     assert cli.main(argv) == 2 and "already exists" in capsys.readouterr().err
+
+
+def test_sweep_sets_bad_input_aside_by_default(
+    default_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One bad line stops neither the trainings nor the report: both count it on their summary lines;
+    ``--errors strict`` stops at it."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(default_corpus, corpus)
+    lines = (corpus / "fra_Latn.txt").read_bytes().splitlines(keepends=True)
+    lines[7] = b"caf\xe9 latin-1\n"  # line 8, the line count (the alignment) unchanged
+    (corpus / "fra_Latn.txt").write_bytes(b"".join(lines))
+    offset = len(b"".join(lines[:7])) + 3  # the file's byte offset of \xe9
+    argv = ["sweep", str(corpus), "--algorithms", "bpe", "--vocab-sizes", "1k", "--eval", str(corpus)]
+    assert cli.main([*argv, "--out", str(tmp_path / "s"), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "note: training corpus bad input: 1 document and 0 files set aside (--errors strict" in printed
+    assert "bad input: 1 document and 0 files set aside; rejects.csv; first: " in printed
+    assert f"fra_Latn.txt: line 8: byte offset {offset}: invalid UTF-8" in printed
+    assert (tmp_path / "s" / "report" / "rejects.csv").read_text(encoding="utf-8").count("fra_Latn.txt") == 1
+    assert cli.main([*argv, "--errors", "strict", "--out", str(tmp_path / "strict"), "--quiet"]) == 2
+    assert f"fra_Latn.txt: line 8 (byte offset {offset}): invalid UTF-8" in capsys.readouterr().err
+    assert SweepConfig().errors == "skip"
+    with pytest.raises(ValueError, match="errors must be 'strict', 'replace' or 'skip', got 'ignore'"):
+        SweepConfig(errors="ignore")  # type: ignore[arg-type]
 
 
 @pytest.mark.slow

@@ -317,7 +317,7 @@ def test_non_utf8_strict_names_file_line_offset_and_replace_counts(tmp_path: Pat
     good = "a perfectly fine line of text\n" * 50
     path.write_bytes(good.encode() + b"caf\xe9 latin-1 here\n" + good.encode())
     with pytest.raises(CorpusError) as exc:
-        train_tokenizer(path, engine=engine, vocab_size=330, heldout=0)  # type: ignore[arg-type]
+        train_tokenizer(path, engine=engine, vocab_size=330, heldout=0, errors="strict")  # type: ignore[arg-type]
     message = str(exc.value)
     assert str(path) in message and "line 51" in message and f"byte offset {len(good) + 3}" in message
     tok = train_tokenizer(path, engine=engine, vocab_size=330, heldout=0, errors="replace")  # type: ignore[arg-type]
@@ -556,10 +556,13 @@ def test_cli_errors_replace_reports_the_count(tmp_path: Path, capsys: pytest.Cap
     path = tmp_path / "bad.txt"
     path.write_bytes(("some ordinary words here\n" * 40).encode() + b"\xff\xfe broken\n")
     base = ["train", str(path), "--engine", "hf", "--vocab-size", "300", "--heldout", "0", "--quiet"]
-    assert cli.main([*base, "--out", str(tmp_path / "a")]) == 2
+    assert cli.main([*base, "--errors", "strict", "--out", str(tmp_path / "a")]) == 2
     err = capsys.readouterr().err
     assert "line 41" in err and "--errors replace" in err
     assert not (tmp_path / "a").exists()
+    assert cli.main([*base, "--out", str(tmp_path / "skip")]) == 0  # by default: set aside, counted
+    assert "bad input      1 document and 0 files set aside (--errors skip;" in capsys.readouterr().out
+    assert load_tokenizer(tmp_path / "skip").record["corpus"]["lines"] == 40
     assert cli.main([*base, "--errors", "replace", "--out", str(tmp_path / "a")]) == 0
     assert "invalid UTF-8  2 replacements in 1 line\n" in capsys.readouterr().out
 

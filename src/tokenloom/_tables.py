@@ -4,7 +4,7 @@ Every command and report that prints or writes a table builds ``header`` and ``r
 formatted as strings, or values ``str()`` turns into text) and renders them here, so all tables share one
 look: the first column left-aligned, the others right-aligned unless ``align`` says otherwise
 (one letter per column, ``"l"`` or ``"r"``). :func:`plural` words the counts in summaries ("1 file",
-"2 files"). This module formats only: it computes nothing, imports nothing heavy and writes no files.
+"2 files"), :func:`set_aside` the bad input a batch job set aside. This module formats only: it computes nothing, imports nothing heavy and writes no files.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-__all__ = ["format_cell", "format_table", "html_table", "markdown_table", "plural"]
+__all__ = ["format_cell", "format_table", "html_table", "markdown_table", "plural", "set_aside"]
 
 Cells = Sequence[object]
 
@@ -86,3 +86,9 @@ def plural(n: int, noun: str, plural_form: str | None = None, *, sep: str = ",")
     word = noun if n == 1 else plural_form or noun + "s"
     number = f"{n:,}".replace(",", sep)
     return f"{number} {word}"
+
+
+def set_aside(documents: int, files: int) -> str:
+    """What a batch job set aside as bad input (``errors="skip"``), for its summary line: ``"3 documents and
+    1 file set aside"`` (``documents`` as ``SourceStats.rejected`` counts them, ``files`` the whole files)."""
+    return f"{plural(documents, 'document')} and {plural(files, 'file')} set aside"

@@ -2,8 +2,9 @@
 
 Value parsers (``type=`` of ``add_argument``) raise ``argparse.ArgumentTypeError``, so a bad value is the
 parser's one-line error; :class:`DeprecatedAlias` keeps an old option spelling working;
-:func:`refuse_ignored` turns an option that a command would silently ignore into an error. Nothing here
-imports more than the standard library.
+:func:`refuse_ignored` turns an option that a command would silently ignore into an error;
+:func:`add_errors_argument` is every batch job's ``--errors``. Nothing here imports more than the standard
+library at module level.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def argument_value(parse: Callable[[str], T], text: str) -> T:
 __all__ = [
     "DeprecatedAlias",
     "TokenizerSpec",
+    "add_errors_argument",
     "argument_value",
     "params",
     "parse_length",
@@ -39,6 +41,16 @@ __all__ = [
 ]
 
 _SUFFIX = {"": 1, "k": 1024, "m": 1024**2}
+
+
+def add_errors_argument(parser: argparse.ArgumentParser) -> None:
+    """``--errors`` of a batch job over a corpus: its default, choices and help are the corpus readers'
+    (``tokenloom.text.records``: ``BATCH_ERRORS``, ``ERRORS``, ``ERRORS_HELP``), the one rule for all."""
+    from tokenloom.text.records import BATCH_ERRORS, ERRORS, ERRORS_HELP
+
+    parser.add_argument(
+        "--errors", choices=ERRORS, default=BATCH_ERRORS, help=f"{ERRORS_HELP} (default: {BATCH_ERRORS})"
+    )
 
 
 def parse_length(text: str) -> int:

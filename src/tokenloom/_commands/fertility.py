@@ -6,7 +6,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from tokenloom._commands._args import TokenizerSpec
+from tokenloom._commands._args import TokenizerSpec, add_errors_argument
 
 NAME = "fertility"
 STATE_DIR = ".tasks"  # under --out: finished tasks' counts, until the report is written
@@ -86,14 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="context length for the share of documents longer than it and of tokens beyond it "
         "(repeatable or a comma list; default 2048,4096,8192,32768)",
     )
-    parser.add_argument(
-        "--errors",
-        choices=("strict", "replace", "skip"),
-        default="strict",
-        help="bad input in corpus files: stop at the first with an error (strict); replace invalid UTF-8 by "
-        "U+FFFD and count, stopping at other bad input (replace); set every bad line, row or file aside, "
-        "counted, and read the rest (skip)",
-    )
+    add_errors_argument(parser)
     parser.add_argument(
         "--text-column", metavar="COLUMN", help="column of a table holding the text; default: text"
     )
@@ -161,6 +154,22 @@ def _context_list(value: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"{value!r}: give token counts, e.g. 4096 or 2048,8192") from None
 
 
+def _exists_message(out: Path, state: Path, *, resume: bool) -> str:
+    """Why an existing ``--out`` stops the run, and the fixes: ``--resume`` first when it holds the tasks
+    a killed run finished (``--overwrite`` would discard them)."""
+    saved = len(list(state.glob("*.pkl"))) if state.is_dir() and not resume else 0
+    if saved:
+        return (
+            f"output folder {str(out)!r} holds an unfinished run: {saved} finished task"
+            f"{'s' * (saved != 1)} in {state}; pass --resume to reuse {'them' if saved != 1 else 'it'} (a task "
+            "counted with the same tokenizers and settings on an unchanged file) and count only the rest, "
+            "or --overwrite to discard the saved tasks and count everything again"
+        )
+    return f"output folder {str(out)!r} already exists; pass --overwrite to replace it" + (
+        " (it holds no unfinished run to --resume)" if resume else ""
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from tokenloom.errors import ConfigError
     from tokenloom.fertility.lengths import DEFAULT_CONTEXTS
@@ -173,10 +182,7 @@ def run(args: argparse.Namespace) -> int:
     state = args.out / STATE_DIR
     resuming = args.resume and state.is_dir()
     if args.out.exists() and not args.overwrite and not resuming:  # checked before any work starts
-        raise ConfigError(
-            f"output folder {str(args.out)!r} already exists; pass --overwrite to replace it"
-            + (" (it holds no unfinished run to --resume)" if args.resume else "")
-        )
+        raise ConfigError(_exists_message(args.out, state, resume=args.resume))
     if args.out.exists() and not args.out.is_dir():
         raise ConfigError(f"--out {str(args.out)!r} is a file; give a folder for the report")
     contexts = sorted({c for group in args.context for c in group}) if args.context else DEFAULT_CONTEXTS

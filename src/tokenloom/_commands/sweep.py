@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tokenloom._commands._args import argument_value
+from tokenloom._commands._args import add_errors_argument, argument_value
 from tokenloom._commands.train import parse_bytes
 
 NAME = "sweep"
@@ -93,6 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="keep a tokenizer the corpus could not fill to its size, named after its real size; by default "
         "such a size is reported as not trained",
     )
+    add_errors_argument(parser)
     parser.add_argument(
         "--strict-export",
         action="store_true",
@@ -102,6 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tokenloom._tables import set_aside
     from tokenloom.errors import ConfigError
     from tokenloom.fertility.summary import format_summary
     from tokenloom.fertility.sweep import SweepConfig, vocab_sweep, write_sweep
@@ -122,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         dev=args.dev,
         pretokenizer=args.pretokenizer,
         allow_smaller_vocab=args.allow_smaller_vocab,
+        errors=args.errors,
     )
     result = vocab_sweep(args.corpus, args.eval, config, quiet=args.quiet)
     write_sweep(result, args.out, overwrite=args.overwrite, strict=args.strict_export)
@@ -133,6 +136,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"note: {name} was evaluated but its files were not written ({saved[4:]})")
         elif saved != "yes":
             print(f"note: {name} saved {saved}")
+    read = [tok.record.get("corpus", {}) for tok in result.tokenizers.values()]
+    rejected = next((c for c in read if c.get("rejected")), None)  # every training read the same corpus
+    if rejected:
+        counted = set_aside(rejected["rejected"], rejected.get("rejected_files", 0))
+        print(f"note: training corpus bad input: {counted} (--errors strict stops at the first)")
     print()
     print(format_summary(result.report))
     print(f"\nwrote sweep.csv, languages.csv, sweep.html, charts, report/ and tokenizers/ to {args.out}")

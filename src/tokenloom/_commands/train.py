@@ -180,7 +180,7 @@ def _fallback(tok: Tokenizer) -> str:
 
 
 def _summary(tok: Tokenizer, out: Path, inputs: list[str], fertility: Any) -> None:
-    from tokenloom._tables import plural
+    from tokenloom._tables import plural, set_aside
 
     record = tok.record
     corpus, training = record["corpus"], record["training"]
@@ -203,7 +203,8 @@ def _summary(tok: Tokenizer, out: Path, inputs: list[str], fertility: Any) -> No
             f"  invalid UTF-8  {plural(corpus['replaced'], 'replacement')} in {plural(corpus['replaced_lines'], 'line')}"
         )
     if corpus.get("rejected"):
-        lines.append(f"  bad input      {plural(corpus['rejected'], 'document')} set aside (--errors skip)")
+        counted = set_aside(corpus["rejected"], corpus.get("rejected_files", 0))
+        lines.append(f"  bad input      {counted} (--errors skip; --errors strict stops at the first)")
     if corpus["split_lines"]:
         lines.append(
             f"  long lines     {corpus['split_lines']:,} split into {plural(corpus['split_chunks'], 'chunk')} (none dropped)"

@@ -182,7 +182,10 @@ class SliceTable:
         for name, sets in self.id_sets.items():
             for lang, only in metrics.unique_ids(sets).items():
                 self.rows[(name, ("language", lang))]["unique_ids"] = only
-        return [self.rows[k] for k in keys]
+        rows = [self.rows[k] for k in keys]
+        for name in self.toks:
+            _blank_lone_pivot([r for r in rows if r["tokenizer"] == name], self.common["pivot"])
+        return rows
 
     def overlap(self) -> list[tuple[str, str, str, int, float]]:
         """(tokenizer, language a, language b, shared ids, Jaccard) for every pair of language slices."""
@@ -196,6 +199,24 @@ class SliceTable:
     def histogram(self) -> list[tuple[Any, ...]]:
         """Every slice's ``lengths.csv`` rows, slices in the order of :meth:`_keys`."""
         return [row for k in self._keys() for row in self.hist.get(k, [])]
+
+
+_PREMIUM_COLUMNS = (
+    "premium_mean", "premium_median", "premium_lo", "premium_hi", "rel_kv_bytes", "rel_attention_work",
+)  # fmt: skip
+
+
+def _blank_lone_pivot(rows: list[dict[str, Any]], pivot: str) -> None:
+    """Premiums need a text of another language aligned with the pivot: when no language row but the
+    pivot's has a pair, the pivot's texts paired with themselves are no premiums, and every row of the
+    tokenizer says so (NaN, no pairs), the ``all``, script and pivot rows included, as the summary does.
+    Perturbed slices keep theirs: they are measured against their clean texts, not the pivot."""
+    others = (r for r in rows if r["slice_kind"] == "language" and r["slice"] != pivot)
+    if any(r.get("premium_pairs") for r in others):
+        return
+    for r in rows:
+        if r["slice_kind"] != "perturbed" and "premium_pairs" in r:
+            r.update(dict.fromkeys(_PREMIUM_COLUMNS, math.nan), premium_pairs=0)
 
 
 _NEED_OFFSETS = (

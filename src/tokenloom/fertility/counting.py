@@ -188,8 +188,8 @@ class ChunkCounter:
         columns = {
             "single": bc.single, "partial": bc.partial, "split_chars": bc.split_chars,
             "unk_chars": bc.unk_chars, "numbers": nc.numbers, "place_value": nc.place_value,
-            "single_digits": nc.single_digits, "placed": nc.placed, "expected": nc.expected,
-            "hits": nc.hits, "ref_tokens": ref,
+            "multi_digit": nc.multi_digit, "single_digits": nc.single_digits, "placed": nc.placed,
+            "expected": nc.expected, "hits": nc.hits, "ref_tokens": ref,
         }  # fmt: skip
         return np.stack([columns[c] for c in MORE_SUMS], axis=1)  # [n, len(MORE_SUMS)]
 

@@ -43,8 +43,8 @@ __all__ = ["MORE_SUMS", "ChunkCounts", "SliceCounts", "close_part", "more_column
 # as one token, partial tokens, split and unknown characters, the place-value counts of digit runs, and
 # the reference tokenizer's tokens
 MORE_SUMS: tuple[str, ...] = (
-    "single", "partial", "split_chars", "unk_chars", "numbers", "place_value", "single_digits", "placed",
-    "expected", "hits", "ref_tokens",
+    "single", "partial", "split_chars", "unk_chars", "numbers", "place_value", "multi_digit",
+    "single_digits", "placed", "expected", "hits", "ref_tokens",
 )  # fmt: skip
 _REF = MORE_SUMS.index("ref_tokens")
 
@@ -352,7 +352,7 @@ def more_columns(s: SliceCounts, *, vocab_size: int, level: float, reference: bo
         "nsl_hi": nsl_hi,
         "numbers": numbers,
         "number_place_value_rate": _ratio(m["place_value"], numbers),
-        "number_single_digit_rate": _ratio(m["single_digits"], numbers),
+        "number_single_digit_rate": _ratio(m["single_digits"], m["multi_digit"]),
         "number_boundary_f1": (
             metrics.boundary_f1(m["hits"], m["placed"], m["expected"]) if numbers else math.nan
         ),

@@ -40,8 +40,8 @@ Per slice (pure functions over per-text arrays):
 - normalized sequence length against a reference tokenizer (Dagan et al. 2024) = Σ tokens / Σ reference
   tokens, with the same bootstrap as fertility;
 - place-value numbers: the share of numbers whose inner token boundaries are exactly their place-value
-  boundaries, the share split into single digits, and the boundary F1 = 2·TP / (placed + expected) over
-  all numbers (1 when no boundary is placed or expected);
+  boundaries, the share of numbers of two or more digits split into single digits, and the boundary
+  F1 = 2·TP / (placed + expected) over all numbers (1 when no boundary is placed or expected);
 - Rényi efficiency (Zouhar et al. 2023, "Tokenization and the Noiseless Channel", ACL):
   H_α(p) / log|V| with H_α(p) = log(Σ_i p_i^α) / (1 − α), α = 2.5, p the unigram distribution of token ids
   in the slice and |V| the vocabulary size (:func:`renyi_efficiency`).
@@ -293,6 +293,7 @@ class NumberCounts:
 
     numbers: np.ndarray  # digit runs
     place_value: np.ndarray  # runs whose inner token boundaries are exactly their place-value boundaries
+    multi_digit: np.ndarray  # runs of two or more digits
     single_digits: np.ndarray  # runs of two or more digits split into one token per digit
     placed: np.ndarray  # inner token boundaries, over all runs
     expected: np.ndarray  # place-value boundaries, over all runs: (digits - 1) // 3 per run
@@ -331,6 +332,7 @@ def count_numbers(tok: np.ndarray, run_len: np.ndarray, runs: np.ndarray) -> Num
     return NumberCounts(
         numbers=run_len.astype(np.int64),
         place_value=per_text((hit == placed) & (placed == expected)),
+        multi_digit=per_text(digits >= 2),
         single_digits=per_text((digits >= 2) & (placed == digits - 1)),
         placed=per_text(placed),
         expected=per_text(expected),

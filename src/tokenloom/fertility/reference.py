@@ -20,7 +20,8 @@ them.
   token; characters overlapped by two or more tokens (split); tokens overlapping a split character
   (partial); characters overlapped by an unknown token.
 - **Numbers** (:func:`text_numbers`): each run of decimal digits, the starts of non-empty tokens strictly
-  inside it, and whether they are exactly the positions with a multiple of 3 digits to their right.
+  inside it, and whether they are exactly the positions with a multiple of 3 digits to their right; a run
+  of two or more digits is split into single digits when a token starts at each of its inner positions.
 - **Vocabulary use** (:func:`vocabulary_use`): Python sets of ids per language — distinct ids, the ids no
   other language uses, and the shared ids and Jaccard overlap of every pair of languages.
 """
@@ -187,6 +188,7 @@ class TextNumbers:
 
     numbers: int
     place_value: int  # runs whose inner token boundaries are exactly their place-value boundaries
+    multi_digit: int  # runs of 2+ digits
     single_digits: int  # runs of 2+ digits with a token boundary between every two digits
     placed: int  # inner token boundaries
     expected: int  # place-value boundaries
@@ -197,15 +199,16 @@ def text_numbers(text: str, offsets: Sequence[Span]) -> TextNumbers:
     """:class:`TextNumbers` of one text: every digit run against the token starts inside it."""
     starts = {s for s, e in offsets if e > s}
     runs = [m.span() for m in re.finditer(r"\d+", text)]
-    counts = [0, 0, 0, 0, 0]
+    counts = [0, 0, 0, 0, 0, 0]
     for a, b in runs:
         inner = {p for p in starts if a < p < b}
         groups = {p for p in range(a + 1, b) if (b - p) % 3 == 0}
         counts[0] += inner == groups
-        counts[1] += b - a >= 2 and inner == set(range(a + 1, b))
-        counts[2] += len(inner)
-        counts[3] += len(groups)
-        counts[4] += len(inner & groups)
+        counts[1] += b - a >= 2
+        counts[2] += b - a >= 2 and inner == set(range(a + 1, b))
+        counts[3] += len(inner)
+        counts[4] += len(groups)
+        counts[5] += len(inner & groups)
     return TextNumbers(len(runs), *counts)
 
 

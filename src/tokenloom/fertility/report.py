@@ -52,14 +52,14 @@ from tokenloom.fertility.length_tables import histogram_frame
 from tokenloom.fertility.lengths import distribution_columns
 from tokenloom.fertility.perturb import Perturbation, parse_perturbations
 from tokenloom.fertility.report_config import ReportConfig
-from tokenloom.fertility.runner import Counting, RunConfig, count_corpus
+from tokenloom.fertility.runner import Counting, RunConfig, check_pivot, count_corpus
 from tokenloom.fertility.slices import SliceConfig
 from tokenloom.fertility.writers import report_table, to_markdown, write_report
 from tokenloom.text.adapt import TokenizerLike, as_tokenizer
 from tokenloom.text.corpus import UNLABELLED, Corpus, CorpusPart, load_corpus
 from tokenloom.text.corpus_tasks import plan_corpus_tasks
 from tokenloom.text.reader import is_paths
-from tokenloom.text.records import Columns, Errors
+from tokenloom.text.records import BATCH_ERRORS, Columns, Errors
 from tokenloom.text.tokenizer import Tokenizer
 from tokenloom.text.unicode import Segmenter, SegmenterName, batch_segmenter
 
@@ -137,7 +137,7 @@ def fertility_report(
     translit: bool = True,
     segmenter: SegmenterName | Segmenter = "icu",
     config: ReportConfig | None = None,
-    errors: Errors = "strict",
+    errors: Errors = BATCH_ERRORS,
     quiet: bool = True,
     run: RunConfig | None = None,
     text_column: str | None = None,
@@ -158,11 +158,12 @@ def fertility_report(
     (a function has no decoder, vocabulary or offsets) is NaN, not guessed. ``corpus``: a path, a list of
     paths (see :func:`~tokenloom.text.corpus.load_corpus`) or a :class:`~tokenloom.text.corpus.Corpus`.
     ``pivot``: the language slice premiums are measured against (``None`` for none; a pivot absent from a
-    corpus that has parallel parts is an error).
+    corpus that has parallel parts is an error in every mode, ``metrics="lengths"`` included).
     ``translit``: add generated ``<lang>_<Script>_Latn-translit`` slices. ``segmenter``: ``"icu"``,
     ``"whitespace"`` or a :class:`~tokenloom.text.unicode.Segmenter`. ``errors``: bad input in
-    corpus files, ``"strict"`` (error), ``"replace"`` (invalid UTF-8 replaced, counted in
-    ``df.attrs["replaced"]``) or ``"skip"`` (every bad line, row or file set aside in ``df.attrs["rejects"]``).
+    corpus files, ``"skip"`` (the default of every batch job, ``tokenloom.text.records.BATCH_ERRORS``: every
+    bad line, row or file set aside in ``df.attrs["rejects"]``, counted by the summary), ``"strict"`` (an
+    error at the first) or ``"replace"`` (invalid UTF-8 replaced, counted in ``df.attrs["replaced"]``).
     ``run``: how a corpus given by paths is counted (:class:`~tokenloom.fertility.runner.RunConfig`:
     worker processes, Ray, a state folder to resume from); the report does not depend on it.
     ``text_column`` / ``lang_column`` / ``script_column``: the cells of table rows holding the text and
@@ -180,8 +181,8 @@ def fertility_report(
 
     config, run = config or ReportConfig(), run or RunConfig()
     chosen = parse_perturbations(perturbations if isinstance(perturbations, str) else list(perturbations))
-    if config.metrics == "lengths":  # no premiums, no generated slices, no words
-        pivot, translit, numbers, chosen, reference = None, False, False, (), None
+    if config.metrics == "lengths":  # no premiums, no generated slices, no words; the pivot is checked
+        translit, numbers, chosen, reference = False, False, (), None
     toks = resolve_tokenizers(tokenizers)
     ref = as_tokenizer(reference) if reference is not None else None
     ref_name = "" if ref is None else next((n for n, t in toks.items() if t is ref), ref.name)
@@ -196,7 +197,8 @@ def fertility_report(
         ),
         columns, errors, ref,
     )  # fmt: skip
-    table = SliceTable(toks, config=config, pivot=pivot, segmenter=seg_name, reference=ref_name)
+    premium_pivot = pivot if config.metrics == "full" else None
+    table = SliceTable(toks, config=config, pivot=premium_pivot, segmenter=seg_name, reference=ref_name)
     if is_paths(corpus):
         tasks = plan_corpus_tasks(corpus, errors=errors, columns=columns, chunk_bytes=run.task_bytes)  # type: ignore[arg-type]
         stats, summary = count_corpus(table, tasks, counting, run, quiet=quiet)
@@ -227,7 +229,7 @@ def fertility_report(
         table.overlap(), columns=["tokenizer", "lang_a", "lang_b", "shared_ids", "jaccard"]
     )
     df.attrs.update(
-        pivot=pivot or "", segmenter=seg_name, replaced=stats.replaced,
+        pivot=premium_pivot or "", segmenter=seg_name, replaced=stats.replaced,
         replaced_where=list(stats.replaced_where), config=config, metrics=config.metrics,
         lengths=histogram_frame(table.histogram()), rejects=[r.as_row() for r in stats.rejects],
         tasks=summary, vocab_overlap=overlap, max_unk_chars=config.max_unk_chars,
@@ -265,13 +267,8 @@ def _count_in_process(table: SliceTable, corp: Corpus, counting: Counting, *, qu
 
 def _pivot_first(parts: list[CorpusPart], pivot: str | None) -> list[CorpusPart]:
     """The parts in order, the pivot's first (later parts' premiums need its token counts)."""
+    check_pivot(parts, pivot)
     pivots = [p for p in parts if pivot is not None and p.slice == pivot and p.slice_kind == "language"]
-    if pivot is not None and not pivots and any(p.align for p in parts):
-        available = sorted(p.slice for p in parts if p.align and p.slice_kind == "language")
-        raise ConfigError(
-            f"pivot {pivot!r} is not in the parallel part of the corpus; choose one of "
-            f"{', '.join(available[:12])}{' ...' if len(available) > 12 else ''} (--pivot)"
-        )
     return pivots + [p for p in parts if p not in pivots]
 
 

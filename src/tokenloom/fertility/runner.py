@@ -49,6 +49,7 @@ from tokenloom._progress import bar
 from tokenloom.errors import ConfigError
 from tokenloom.fertility.accumulate import SliceTable, TaskCounts, collect_piece, count_part, submit_piece
 from tokenloom.fertility.counting import ChunkCounter, CountOptions
+from tokenloom.fertility.counts import MORE_SUMS
 from tokenloom.fertility.report_config import ReportConfig
 from tokenloom.fertility.slices import SliceConfig
 from tokenloom.text.corpus_tasks import CorpusTask, read_corpus_task
@@ -63,6 +64,7 @@ __all__ = [
     "Phase",
     "RunConfig",
     "TaskResult",
+    "check_pivot",
     "count_corpus",
     "count_task",
     "plan_jobs",
@@ -209,7 +211,8 @@ class _State:
         self.key = b""
         if folder is None:
             return
-        self.key = hashlib.sha256(_payload(counting)).digest()
+        # the count layout is part of the key: results saved with other columns are counted again
+        self.key = hashlib.sha256(_payload(counting) + repr(MORE_SUMS).encode()).digest()
         if folder.exists() and not resume:
             for old in folder.glob("*.pkl"):
                 old.unlink()
@@ -356,14 +359,16 @@ def plan_jobs(tasks: Sequence[CorpusTask], pivot: str | None, premiums: bool) ->
             rest.append((task, "rest"))
         else:
             rest.append((task, "all"))
-    if premiums and all(t.part is not None for t in tasks if t.piece or t.part):  # no table: parts known
-        _check_pivot([t.part for t in tasks if t.part is not None], pivot)
+    if all(t.part is not None for t in tasks if t.piece or t.part):  # no table: every part is known now
+        check_pivot([t.part for t in tasks if t.part is not None], pivot)
     return first, rest
 
 
-def _check_pivot(parts: Sequence[CorpusPart], pivot: str | None) -> None:
-    """A pivot that no part names is an error when some parts are parallel (premiums need it)."""
-    if any(_keep(p, "pivot", pivot) for p in parts) or not any(p.align for p in parts):
+def check_pivot(parts: Sequence[CorpusPart], pivot: str | None) -> None:
+    """The one rule for a pivot, whatever the metrics: a pivot that no part names is an error when some
+    parts are parallel (premiums would need it; ``metrics="lengths"``, which computes none, is held to the
+    same rule, so that a mistyped ``--pivot`` is never accepted silently). ``None``: no pivot, no check."""
+    if pivot is None or any(_keep(p, "pivot", pivot) for p in parts) or not any(p.align for p in parts):
         return
     available = sorted({p.slice for p in parts if p.align and p.slice_kind == "language"})
     raise ConfigError(
@@ -403,7 +408,6 @@ def count_corpus(
             for key, tokens in result.pivot_tokens.items():
                 pivot.setdefault(key, {}).update(tokens)
             parts.extend(result.parts)
-    if premiums:
-        _check_pivot(parts, counting.pivot)
+    check_pivot(parts, counting.pivot)  # tables: their parts are known once read
     table.close_open()
     return stats, summary

@@ -24,7 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tokenloom._tables import plural, set_aside
 from tokenloom.fertility.length_tables import headline
+from tokenloom.text.records import Reject, is_left_out
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -203,14 +205,19 @@ def format_summary(df: pd.DataFrame, *, include_invalid: bool = False) -> str:
         else:
             lines.append("  no premiums (no pivot language in the corpus, or the corpus is not parallel)")
         blocks.append("\n".join(lines))
-    rejects = df.attrs.get("rejects") or []
+    rejects = [r for r in (Reject(**row) for row in df.attrs.get("rejects") or []) if not is_left_out(r)]
     if rejects:  # bad input set aside under errors="skip": counted, never silently dropped
-        known = sum(r["documents"] or 0 for r in rejects)
-        unknown = sum(r["documents"] is None for r in rejects)
+        documents = sum(1 if r.documents is None else r.documents for r in rejects)
+        files = sum(r.unit == "file" for r in rejects)
+        unknown = sum(r.documents is None for r in rejects)
         blocks.append(
-            f"bad input set aside: {len(rejects)} lines, rows or files ({known} documents"
-            + (f", and {unknown} whose document count is unknown" if unknown else "")
-            + f"; rejects.csv); first: {rejects[0]['source']}: {rejects[0]['reason']}"
+            f"bad input: {set_aside(documents, files)}; rejects.csv"
+            + (
+                f" ({plural(unknown, 'reject')} of an unknown number of documents, counted as one each)"
+                if unknown
+                else ""
+            )
+            + f"; first: {rejects[0].message}"
         )
     blocks.extend(_unread_lines(df))
     return "\n".join(blocks)

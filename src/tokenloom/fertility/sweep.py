@@ -162,7 +162,7 @@ def _train(
             language_sampling=config.language_sampling,
             dev=config.dev if algorithm == "parity-bpe" else None,
             pretokenizer=config.pretokenizer if algorithm in ("bytelevel-bpe", "parity-bpe") else None,
-            allow_smaller_vocab=config.allow_smaller_vocab,
+            allow_smaller_vocab=config.allow_smaller_vocab, errors=config.errors,
         )  # fmt: skip
     except VocabSizeError as exc:  # the rows say what became of this size
         return exc.tokenizer, exc.reached, time.perf_counter() - start
@@ -302,7 +302,12 @@ def vocab_sweep(
         reasons = "; ".join(f"{name}: {made['how']}" for name, made in training.items())
         raise ConfigError(f"no tokenizer of the sweep was trained ({reasons})")
     report = fertility_report(
-        tokenizers, eval_corpus, pivot=config.pivot, translit=config.translit, quiet=quiet
+        tokenizers,
+        eval_corpus,
+        pivot=config.pivot,
+        translit=config.translit,
+        errors=config.errors,
+        quiet=quiet,
     )
     result = SweepResult(config, tokenizers, report, report.iloc[:0], report.iloc[:0], training)
     result.table = _table(result, d_model)

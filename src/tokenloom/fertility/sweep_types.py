@@ -17,6 +17,7 @@ from tokenloom._fields import check_bools, check_ints, check_seed
 from tokenloom.errors import ConfigError
 from tokenloom.text.algorithms import AUTO_ENGINE, resolve_engine
 from tokenloom.text.corpus import Corpus
+from tokenloom.text.records import BATCH_ERRORS, Errors, check_errors
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,6 +69,8 @@ class SweepConfig:
     pretokenizer: str | None = None  # byte-level split pattern: a name or a regex (None: "o200k")
     allow_smaller_vocab: bool = False  # a size the corpus cannot fill: a "not trained" row (False), or
     #                                    the smaller tokenizer kept once, under its real size (True)
+    errors: Errors = BATCH_ERRORS  # bad input in the training and evaluation corpora: "skip" sets it aside,
+    #                                counted; "strict" stops at the first; "replace" substitutes U+FFFD
 
     def __post_init__(self) -> None:
         if not self.algorithms:
@@ -87,6 +90,7 @@ class SweepConfig:
         check_ints(self, {"seed": 0})
         check_bools(self, ("shortcut", "translit", "tied", "allow_smaller_vocab"))
         check_seed(self.seed, name="SweepConfig.seed")
+        check_errors(self.errors)
         if ("parity-bpe" in self.algorithms) != (self.dev is not None):
             raise ConfigError(
                 "parity-bpe is swept with dev= (a parallel development set, --dev CORPUS) and dev= only applies "

@@ -9,8 +9,8 @@ Used when a training asks for ``max_bytes``, ``language_sampling`` other than 1 
    FLORES-style file name ``<lang>_<Script>.txt``. Per language it keeps the UTF-8 size of every non-empty
    line (4 bytes a line, never the text), after the held-out draw. The read statistics and fingerprint
    cover the whole corpus.
-2. **shares** — the budget ``B`` (``max_bytes``, at most the corpus; a larger one is used whole, with a
-   note) is split as ``t_l = B * n_l**alpha / sum_k n_k**alpha`` (``n_l``: bytes available). A language
+2. **shares** — the budget ``B`` (``max_bytes``, at most the corpus; a larger one is the whole corpus, with
+   a note saying what was drawn: all of it, or each language's bytes used of available) is split as ``t_l = B * n_l**alpha / sum_k n_k**alpha`` (``n_l``: bytes available). A language
    whose share exceeds its text is repeated (whole passes, then a sample), as sampling languages with a
    temperature does; ``alpha=1`` without a budget is the corpus as it is.
 3. **draw** — per language, a random permutation of its lines (``numpy`` PCG64 seeded with the seed and
@@ -203,21 +203,34 @@ def _plan(census: _Census, cfg: TrainerConfig, corpus: TrainingCorpus) -> dict[s
         )
     total = sum(available.values())
     budget = total if cfg.max_bytes is None else min(cfg.max_bytes, total)
-    if cfg.max_bytes is not None and cfg.max_bytes > total:
-        log.warning(
-            "max_bytes=%d is more than the %d training bytes of corpus %s: training on all of it",
-            cfg.max_bytes, total, corpus.name,
-        )  # fmt: skip
     if budget == total and cfg.language_sampling == 1.0:
-        return {
+        plan = {
             lang: Draw(1, np.zeros(len(a), np.uint8), available[lang], available[lang])
             for lang, a in arrays.items()
         }
-    targets = language_shares(available, cfg.language_sampling, budget)
-    return {
-        lang: _draw(arrays[lang], targets[lang], np.random.default_rng([cfg.seed, rank]))
-        for rank, lang in enumerate(sorted(arrays))
-    }
+    else:
+        targets = language_shares(available, cfg.language_sampling, budget)
+        plan = {
+            lang: _draw(arrays[lang], targets[lang], np.random.default_rng([cfg.seed, rank]))
+            for rank, lang in enumerate(sorted(arrays))
+        }
+    if cfg.max_bytes is not None and cfg.max_bytes > total:
+        log.warning(
+            "max_bytes=%d is more than the %d training bytes of corpus %s: %s",
+            cfg.max_bytes, total, corpus.name, _drawn(plan, cfg.language_sampling),
+        )  # fmt: skip
+    return plan
+
+
+def _drawn(plan: dict[str, Draw], alpha: float) -> str:
+    """What a budget over the whole corpus trains on: all of it, or the per-language draw that shares it."""
+    if all(d.used == d.available for d in plan.values()):
+        return "training on all of it"
+    each = ", ".join(f"{lang} {d.used:,} of {d.available:,}" for lang, d in sorted(plan.items()))
+    return (
+        f"the corpus is resampled by language_sampling={alpha:g}, {sum(d.used for d in plan.values()):,} bytes "
+        f"drawn (bytes used of available per language: {each})"
+    )
 
 
 def sampled_lines(

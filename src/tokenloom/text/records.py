@@ -10,12 +10,17 @@ by default ``text``; the language from ``lang`` or else ``language``; the script
 Bad input becomes a :class:`Reject` (source, position, reason, how many documents it covers), handled by
 :func:`reject` according to ``errors``:
 
-- ``"strict"`` (the default): the first bad input raises :class:`~tokenloom.errors.CorpusError` whose
+- ``"strict"`` (the readers' default, and :func:`~tokenloom.text.corpus.load_corpus`'s): the first bad input
+  raises :class:`~tokenloom.errors.CorpusError` whose
   message is the reject's (``"FILE: line N: reason"``);
 - ``"replace"``: invalid UTF-8 is replaced by U+FFFD and counted (``SourceStats.replaced``); any other bad
   input raises as with ``"strict"``;
 - ``"skip"``: every bad input — invalid UTF-8 included — is recorded in ``SourceStats.rejects`` and counted
   in ``SourceStats.rejected``, and reading goes on with the next document, row group or file.
+
+A batch job over a corpus — a fertility report, a vocabulary sweep, training a tokenizer — defaults to
+:data:`BATCH_ERRORS` (``"skip"``): one bad line never stops hours of work; the job counts what it set aside
+on its summary line, and ``"strict"`` (``--errors strict``) stops it at the first bad input instead.
 
 So every document of the input is either yielded as a record or covered by a reject. A reject's
 ``documents`` is ``1`` for a line or a row, the row count for a Parquet file or row group that cannot be
@@ -31,8 +36,10 @@ from typing import Any, Literal
 from tokenloom.errors import CorpusError
 
 __all__ = [
+    "BATCH_ERRORS",
     "DEFAULT_COLUMNS",
     "ERRORS",
+    "ERRORS_HELP",
     "REJECT_COLUMNS",
     "Columns",
     "Errors",
@@ -40,11 +47,19 @@ __all__ = [
     "Reject",
     "SourceStats",
     "check_errors",
+    "is_left_out",
     "reject",
 ]
 
 Errors = Literal["strict", "replace", "skip"]
 ERRORS: tuple[Errors, ...] = ("strict", "replace", "skip")
+# the default of every batch job over a corpus (report, sweep, training): set bad input aside and go on
+BATCH_ERRORS: Errors = "skip"
+ERRORS_HELP = (  # what errors= / --errors does, for every batch job's flag and config field
+    "bad input in corpus files (invalid UTF-8, a malformed table row, an unreadable file): skip sets each "
+    "aside, counted on the summary line, and reads the rest; strict stops at the first with an error; "
+    "replace substitutes U+FFFD for invalid UTF-8 and counts it, stopping at other bad input"
+)
 
 
 @dataclass(frozen=True)
@@ -159,8 +174,8 @@ class SourceStats:
         self.rejects.extend(other.rejects)
 
     def as_dict(self) -> dict[str, int]:
-        """The counters as a plain dict (for JSON), without the example locations; ``rejected`` only when
-        some input was set aside."""
+        """The counters as a plain dict (for JSON), without the example locations; ``rejected`` (documents)
+        and ``rejected_files`` (whole files among the rejects) only when some input was set aside."""
         out = {
             "files": self.files,
             "lines": self.lines,
@@ -171,6 +186,7 @@ class SourceStats:
         }
         if self.rejects:
             out["rejected"] = self.rejected
+            out["rejected_files"] = sum(r.unit == "file" for r in self.rejects) - self.left_out
         listed = self.left_out
         if listed:
             out["left_out"] = listed
@@ -179,9 +195,12 @@ class SourceStats:
     @property
     def left_out(self) -> int:
         """Files a folder search did not read (listed in ``rejects``, covering no document)."""
-        return sum(
-            r.unit == "file" and r.documents == 0 and r.reason.startswith(LEFT_OUT) for r in self.rejects
-        )
+        return sum(map(is_left_out, self.rejects))
+
+
+def is_left_out(item: Reject) -> bool:
+    """Whether a reject only lists a file a folder search did not read (covering no document; not bad input)."""
+    return item.unit == "file" and item.documents == 0 and item.reason.startswith(LEFT_OUT)
 
 
 def check_errors(errors: object) -> Errors:

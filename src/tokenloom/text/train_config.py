@@ -37,7 +37,7 @@ from tokenloom.text.algorithms import (
     resolve_engine,
 )
 from tokenloom.text.bytelevel import Pretokenizer, resolve_pattern
-from tokenloom.text.sources import Errors
+from tokenloom.text.records import BATCH_ERRORS, ERRORS_HELP, Errors
 
 __all__ = ["BYTE_PIECES", "TrainerConfig", "TrainerSettings", "choices", "parse_size"]
 
@@ -164,13 +164,7 @@ class TrainerConfig:
     heldout: float = field(
         default=0.01, metadata=_about("fraction of lines held out for the fertility table (0 disables it)")
     )
-    errors: Errors = field(
-        default="strict",
-        metadata=_about(
-            "bad input (invalid UTF-8, a malformed table row): strict raises, replace substitutes U+FFFD "
-            "for invalid UTF-8 and counts, skip sets every bad input aside, counted, and reads the rest"
-        ),
-    )
+    errors: Errors = field(default=BATCH_ERRORS, metadata=_about(ERRORS_HELP))
     text_column: str = field(
         default="text",
         metadata=_about(
