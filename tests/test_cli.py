@@ -195,6 +195,20 @@ def test_every_batch_job_sets_bad_input_aside_by_default() -> None:
     assert len(helps) == 1 and "skip sets each aside, counted on the summary line" in helps.pop()
 
 
+def test_a_missing_tokenizer_path_names_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "eng_Latn.txt").write_text("Hello\n", encoding="utf-8")
+    assert cli.main(["fertility", "--tokenizer", "nope", "--corpus", "c", "--out", "r"]) == 2
+    assert capsys.readouterr().err == (
+        "tokenloom: error: tokenizer path 'nope' does not exist; give a folder written by Tokenizer.save or "
+        "`tokenloom train`, a tokenizer.json or a sentencepiece .model, and check the spelling and the working "
+        "folder\n"
+    )
+
+
 def test_plural() -> None:
     assert [_tables.plural(n, "shard") for n in (0, 1, 2)] == ["0 shards", "1 shard", "2 shards"]
     assert _tables.plural(1200, "line") == "1,200 lines"

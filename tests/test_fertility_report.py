@@ -371,7 +371,15 @@ def test_a_batch_job_sets_bad_input_aside_by_default(tmp_path: Path, handmade: d
     summary = format_summary(df).splitlines()[-1]
     assert summary.startswith("bad input: 1 document and 0 files set aside; rejects.csv; first: ")
     assert "eng_Latn.txt: line 2: " in summary
-    with pytest.raises(CorpusError, match=r"eng_Latn.txt: line 2 \(byte offset 19\)"):
+    # the reject says what became of the line, not the advice that only fits a run it stopped
+    reason = df.attrs["rejects"][0]["reason"]
+    assert reason == (
+        "byte offset 19: invalid UTF-8 (bytes ff: invalid start byte); set aside; errors='replace' "
+        "(--errors replace) would keep it with U+FFFD, counted"
+    )
+    with pytest.raises(
+        CorpusError, match=r"eng_Latn.txt: line 2 \(byte offset 19\).*; pass errors='replace'"
+    ):
         fertility_report([handmade["char"]], tmp_path / "c", errors="strict")
 
 

@@ -219,6 +219,11 @@ def test_bad_dev_sets_are_refused_naming_the_fix(flores: tuple[Path, Path, Any],
     fails(_write(tmp_path / "more", more), r"has fra_Latn, not in training")
     unlabelled = _write(tmp_path / "plain", {"sentences": lines["eng_Latn"]})
     fails(unlabelled, r"sentences.txt has lines with no language; name files <lang>_<Script>.txt")
+    fails(  # the dev set is named as such, not as "corpus path", with the fix
+        tmp_path / "no-dev",
+        rf"^dev folder '{tmp_path / 'no-dev'}' does not exist \(dev=, --dev\); give the parallel development "
+        r"set — a folder of <lang>_<Script>.txt files",
+    )
     with pytest.raises(ConfigError, match="apply to algorithm='parity-bpe' only"):
         TrainerConfig(dev=str(dev))
 

@@ -202,6 +202,30 @@ def test_preprocess_records_warnings_and_hostile_rejects(
     assert "Corrupt" not in capfd.readouterr().err  # not printed, from the worker process either
 
 
+def test_the_edge_images_are_rejected_as_the_images_page_says(tmp_path: Path, shared_dir: Path) -> None:
+    """The Pillow edge files: what preprocessing rejects, by kind and file, is what docs/images.md lists."""
+    out = tmp_path / "out"
+    summary = preprocess_images(
+        shared_dir / "images" / "edge", out, config=PreprocessConfig(size=32, workers=1), quiet=True
+    )
+    assert (summary.items, summary.ok, summary.rejected) == (56, 46, 10)
+    kinds: dict[str, list[str]] = {}
+    for r in _csv(out / "rejects-00000-of-00001.csv"):
+        kinds.setdefault(r["kind"], []).append(r["path"])
+    assert {k: sorted(v) for k, v in kinds.items()} == {
+        "truncated": ["bmpsuite_shortfile.bmp", "truncated_end_chunk.png", "truncated_image.png",
+                      "truncated_jpeg.jpg", "ultrahdr.jpg"],
+        "not_an_image": ["broken.png", "zero_width.gif"],
+        "too_large": ["decompression_bomb.gif", "png_decompression_dos.png"],
+        "corrupt": ["broken_data_stream.png"],
+    }  # fmt: skip
+    assert summary.by_kind == {k: len(v) for k, v in kinds.items()}
+    page = " ".join((Path(__file__).resolve().parents[1] / "docs" / "images.md").read_text("utf-8").split())
+    for kind, names in kinds.items():
+        listed = ", ".join(f"`{n}`" for n in sorted(names))
+        assert f"{kind} {len(names)} ({listed}" in page, kind
+
+
 def _hang_on(marker: str, how: str) -> Any:
     real = vio.load_image
 

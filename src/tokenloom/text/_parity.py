@@ -20,6 +20,7 @@ import hashlib
 import json
 from collections.abc import Generator
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tokenloom._progress import show_progress
@@ -54,6 +55,12 @@ def read_dev(
 ) -> tuple[dict[str, list[str]], dict[str, Any]]:
     """The dev set's lines per language, checked against the training ``languages`` (module docstring),
     and its record (files, languages, lines per language, fingerprint)."""
+    if not set("*?[") & set(dev) and not Path(dev).exists():  # a glob says itself what it matches
+        raise CorpusError(
+            f"dev folder {dev!r} does not exist (dev=, --dev); give the parallel development set — a folder "
+            "of <lang>_<Script>.txt files, one sentence per line, in the training languages — and check the "
+            "spelling and the working folder"
+        )
     corpus = TrainingCorpus.of(dev)
     lines: dict[str, list[str]] = {}
     digest = hashlib.sha256()

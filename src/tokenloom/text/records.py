@@ -30,7 +30,7 @@ truncated compressed file, a file that cannot be opened).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from tokenloom.errors import CorpusError
@@ -41,6 +41,7 @@ __all__ = [
     "ERRORS",
     "ERRORS_HELP",
     "REJECT_COLUMNS",
+    "REPLACE_ADVICE",
     "Columns",
     "Errors",
     "Record",
@@ -53,6 +54,9 @@ __all__ = [
 
 Errors = Literal["strict", "replace", "skip"]
 ERRORS: tuple[Errors, ...] = ("strict", "replace", "skip")
+# the fix an error for invalid UTF-8 names; a reject set aside under "skip" says what became of it instead
+REPLACE_ADVICE = "pass errors='replace' (--errors replace) to substitute U+FFFD and count"
+_SET_ASIDE = "set aside; errors='replace' (--errors replace) would keep it with U+FFFD, counted"
 # the default of every batch job over a corpus (report, sweep, training): set bad input aside and go on
 BATCH_ERRORS: Errors = "skip"
 ERRORS_HELP = (  # what errors= / --errors does, for every batch job's flag and config field
@@ -211,8 +215,11 @@ def check_errors(errors: object) -> Errors:
 
 
 def reject(item: Reject, errors: Errors, stats: SourceStats) -> None:
-    """Raise ``CorpusError(item.message)`` unless ``errors == "skip"``; then record and count ``item``."""
+    """Raise ``CorpusError(item.message)`` unless ``errors == "skip"``; then record and count ``item``,
+    whose reason then says it was set aside rather than advise what only stops a strict run."""
     if errors != "skip":
         raise CorpusError(item.message)
+    if REPLACE_ADVICE in item.reason:
+        item = replace(item, reason=item.reason.replace(REPLACE_ADVICE, _SET_ASIDE))
     stats.rejects.append(item)
     stats.rejected += 1 if item.documents is None else item.documents

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from tokenloom.errors import CorpusError
-from tokenloom.text.records import Errors, Reject, SourceStats, check_errors, reject
+from tokenloom.text.records import REPLACE_ADVICE, Errors, Reject, SourceStats, check_errors, reject
 
 __all__ = [
     "Errors",
@@ -171,7 +171,7 @@ def decode_utf8(
             bad = data[exc.start : exc.end].hex(" ")
             raise CorpusError(
                 f"{path}: line {number} (byte offset {offset + exc.start}): invalid UTF-8 (bytes {bad}: "
-                f"{exc.reason}); pass errors='replace' (--errors replace) to substitute U+FFFD and count"
+                f"{exc.reason}); {REPLACE_ADVICE}"
             ) from None
         text = data.decode("utf-8", errors="replace")
         if stats is not None:

@@ -363,7 +363,11 @@ def load_tokenizer(path: str | os.PathLike[str]) -> Tokenizer:
 
     path = Path(path)
     if not path.exists():
-        raise TokenizerError(f"tokenizer path {str(path)!r} does not exist")
+        raise TokenizerError(
+            f"tokenizer path {str(path)!r} does not exist; give a folder written by Tokenizer.save or "
+            "`tokenloom train`, a tokenizer.json or a sentencepiece .model, and check the spelling and the "
+            "working folder"
+        )
     if not path.is_dir():
         with path.open("rb") as f:
             head = f.read(64).lstrip()
