@@ -82,6 +82,7 @@ def process(job: tuple[int, str]) -> Result:
 def map_jobs(jobs: Sequence[tuple[int, str]], config: PreprocessConfig) -> Iterator[Result]:
     """:func:`process` over ``jobs`` in input order, in ``config.workers`` processes, with the time limit."""
     limit = config.timeout_s
+    image_io.import_decoders()  # before the clock starts; forked workers inherit the imported modules
 
     def timed_out(job: tuple[int, str]) -> Result:
         reason = (

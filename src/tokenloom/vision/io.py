@@ -37,6 +37,7 @@ This module does not resize, crop or normalize (``transforms.py``) and does not 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import os
@@ -316,6 +317,16 @@ def _fast_jpeg_ok(image: Image.Image, data: bytes, target_size: int | None, conf
         if min(width // target_size, height // target_size) >= 2:
             return False
     return data[:2] == b"\xff\xd8" and data.rstrip(b"\x00")[-2:] == b"\xff\xd9"  # SOI first, EOI last
+
+
+def import_decoders() -> None:
+    """Import what decoding imports lazily (torch, torchvision's JPEG decoder), so that a per-file time
+    limit measures decoding, not the first file's imports (an import cut off by the limit would also leave
+    the modules half-imported)."""
+    import torch  # noqa: F401
+
+    with contextlib.suppress(ImportError):
+        import torchvision.io  # noqa: F401
 
 
 def _decode_jpeg_torchvision(data: bytes) -> torch.Tensor | None:
