@@ -22,7 +22,9 @@ __all__ = [
     "AUTO_ENGINE",
     "BYTELEVEL_ALPHABET",
     "BYTE_LEVEL",
+    "ENCODE_ENGINES",
     "Algorithm",
+    "EncodeEngine",
     "Engine",
     "EngineChoice",
     "Normalization",
@@ -35,6 +37,9 @@ Variant = Literal["base", "window"]
 Engine = Literal["hf", "sentencepiece"]
 EngineChoice = Literal["auto", "hf", "sentencepiece"]
 Normalization = Literal["none", "nfc", "nfkc"]
+# which engine computes token ids of a trained or loaded tokenizer (tokenloom.text.backends.dispatch)
+EncodeEngine = Literal["auto", "gigatoken", "reference"]
+ENCODE_ENGINES: tuple[str, ...] = get_args(EncodeEngine)
 
 AUTO_ENGINE: dict[str, Engine] = {
     "bpe": "sentencepiece", "unigram": "sentencepiece", "bytelevel-bpe": "hf", "parity-bpe": "hf",
