@@ -58,9 +58,10 @@ from typing import Unpack
 from tokenloom._version import __version__
 from tokenloom.errors import ConfigError, VocabSizeError
 from tokenloom.text._engines import train_bytelevel, train_hf, train_spm
+from tokenloom.text._fast_train import train_gigatoken, train_rustbpe
 from tokenloom.text._parity import train_parity
 from tokenloom.text._stream import CorpusInput, StreamStats, TrainingCorpus
-from tokenloom.text.algorithms import AUTO_ENGINE, resolve_engine
+from tokenloom.text.algorithms import AUTO_ENGINE, FAST_TRAINERS, resolve_engine
 from tokenloom.text.tokenizer import Tokenizer
 from tokenloom.text.train_config import TrainerConfig, TrainerSettings
 
@@ -78,12 +79,13 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-def _versions() -> dict[str, str]:
-
+def _versions(engine: str) -> dict[str, str]:
+    fast = {engine: version(engine)} if engine in FAST_TRAINERS else {}
     return {
         "tokenloom": __version__,
         "tokenizers": version("tokenizers"),
         "sentencepiece": version("sentencepiece"),
+        **fast,
         "python": platform.python_version(),
     }
 
@@ -165,12 +167,14 @@ def train_with_heldout(corpus: CorpusInput, config: TrainerConfig, *, quiet: boo
     """:func:`train_tokenizer` with a config, returning the held-out lines too (see :class:`TrainResult`)."""
     cfg = config
     source = TrainingCorpus.of(corpus)  # paths are checked before any engine starts
-    engine_name = cfg.resolved_engine
+    engine_name, why = cfg.engine_choice
+    if cfg.algorithm == "bytelevel-bpe" and cfg.engine == "auto":
+        log.info("bytelevel-bpe trains on %s (%s)", engine_name, why)
     start = time.perf_counter()
     if cfg.algorithm == "parity-bpe":
         train = train_parity
     elif cfg.algorithm == "bytelevel-bpe":
-        train = train_bytelevel
+        train = {"gigatoken": train_gigatoken, "rustbpe": train_rustbpe}.get(engine_name, train_bytelevel)
     else:
         train = train_spm if engine_name == "sentencepiece" else train_hf
     tok, stats = train(source, cfg, quiet=quiet)
@@ -206,13 +210,14 @@ def _record(cfg: TrainerConfig, stats: StreamStats, seconds: float) -> dict[str,
         },
         "resolved": {
             "engine": cfg.resolved_engine,
+            "engine_reason": cfg.engine_choice[1],
             "special_tokens": list(cfg.resolved_special_tokens),
             "threads": cfg.resolved_threads,
             "max_piece_length": cfg.resolved_max_piece_length,
             **_bytelevel_record(cfg),
         },
         "corpus": stats.summary(),
-        "versions": _versions(),
+        "versions": _versions(cfg.resolved_engine),
         # volatile: the only part of the saved folder that differs between identical runs
         "training": {
             "seconds": round(seconds, 3),
