@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 __all__ = ["SweepConfig", "SweepResult", "SweepTraining", "train_sweep", "vocab_sweep", "write_sweep"]
 
 logger = logging.getLogger(__name__)
-_CUTTABLE = ("bpe", "bytelevel-bpe")  # trained in merge order, ids in merge order (bpe_cut), not on sentencepiece
+_CUTTABLE = ("bpe", "bytelevel-bpe")  # ids in merge order (bpe_cut); not on sentencepiece
 
 
 class SweepTraining(NamedTuple):
