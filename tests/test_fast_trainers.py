@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +171,21 @@ def test_auto_picks_the_fast_trainers_where_they_hold_and_says_when_it_falls_bac
     assert tok.record["resolved"]["engine"] == "hf"
     assert "neither gigatoken nor rustbpe is installed" in tok.record["resolved"]["engine_reason"]
     assert "bytelevel-bpe trains on hf (auto: neither gigatoken nor rustbpe is installed" in caplog.text
+
+
+def test_an_asked_trainer_that_is_missing_names_the_package(
+    monkeypatch: pytest.MonkeyPatch, default_corpus: Path
+) -> None:
+    for name, pre in (("rustbpe", "o200k"), ("gigatoken", "gpt2")):
+        monkeypatch.setitem(sys.modules, name, None)  # as if not installed
+        with pytest.raises(
+            ConfigError, match=f"needs the {name} package, which is not installed; pip install {name}"
+        ):
+            train_tokenizer(
+                default_corpus,
+                algorithm="bytelevel-bpe",
+                pretokenizer=pre,
+                engine=name,
+                vocab_size=400,
+                quiet=True,
+            )

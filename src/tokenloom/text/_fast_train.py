@@ -68,8 +68,8 @@ def _import(name: str) -> Any:
         return __import__(name)
     except ImportError:
         raise ConfigError(
-            f"engine={name!r} needs the {name} package, which is not installed; pip install {name} (or "
-            "tokenloom[fast]), or pass engine='hf'"
+            f"engine={name!r} needs the {name} package, which is not installed; pip install {name} (a "
+            "dependency of tokenloom that this environment lacks), or pass engine='hf'"
         ) from None
 
 

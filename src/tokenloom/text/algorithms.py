@@ -111,5 +111,6 @@ def bytelevel_trainer(engine: str, *, pattern: str, unsupported: str | None) -> 
         )
     return (
         "hf",
-        "auto: neither gigatoken nor rustbpe is installed (tokenloom[fast]); the tokenizers engine trains",
+        "auto: neither gigatoken nor rustbpe is installed (pip install gigatoken rustbpe); the tokenizers engine "
+        "trains",
     )

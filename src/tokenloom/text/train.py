@@ -1,6 +1,8 @@
 """``train_tokenizer()`` (settings: ``TrainerConfig``, ``train_config.py``): BPE or unigram, on the HF ``tokenizers`` or ``sentencepiece``
 engine, with byte fallback and a lossless SentencePiece-style treatment of whitespace; and byte-level BPE
-(``algorithm="bytelevel-bpe"``, GPT-2 / tiktoken style) on the HF ``tokenizers`` engine.
+(``algorithm="bytelevel-bpe"``, GPT-2 / tiktoken style) on the HF ``tokenizers`` engine, gigatoken (GPT-2's
+split pattern: the same merges) or rustbpe (any pattern), ``_fast_train.py``; ``engine="auto"`` picks by
+``algorithms.bytelevel_trainer`` and records the engine and the reason in ``tokenloom.json``.
 
 For BPE and unigram both engines get equivalent settings:
 
@@ -148,8 +150,9 @@ def train_tokenizer(
     ``heldout`` share of lines is kept out of training (:func:`train_with_heldout` returns those lines, e.g.
     for ``tokenloom.fertility_by_source``). Progress bars are drawn on a terminal unless ``quiet``.
 
-    ``algorithm="bytelevel-bpe"`` trains GPT-2 / tiktoken-style byte-level BPE on the ``tokenizers`` engine,
-    lossless on every string: ``pretokenizer`` is "gpt2", "cl100k", "llama3" (the same regex as "cl100k"),
+    ``algorithm="bytelevel-bpe"`` trains GPT-2 / tiktoken-style byte-level BPE (``engine``: "auto" —
+    gigatoken for GPT-2's pattern, rustbpe for others, the ``tokenizers`` engine where a setting needs it —,
+    "gigatoken", "rustbpe" or "hf"), lossless on every string: ``pretokenizer`` is "gpt2", "cl100k", "llama3" (the same regex as "cl100k"),
     "o200k" (default: unlike cl100k's ``\\p{L}+`` its letter classes include combining marks, so Devanagari or
     Tamil words are not cut at every vowel sign) or a regular expression of your own; ``split_digits=True``
     makes every digit its own piece (such a tokenizer cannot be saved in tiktoken's format, which has one

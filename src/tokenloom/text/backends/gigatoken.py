@@ -95,9 +95,7 @@ def gigatoken_backend(reference: EngineBackend) -> GigatokenBackend:
     try:
         import gigatoken
     except ImportError:
-        raise EngineUnavailable(
-            "gigatoken is not installed (pip install gigatoken, or tokenloom[fast])"
-        ) from None
+        raise EngineUnavailable("gigatoken is not installed (pip install gigatoken)") from None
     try:
         data = gigatoken_json(_reference_json(reference))
     except TokenizerError as exc:
