@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tokenloom.errors import ConfigError, CorpusError, TokenizerError
-from tokenloom.text._engines import Trained, _Feed, bytelevel_tokenizer
+from tokenloom.text._engines import Trained, TrainingFeed, bytelevel_tokenizer
 from tokenloom.text._sampling import training_lines
 from tokenloom.text._stream import TrainingCorpus
 from tokenloom.text.backends.hf import HFBackend
@@ -93,7 +93,9 @@ def _silenced() -> Iterator[None]:
             os.close(copy)
 
 
-def _finish(merges: Sequence[tuple[bytes, bytes]], feed: _Feed, cfg: TrainerConfig, engine: str) -> Trained:
+def _finish(
+    merges: Sequence[tuple[bytes, bytes]], feed: TrainingFeed, cfg: TrainerConfig, engine: str
+) -> Trained:
     stats = feed.stats()
     hf = bytelevel_from_merges(merges, cfg)
     size = hf.get_vocab_size(with_added_tokens=True)
@@ -109,7 +111,7 @@ def _budget(cfg: TrainerConfig) -> int:
 def train_gigatoken(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) -> Trained:
     """Byte-level BPE with GPT-2's split pattern on gigatoken's trainer (module docstring)."""
     gigatoken = _import("gigatoken")
-    feed = _Feed(training_lines(corpus, cfg, quiet=quiet))
+    feed = TrainingFeed(training_lines(corpus, cfg, quiet=quiet))
     data = _SEPARATOR.join(line.encode("utf-8") for line in feed)
     feed.raise_error()
     try:
@@ -125,7 +127,7 @@ def train_gigatoken(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) 
 def train_rustbpe(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) -> Trained:
     """Byte-level BPE with any split pattern on rustbpe's trainer (module docstring)."""
     rustbpe = _import("rustbpe")
-    feed = _Feed(training_lines(corpus, cfg, quiet=quiet))
+    feed = TrainingFeed(training_lines(corpus, cfg, quiet=quiet))
     trainer = rustbpe.Tokenizer()
     try:
         trainer.train_from_iterator(iter(feed), _budget(cfg), pattern=cfg.resolved_pretokenizer.pattern)
