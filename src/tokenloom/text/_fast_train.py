@@ -38,7 +38,7 @@ from tokenloom.text.tokenizer import Tokenizer
 if TYPE_CHECKING:
     from tokenloom.text.train_config import TrainerConfig
 
-__all__ = ["bytelevel_from_merges", "train_gigatoken", "train_rustbpe"]
+__all__ = ["bytelevel_from_merges", "quiet_native_output", "train_gigatoken", "train_rustbpe"]
 
 _SEPARATOR = b"\xff"  # between training lines: never a byte of UTF-8 text
 
@@ -74,7 +74,7 @@ def _import(name: str) -> Any:
 
 
 @contextlib.contextmanager
-def _silenced() -> Iterator[None]:
+def quiet_native_output() -> Iterator[None]:
     """gigatoken's trainer prints its progress to the process's stdout and stderr (file descriptors 1 and
     2, not Python's streams): send both to /dev/null meanwhile; its errors still come back as exceptions."""
     try:
@@ -115,7 +115,7 @@ def train_gigatoken(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) 
     data = _SEPARATOR.join(line.encode("utf-8") for line in feed)
     feed.raise_error()
     try:
-        with _silenced():
+        with quiet_native_output():
             _, merges = gigatoken.train_bpe(data, _budget(cfg), [], separator=_SEPARATOR)
     except BaseException as exc:  # a Rust panic is a BaseException
         if isinstance(exc, KeyboardInterrupt | SystemExit):
