@@ -213,3 +213,22 @@ def test_reports_are_byte_identical_with_and_without_the_engine(
         if engine == "auto":
             assert chosen["bpe-byte-fallback"].engine_info()["ids"].engine == "gigatoken"
     assert files["auto"] and files["auto"] == files["reference"]
+
+
+def test_cli_engine_flag_gives_the_same_report(
+    toks: dict[str, Tokenizer], default_corpus: Path, tmp_path: Path
+) -> None:
+    from tokenloom import cli
+
+    folder = toks["bpe-byte-fallback"].save(tmp_path / "tok")
+    csv = {}
+    for engine in ("gigatoken", "reference"):
+        out = tmp_path / engine
+        argv = ["fertility", "--tokenizer", str(folder), "--corpus", str(default_corpus), "--engine", engine]
+        assert cli.main([*argv, "--metrics", "lengths", "--out", str(out), "--quiet"]) == 0
+        csv[engine] = (out / "report.csv").read_bytes()
+    assert csv["gigatoken"] == csv["reference"]
+    with pytest.raises(SystemExit):
+        cli.main(
+            ["fertility", "--tokenizer", str(folder), "--corpus", str(default_corpus), "--engine", "fast"]
+        )
