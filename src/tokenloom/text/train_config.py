@@ -104,7 +104,9 @@ class TrainerConfig:
     engine: EngineChoice = field(
         default="auto",
         metadata=_about(
-            "auto (sentencepiece for bpe and unigram, hf for bytelevel-bpe and parity-bpe) | hf | sentencepiece"
+            "auto (sentencepiece for bpe and unigram; for bytelevel-bpe gigatoken with the gpt2 pattern, rustbpe "
+            "with others, hf where a setting needs it; hf for parity-bpe) | hf | sentencepiece | gigatoken | "
+            "rustbpe (the last two: bytelevel-bpe only)"
         ),
     )
     vocab_size: int = field(
