@@ -32,7 +32,7 @@ pytest.importorskip("gigatoken")
 pytest.importorskip("tiktoken")
 
 DEV_LANGS = ("eng_Latn", "deu_Latn", "rus_Cyrl", "ell_Grek", "arb_Arab", "hin_Deva", "tha_Thai", "zho_Hans")
-KINDS = ("bytelevel-o200k", "bytelevel-gpt2", "bytelevel-cl100k", "bpe-byte-fallback", "tiktoken")
+KINDS = ("bytelevel-o200k", "bytelevel-gpt2", "bytelevel-cl100k", "bpe-byte-fallback", "spm-bpe", "tiktoken")
 
 
 def _flores(shared_dir: Path, split: str, n: int, langs: tuple[str, ...] | None = None) -> list[str]:
@@ -53,6 +53,10 @@ def toks(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     out["bpe-byte-fallback"] = tokenloom.train_tokenizer(
         iter(train), algorithm="bpe", engine="hf", vocab_size=3000, heldout=0, quiet=True
     )
+    out["spm-bpe"] = tokenloom.train_tokenizer(
+        iter(train), algorithm="bpe", vocab_size=3000, heldout=0, quiet=True
+    )
+    assert out["spm-bpe"].engine == "sentencepiece"
     folder = tmp_path_factory.mktemp("engines") / "bl"
     out["bytelevel-o200k"].save(folder, formats=("tokenizer.json", "tiktoken"))
     out["tiktoken"] = load_tokenizer_spec(f"tiktoken:{folder / 'tokenizer.tiktoken'}")
@@ -118,12 +122,24 @@ def test_identical_ids_on_random_unicode(toks: dict[str, Tokenizer], kind: str, 
 
 
 class _OneWrongId(GigatokenBackend):
-    """The fast engine with one id of one probe text changed: must never be used."""
+    """The fast engine with one id of one probe text changed in batch calls: must never be used."""
 
     def encode_batch_flat(self, texts: Any) -> tuple[np.ndarray, np.ndarray]:
         lengths, ids = super().encode_batch_flat(texts)
-        ids = ids.copy()
-        ids[int(lengths[:7].sum())] += 1  # the first token of the eighth text
+        if len(texts) > 7:  # a whole batch (calls of one text are right)
+            ids = ids.copy()
+            ids[int(lengths[:7].sum())] += 1  # the first token of the eighth text
+        return lengths, ids
+
+
+class _WrongAlone(GigatokenBackend):
+    """Right on batches, one id off when a text is encoded alone: caught too."""
+
+    def encode_batch_flat(self, texts: Any) -> tuple[np.ndarray, np.ndarray]:
+        lengths, ids = super().encode_batch_flat(texts)
+        if len(texts) == 1 and texts[0] == probe_texts()[3] and ids.size:
+            ids = ids.copy()
+            ids[-1] += 1
         return lengths, ids
 
 
@@ -144,6 +160,8 @@ def test_a_wrong_id_is_caught_by_the_probe_and_not_used(
     assert info.engine == "hf" and "differs" in info.reason
     with pytest.raises(TokenizerError, match=r"engine='gigatoken' cannot be used: .* differs"):
         EngineDispatch(ref, "gigatoken", candidate=_stub).ids_backend()
+    alone = EngineDispatch(ref, "auto", candidate=lambda r: _WrongAlone(r, gigatoken_backend(r).handle))
+    assert alone.ids_backend() is ref and "text #3" in alone.info()["ids"].reason
 
 
 def test_probe_set_covers_what_it_promises() -> None:

@@ -138,6 +138,10 @@ class EngineDispatch:
         want = ref.encode_batch_flat(texts)
         got = fast.encode_batch_flat(texts)
         problem = _difference(texts, want, got)
+        if problem is None:  # one text per call too: an engine may take another path for small batches
+            one = [fast.encode_batch_flat([text]) for text in texts]
+            got = (np.concatenate([n for n, _ in one]), np.concatenate([i for _, i in one]))
+            problem = _difference(texts, want, got)
         if problem is not None:
             return self._fall_back(
                 f"{fast.kind} differs from {ref.kind} on the probe set: {problem}", warn=True

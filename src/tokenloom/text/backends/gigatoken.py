@@ -7,8 +7,10 @@ latter two as flat NumPy arrays straight from the engine's own array (no Python 
 decoding, normalization, the vocabulary facts, exports and saving are the reference backend's, so a
 :class:`GigatokenBackend` keeps the whole :class:`~tokenloom.text.backends.base.EngineBackend` protocol.
 
-:func:`gigatoken_backend` builds one for a reference backend — the tokenizers engine (``hf``) or a tiktoken
-encoding (converted to the equivalent ``tokenizer.json`` first, ``tiktoken_json``) — or raises
+:func:`gigatoken_backend` builds one for a reference backend — the tokenizers engine (``hf``), a
+sentencepiece BPE model (through its exported ``tokenizer.json``, which encodes literal control-token text
+as text, as sentencepiece does) or a tiktoken encoding (converted to the equivalent ``tokenizer.json``
+first, ``tiktoken_json``) — or raises
 :class:`EngineUnavailable` saying why it cannot (not installed, a kind it does not serve, a split pattern it
 has no fast pre-tokenizer for). Whether its ids are right is not decided here: ``dispatch.py`` checks them
 against the reference before using them. A batch the engine fails on is encoded by the reference (which
@@ -37,6 +39,9 @@ __all__ = ["EngineUnavailable", "GigatokenBackend", "gigatoken_backend", "gigato
 
 log = logging.getLogger(__name__)
 
+_ONE_BY_ONE = (
+    32  # batches of at most this many texts: one engine call per text (see GigatokenBackend._arrays)
+)
 # the ByteLevel pre-tokenizer with its own regex: GPT-2's pattern, which gigatoken knows in this form
 _GPT2_BYTELEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
 
@@ -51,7 +56,8 @@ def serves(reference: EngineBackend) -> str | None:
         return None
     if reference.kind == "hf" and reference.algorithm == "bytelevel-bpe":
         return None
-    if reference.kind == "hf" and reference.algorithm == "bpe" and reference.byte_fallback == "byte_pieces":
+    byte_pieces = reference.algorithm == "bpe" and reference.byte_fallback == "byte_pieces"
+    if reference.kind in ("hf", "sentencepiece") and byte_pieces:
         return None
     return (
         "gigatoken serves byte-level BPE, BPE with byte fallback and tiktoken encodings; this is "
@@ -170,17 +176,21 @@ class GigatokenBackend:
         return self._engine
 
     def _arrays(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
-        """([n] tokens per text, [T] ids) from the engine's own array; ``None`` when the engine failed."""
+        """([n] tokens per text, [T] ids) from the engine; ``None`` when the engine failed. A batch call has a
+        fixed cost (its jagged array, a per-call cache: 0.5–4 ms), so a few texts are encoded one by one."""
         import awkward as ak
 
         try:
-            got = self._engine.encode_batch(list(texts))
+            if len(texts) <= _ONE_BY_ONE:
+                parts = [self._engine.encode(text) for text in texts]
+                lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+                return lengths, np.concatenate(parts).astype(np.int64)
+            return _flat(ak, self._engine.encode_batch(list(texts)))
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # the reference encodes the batch (and raises the user's error)
             log.debug("gigatoken failed on a batch (%s); the reference engine encodes it", exc)
             return None
-        return _flat(ak, got)
 
     def encode_batch_flat(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         if not texts:
