@@ -27,13 +27,14 @@ Run under the shared lock (ratios only mean something when the benchmark ran alo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -41,12 +42,9 @@ from typing import Any
 
 import tokenloom
 from tokenloom.fertility.report import ReportConfig, fertility_report
-from tokenloom.text._engines import bytelevel_tokenizer
-from tokenloom.text._fast_train import quiet_native_output
 from tokenloom.text.backends.hf import HFBackend
-from tokenloom.text.bytelevel import PATTERNS
+from tokenloom.text.bytelevel import PATTERNS, build_pre_tokenizer, resolve_pattern
 from tokenloom.text.tiktoken_export import tiktoken_encoding_kwargs
-from tokenloom.text.train import configure
 
 SEP = b"\xff"
 
@@ -104,15 +102,33 @@ def _mb(lines: Sequence[str]) -> float:
 
 
 def _train_raw_hf(lines: list[str], pre: str, vocab: int) -> Any:
-    from tokenizers import pre_tokenizers, trainers
+    """The tokenizers engine's BpeTrainer on tokenloom's byte-level pipeline (split pattern, byte mapping)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    hf = bytelevel_tokenizer(configure(algorithm="bytelevel-bpe", pretokenizer=pre))
+    hf = Tokenizer(models.BPE(ignore_merges=True))
+    hf.pre_tokenizer = build_pre_tokenizer(resolve_pattern(pre))
+    hf.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab, special_tokens=["<unk>", "<s>", "</s>", "<pad>"],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False,
     )  # fmt: skip
     hf.train_from_iterator((lines[i : i + 1000] for i in range(0, len(lines), 1000)), trainer=trainer)
     return hf
+
+
+@contextlib.contextmanager
+def quiet_native_output() -> Iterator[None]:
+    """gigatoken's trainer prints progress on file descriptors 1 and 2: /dev/null meanwhile."""
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        for fd, copy in zip((1, 2), saved, strict=True):
+            os.dup2(copy, fd)
+            os.close(copy)
 
 
 def _merges(hf: Any) -> list[tuple[str, str]]:
