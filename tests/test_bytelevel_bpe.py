@@ -5,6 +5,7 @@ id-for-id like the ``tokenizer.json`` (tiktoken itself is the oracle); bad patte
 from __future__ import annotations
 
 import base64
+import importlib.util
 import json
 import unicodedata
 from pathlib import Path
@@ -51,8 +52,11 @@ def _lines(shared_dir: Path, split: str, langs: tuple[str, ...] | list[str], n: 
 
 @pytest.fixture(scope="module")
 def small(default_corpus: Path) -> Tokenizer:
-    """Trained on the 12-language test corpus; small, so most text falls back to short byte runs."""
-    return train_tokenizer(default_corpus, algorithm="bytelevel-bpe", vocab_size=VOCAB, heldout=0, quiet=True)
+    """Trained on the 12-language test corpus by the tokenizers engine; small, so most text falls back to short
+    byte runs (the fast trainers are compared with this engine in test_fast_trainers.py)."""
+    return train_tokenizer(
+        default_corpus, algorithm="bytelevel-bpe", engine="hf", vocab_size=VOCAB, heldout=0, quiet=True
+    )
 
 
 @pytest.fixture(scope="module")
@@ -431,7 +435,8 @@ def test_options_of_one_algorithm_are_refused_for_the_other() -> None:
         TrainerConfig(algorithm="bpe", pretokenizer="gpt2")
     with pytest.raises(ConfigError, match="apply to algorithm='bytelevel-bpe' or 'parity-bpe' only"):
         TrainerConfig(algorithm="unigram", split_digits=True)
-    assert TrainerConfig(algorithm="bytelevel-bpe").resolved_engine == "hf"
+    fast = importlib.util.find_spec("rustbpe") is not None  # auto: rustbpe for the default o200k pattern
+    assert TrainerConfig(algorithm="bytelevel-bpe").resolved_engine == ("rustbpe" if fast else "hf")
     assert TrainerConfig(algorithm="bpe").resolved_max_piece_length == 16
     assert TrainerConfig(algorithm="bytelevel-bpe", max_piece_length=24).resolved_max_piece_length == 24
 

@@ -62,12 +62,13 @@ TOP_LAYER = ("tokenloom", "tokenloom.cli", "tokenloom.__main__", "tokenloom._com
 # and plotting stack, the distributed runtime and ICU (PyICU), each costing start-up time and memory that
 # a command not using it should not pay; and the tokenizer engines, loaded only when a tokenizer of that
 # engine is used: tokenizers, sentencepiece with protobuf (``google.protobuf``, its model format),
-# tiktoken, transformers, and ``regex`` (the split-pattern engine tiktoken-style tokenizers run, read
+# tiktoken, transformers, gigatoken with awkward (its array type), and ``regex`` (the split-pattern engine tiktoken-style tokenizers run, read
 # only to check a custom pattern beside the tokenizers engine).
 HEAVY = frozenset(
     {
         "torch", "torchvision", "pandas", "matplotlib", "ray", "triton", "icu", "timm", "webdataset", "pyarrow",
-        "datasets", "tokenizers", "sentencepiece", "google", "tiktoken", "transformers", "regex",
+        "datasets", "tokenizers", "sentencepiece", "google", "tiktoken", "transformers", "regex", "gigatoken",
+        "awkward",
     }
 )  # fmt: skip
 

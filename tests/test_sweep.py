@@ -18,6 +18,7 @@ from tokenloom.fertility.sweep_types import parse_vocab_sizes
 from tokenloom.text.bpe_cut import bpe_base_size, cut_bpe
 from tokenloom.text.tokenizer import load_tokenizer
 from tokenloom.text.train import train_tokenizer
+from tokenloom.text.train_config import TrainerConfig
 
 
 def _model_json(tok: object, folder: Path) -> dict:
@@ -140,7 +141,10 @@ def test_sweep_cuts_bytelevel_bpe_and_its_cuts_export_to_tiktoken(
     table = result.table
     assert list(table["tokenizer"]) == ["bytelevel-bpe-600", "bytelevel-bpe-700"]
     assert list(table["made"]) == ["cut from bytelevel-bpe-700", "trained"]
-    assert list(table["engine"]) == ["hf", "hf"] and list(table["algorithm"]) == ["bytelevel-bpe"] * 2
+    engine = TrainerConfig(
+        algorithm="bytelevel-bpe"
+    ).resolved_engine  # auto: the trainer of the o200k pattern
+    assert list(table["engine"]) == [engine] * 2 and list(table["algorithm"]) == ["bytelevel-bpe"] * 2
     cut, big = result.tokenizers["bytelevel-bpe-600"], result.tokenizers["bytelevel-bpe-700"]
     assert cut.vocab_size == 600 and cut.record["config"]["algorithm"] == "bytelevel-bpe"
     alone = train_tokenizer(default_corpus, algorithm="bytelevel-bpe", vocab_size=600, quiet=True)

@@ -98,7 +98,7 @@ def test_character_coverage_belongs_to_bpe_and_sentencepiece() -> None:
     with pytest.raises(ConfigError, match=r"character_coverage applies to bpe .* not to unigram on hf"):
         TrainerConfig(algorithm="unigram", engine="hf", character_coverage=0.99)
     with pytest.raises(ConfigError, match="not to bytelevel-bpe on hf"):
-        TrainerConfig(algorithm="bytelevel-bpe", character_coverage=0.99)
+        TrainerConfig(algorithm="bytelevel-bpe", engine="hf", character_coverage=0.99)
 
 
 def test_one_engine_rule() -> None:

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from tokenloom._commands._args import TokenizerSpec, add_errors_argument
+from tokenloom.text.algorithms import ENCODE_ENGINES
 
 NAME = "fertility"
 STATE_DIR = ".tasks"  # under --out: finished tasks' counts, until the report is written
@@ -40,6 +41,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         metavar="PATH",
         help="a FLORES-style folder (<lang>_<Script>.txt), .jsonl/.csv/.parquet, source files, globs (repeatable)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=ENCODE_ENGINES,
+        default="auto",
+        help="engine that computes token ids: auto (gigatoken where it serves the tokenizer and gives identical "
+        "ids on a probe set, else the tokenizer's own engine), gigatoken (or an error), reference (the "
+        "tokenizer's own engine)",
     )
     parser.add_argument("--pivot", default="eng_Latn", help="language slice premiums are measured against")
     parser.add_argument(
@@ -194,10 +203,13 @@ def run(args: argparse.Namespace) -> int:
         workers=args.workers, distributor=args.distributor, state_dir=state, resume=args.resume,
         task_bytes=args.task_mb << 20,
     )  # fmt: skip
-    toks = [load_tokenizer_spec(t["spec"], pattern=t["pattern"], name=t["name"]) for t in args.tokenizers]
+    toks = [
+        load_tokenizer_spec(t["spec"], pattern=t["pattern"], name=t["name"], engine=args.engine)
+        for t in args.tokenizers
+    ]
     reference = None
     if args.reference:
-        reference = load_tokenizer_spec(args.reference, pattern=args.reference_pattern)
+        reference = load_tokenizer_spec(args.reference, pattern=args.reference_pattern, engine=args.engine)
     df = fertility_report(
         toks, args.corpus, pivot=args.pivot, translit=not args.no_translit, segmenter=args.segmenter,
         quiet=args.quiet, config=config, errors=args.errors, run=run_config, text_column=args.text_column,

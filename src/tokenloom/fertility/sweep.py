@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 __all__ = ["SweepConfig", "SweepResult", "SweepTraining", "train_sweep", "vocab_sweep", "write_sweep"]
 
 logger = logging.getLogger(__name__)
-_CUTTABLE = ("bpe", "bytelevel-bpe")  # trained in merge order by the tokenizers engine (bpe_cut)
+_CUTTABLE = ("bpe", "bytelevel-bpe")  # ids in merge order (bpe_cut); not on sentencepiece
 
 
 class SweepTraining(NamedTuple):
@@ -178,7 +178,7 @@ def train_sweep(corpus: TrainCorpus, config: SweepConfig, *, quiet: bool = False
     for algorithm in config.algorithms:
         engine = config.engine_for(algorithm)
         rows = _Rows(algorithm, engine, config.allow_smaller_vocab)
-        if config.shortcut and algorithm in _CUTTABLE and engine == "hf" and len(sizes) > 1:
+        if config.shortcut and algorithm in _CUTTABLE and engine != "sentencepiece" and len(sizes) > 1:
             _cut_rows(rows, *_train(corpus, config, algorithm, sizes[-1], quiet), sizes)
         else:
             for size in sizes:

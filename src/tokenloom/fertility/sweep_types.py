@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 
 from tokenloom._fields import check_bools, check_ints, check_seed
 from tokenloom.errors import ConfigError
-from tokenloom.text.algorithms import AUTO_ENGINE, resolve_engine
+from tokenloom.text.algorithms import AUTO_ENGINE, Engine, resolve_engine
 from tokenloom.text.corpus import Corpus
 from tokenloom.text.records import BATCH_ERRORS, Errors, check_errors
+from tokenloom.text.train_config import TrainerConfig
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,10 +102,16 @@ class SweepConfig:
                 "pretokenizer applies to bytelevel-bpe and parity-bpe only; add one to algorithms or drop it"
             )
 
-    def engine_for(self, algorithm: SweepAlgorithm) -> Literal["hf", "sentencepiece"]:
+    def engine_for(self, algorithm: SweepAlgorithm) -> Engine:
         """The engine that trains ``algorithm`` in this sweep: the trainer's resolution of ``"auto"`` for
-        vocabularies that may be cut from a larger one (BPE and byte-level BPE on the tokenizers engine,
-        so that ``tokenloom.text.bpe_cut`` applies; unigram on sentencepiece)."""
+        vocabularies that may be cut from a larger one (BPE on the tokenizers engine, so that
+        ``tokenloom.text.bpe_cut`` applies; unigram on sentencepiece; byte-level BPE on the trainer its split
+        pattern gets, every one of which learns merges in an order whose prefixes are the smaller
+        vocabularies)."""
+        if algorithm == "bytelevel-bpe":
+            return TrainerConfig(
+                algorithm=algorithm, engine=self.engine, pretokenizer=self.pretokenizer
+            ).resolved_engine
         return resolve_engine(algorithm, self.engine, cut=True)
 
 

@@ -38,7 +38,7 @@ from tokenloom.text.tokenizer import Tokenizer
 if TYPE_CHECKING:
     from tokenloom.text.train_config import TrainerConfig
 
-__all__ = ["Trained", "bytelevel_tokenizer", "train_bytelevel", "train_hf", "train_spm"]
+__all__ = ["Trained", "TrainingFeed", "bytelevel_tokenizer", "train_bytelevel", "train_hf", "train_spm"]
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def _nfc_rule_tsv() -> str:
 Trained = tuple[Tokenizer, StreamStats]
 
 
-class _Feed:
+class TrainingFeed:
     """The training lines, for an engine that calls them from native code: iterated once, it keeps the
     exception raised while streaming (an engine may swallow it) and the stream's statistics at its end."""
 
@@ -134,7 +134,7 @@ def train_spm(corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool) -> Tra
     if controls:
         options["control_symbols"] = controls
     spm.set_random_generator_seed(cfg.seed)
-    feed = _Feed(training_lines(corpus, cfg, quiet=quiet))
+    feed = TrainingFeed(training_lines(corpus, cfg, quiet=quiet))
     model = io.BytesIO()
     with tempfile.TemporaryDirectory(prefix="tokenloom-spm-") as tmp:
         if cfg.normalization == "nfc":
@@ -209,7 +209,7 @@ def _alphabet_limit(corpus: TrainingCorpus, cfg: TrainerConfig) -> dict[str, Any
     """``limit_alphabet`` for ``character_coverage`` (``_coverage.py``; none at 1.0: every character)."""
     if cfg.character_coverage >= 1.0:
         return {}
-    lines = _Feed(training_lines(corpus, cfg, quiet=True))
+    lines = TrainingFeed(training_lines(corpus, cfg, quiet=True))
     counts = char_counts(lines, cfg.normalization)
     lines.stats()  # the stream's errors, if any
     return {"limit_alphabet": len(covering_alphabet(counts, cfg.character_coverage, cfg.required_chars))}
@@ -270,7 +270,7 @@ def _train_raw(
     raw: Any, trainer: Any, corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool
 ) -> StreamStats:
     """``raw.train_from_iterator`` over the corpus's lines, engine errors translated (see module doc)."""
-    feed = _Feed(training_lines(corpus, cfg, quiet=quiet))
+    feed = TrainingFeed(training_lines(corpus, cfg, quiet=quiet))
     try:
         raw.train_from_iterator(_batches(feed), trainer=trainer)
     except BaseException as exc:

@@ -22,6 +22,7 @@ from typing import Any, Protocol, TypeAlias
 from tokenloom.errors import ConfigError
 from tokenloom.text.backends.base import EngineBackend
 from tokenloom.text.backends.contract import ContractBackend, OffsetsTokenizer
+from tokenloom.text.backends.dispatch import EncodeEngine
 from tokenloom.text.backends.hf import HFBackend
 from tokenloom.text.backends.plain import CallableBackend
 from tokenloom.text.backends.sentencepiece import SentencePieceBackend
@@ -91,18 +92,26 @@ def as_tokenizer(obj: TokenizerLike, *, name: str | None = None) -> Tokenizer:
     if isinstance(obj, Tokenizer):
         if name is None or name == obj.name:
             return obj
-        return Tokenizer(name=name, backend=obj.backend, record=obj.record)
+        return Tokenizer(name=name, backend=obj.backend, record=obj.record, engine=obj.engine_choice)
     if isinstance(obj, str | os.PathLike):
         tok = load_tokenizer_spec(os.fspath(obj))
         return as_tokenizer(tok, name=name)
     return Tokenizer(name=name or _default_name(obj), backend=_backend(obj))
 
 
-def load_tokenizer_spec(spec: str, *, pattern: str | None = None, name: str | None = None) -> Tokenizer:
+def load_tokenizer_spec(
+    spec: str, *, pattern: str | None = None, name: str | None = None, engine: EncodeEngine = "auto"
+) -> Tokenizer:
     """A tokenizer from a command-line spec: ``PATH`` (a tokenloom folder, ``tokenizer.json`` or ``.model``),
     ``tiktoken:FILE.tiktoken`` (with ``pattern``: a name such as ``cl100k`` or a regex; not needed for a file
     that a ``tokenloom.json`` beside it describes) or
-    ``transformers:FOLDER`` (``AutoTokenizer.from_pretrained(FOLDER, local_files_only=True)``)."""
+    ``transformers:FOLDER`` (``AutoTokenizer.from_pretrained(FOLDER, local_files_only=True)``). ``engine``:
+    which engine computes ids (:class:`~tokenloom.text.tokenizer.Tokenizer`)."""
+    tok = _load_spec(spec, pattern=pattern, name=name)
+    return tok if engine == tok.engine_choice else tok.with_engine(engine)
+
+
+def _load_spec(spec: str, *, pattern: str | None, name: str | None) -> Tokenizer:
     kind, sep, rest = spec.partition(":")
     if not sep or kind not in SPEC_KINDS:
         kind, rest = "path", spec

@@ -46,17 +46,19 @@ from tokenloom._atomic import atomic_dir
 from tokenloom.errors import ConfigError, TokenizerError
 from tokenloom.text import tiktoken_export as tk
 from tokenloom.text.backends.base import Capabilities, EngineBackend, Offsets, clear_input_errors
+from tokenloom.text.backends.dispatch import EncodeEngine, EngineDispatch, EngineUse
 from tokenloom.text.backends.hf import load_hf_file
 from tokenloom.text.backends.sentencepiece import PROBES, load_sp_file
 from tokenloom.text.backends.tiktoken import load_tiktoken_file
 from tokenloom.text.offsets import FlatBatch, PieceWidths, encode_flat
 
-__all__ = ["PROBES", "SAVE_FORMATS", "SaveFormat", "Tokenizer", "load_tokenizer"]
+__all__ = ["PROBES", "SAVE_FORMATS", "EncodeEngine", "EngineUse", "SaveFormat", "Tokenizer", "load_tokenizer"]
 
 log = logging.getLogger(__name__)
 
 SaveFormat = Literal["tokenizer.json", "tiktoken"]
 SAVE_FORMATS: tuple[str, ...] = ("tokenizer.json", "tiktoken")
+_SAMPLE_PROBES = 200  # training-sample lines added to the probe set of the ids engine
 
 
 class Tokenizer:
@@ -68,6 +70,13 @@ class Tokenizer:
     ``byte_fallback_ids`` (ids of the 256 ``<0xNN>`` pieces; empty when none), ``unk_id``, ``capabilities``
     (what the engine can answer: :class:`~tokenloom.text.backends.base.Capabilities`), ``record`` (the
     ``tokenloom.json`` content: config, corpus statistics; empty for foreign files).
+
+    ``engine``: which engine computes ids for the ids-only jobs (:meth:`encode_batch`, :meth:`count_tokens`,
+    the flat ids of :meth:`encode_flat`): ``"auto"`` — the fast engine (gigatoken) where it serves this
+    tokenizer and gives identical ids on a probe set, checked on first use, else the reference engine, the
+    reason logged; ``"gigatoken"`` — that engine or a TokenizerError; ``"reference"`` — the backend's own
+    engine for every job (:mod:`tokenloom.text.backends.dispatch`). :meth:`engine_info` says which engine
+    serves which job and why. The ids are the same whichever engine computes them.
     """
 
     def __init__(
@@ -77,6 +86,7 @@ class Tokenizer:
         backend: EngineBackend,
         record: dict[str, Any] | None = None,
         verify_texts: Sequence[str] = (),
+        engine: EncodeEngine = "auto",
     ) -> None:
         self.name = name
         self.backend = backend
@@ -87,6 +97,27 @@ class Tokenizer:
         self.capabilities: Capabilities = backend.capabilities
         self.record: dict[str, Any] = dict(record or {})
         self._verify_texts = list(verify_texts)
+        self._engines = EngineDispatch(backend, engine, extra_probes=self._verify_texts[:_SAMPLE_PROBES])
+
+    def with_engine(self, engine: EncodeEngine) -> Tokenizer:
+        """This tokenizer with ids computed by ``engine`` (``"auto"``, ``"gigatoken"``, ``"reference"``)."""
+        return Tokenizer(
+            name=self.name,
+            backend=self.backend,
+            record=self.record,
+            verify_texts=self._verify_texts,
+            engine=engine,
+        )
+
+    @property
+    def engine_choice(self) -> EncodeEngine:
+        """The ``engine`` this tokenizer was given: ``"auto"``, ``"gigatoken"`` or ``"reference"``."""
+        return self._engines.engine
+
+    def engine_info(self) -> dict[str, EngineUse]:
+        """Which engine serves which job (``"ids"``, ``"offsets"``, ``"decode"``, ``"normalize"``,
+        ``"export"``) and why; the first call decides (and verifies) the ids engine."""
+        return self._engines.info()
 
     @property
     def algorithm(self) -> str:
@@ -128,7 +159,7 @@ class Tokenizer:
         """Token ids of each text, encoded in parallel by the engine."""
         texts = list(texts)
         with clear_input_errors(texts):
-            return self.backend.encode_batch(texts)
+            return self._engines.ids_backend().encode_batch(texts)
 
     def count_tokens(self, texts: Sequence[str], *, batch_size: int | None = None) -> np.ndarray:
         """[n] tokens per text: the lengths of :meth:`encode_batch`'s id lists, from the engine's ids-only
@@ -137,7 +168,8 @@ class Tokenizer:
         texts = list(texts)
         step = batch_size or max(len(texts), 1)
         with clear_input_errors(texts):
-            parts = [self.backend.count_batch(texts[s : s + step]) for s in range(0, len(texts), step)]
+            ids = self._engines.ids_backend()
+            parts = [ids.count_batch(texts[s : s + step]) for s in range(0, len(texts), step)]
         return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
     def encode_with_offsets(self, text: str) -> tuple[list[int], Offsets]:
@@ -157,7 +189,7 @@ class Tokenizer:
         when the engine has no decoder). ``batch_size``: texts per engine call (``None``: one call)."""
         texts = list(texts)
         with clear_input_errors(texts):
-            return encode_flat(self.backend, texts, decode=decode, batch_size=batch_size)
+            return encode_flat(self._engines.ids_backend(), texts, decode=decode, batch_size=batch_size)
 
     def engine_offsets(self, texts: Sequence[str]) -> list[tuple[list[int], Offsets]]:
         """The engine's own ids and offsets per text, byte pieces as the engine gives them (not yet given
@@ -356,12 +388,16 @@ def _load_ranks_file(path: Path) -> Tokenizer:
     return Tokenizer(name=path.stem, backend=backend)
 
 
-def load_tokenizer(path: str | os.PathLike[str]) -> Tokenizer:
+def load_tokenizer(path: str | os.PathLike[str], *, engine: EncodeEngine = "auto") -> Tokenizer:
     """Load our saved folder, any HF ``tokenizer.json``, any sentencepiece ``.model`` file, or the
     ``tokenizer.tiktoken`` of a folder saved with ``formats=(..., "tiktoken")`` (its pattern is in the
-    ``tokenloom.json`` beside it; other ranks files: ``load_tokenizer_spec("tiktoken:FILE", pattern=...)``)."""
+    ``tokenloom.json`` beside it; other ranks files: ``load_tokenizer_spec("tiktoken:FILE", pattern=...)``).
+    ``engine``: which engine computes ids (see :class:`Tokenizer`)."""
+    tok = _load(Path(path))
+    return tok if engine == tok.engine_choice else tok.with_engine(engine)
 
-    path = Path(path)
+
+def _load(path: Path) -> Tokenizer:
     if not path.exists():
         raise TokenizerError(
             f"tokenizer path {str(path)!r} does not exist; give a folder written by Tokenizer.save or "

@@ -1,6 +1,8 @@
 """``train_tokenizer()`` (settings: ``TrainerConfig``, ``train_config.py``): BPE or unigram, on the HF ``tokenizers`` or ``sentencepiece``
 engine, with byte fallback and a lossless SentencePiece-style treatment of whitespace; and byte-level BPE
-(``algorithm="bytelevel-bpe"``, GPT-2 / tiktoken style) on the HF ``tokenizers`` engine.
+(``algorithm="bytelevel-bpe"``, GPT-2 / tiktoken style) on the HF ``tokenizers`` engine, gigatoken (GPT-2's
+split pattern: the same merges) or rustbpe (any pattern), ``_fast_train.py``; ``engine="auto"`` picks by
+``algorithms.bytelevel_trainer`` and records the engine and the reason in ``tokenloom.json``.
 
 For BPE and unigram both engines get equivalent settings:
 
@@ -58,9 +60,10 @@ from typing import Unpack
 from tokenloom._version import __version__
 from tokenloom.errors import ConfigError, VocabSizeError
 from tokenloom.text._engines import train_bytelevel, train_hf, train_spm
+from tokenloom.text._fast_train import train_gigatoken, train_rustbpe
 from tokenloom.text._parity import train_parity
 from tokenloom.text._stream import CorpusInput, StreamStats, TrainingCorpus
-from tokenloom.text.algorithms import AUTO_ENGINE, resolve_engine
+from tokenloom.text.algorithms import AUTO_ENGINE, FAST_TRAINERS, resolve_engine
 from tokenloom.text.tokenizer import Tokenizer
 from tokenloom.text.train_config import TrainerConfig, TrainerSettings
 
@@ -78,12 +81,13 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-def _versions() -> dict[str, str]:
-
+def _versions(engine: str) -> dict[str, str]:
+    fast = {engine: version(engine)} if engine in FAST_TRAINERS else {}
     return {
         "tokenloom": __version__,
         "tokenizers": version("tokenizers"),
         "sentencepiece": version("sentencepiece"),
+        **fast,
         "python": platform.python_version(),
     }
 
@@ -146,8 +150,9 @@ def train_tokenizer(
     ``heldout`` share of lines is kept out of training (:func:`train_with_heldout` returns those lines, e.g.
     for ``tokenloom.fertility_by_source``). Progress bars are drawn on a terminal unless ``quiet``.
 
-    ``algorithm="bytelevel-bpe"`` trains GPT-2 / tiktoken-style byte-level BPE on the ``tokenizers`` engine,
-    lossless on every string: ``pretokenizer`` is "gpt2", "cl100k", "llama3" (the same regex as "cl100k"),
+    ``algorithm="bytelevel-bpe"`` trains GPT-2 / tiktoken-style byte-level BPE (``engine``: "auto" —
+    gigatoken for GPT-2's pattern, rustbpe for others, the ``tokenizers`` engine where a setting needs it —,
+    "gigatoken", "rustbpe" or "hf"), lossless on every string: ``pretokenizer`` is "gpt2", "cl100k", "llama3" (the same regex as "cl100k"),
     "o200k" (default: unlike cl100k's ``\\p{L}+`` its letter classes include combining marks, so Devanagari or
     Tamil words are not cut at every vowel sign) or a regular expression of your own; ``split_digits=True``
     makes every digit its own piece (such a tokenizer cannot be saved in tiktoken's format, which has one
@@ -165,12 +170,14 @@ def train_with_heldout(corpus: CorpusInput, config: TrainerConfig, *, quiet: boo
     """:func:`train_tokenizer` with a config, returning the held-out lines too (see :class:`TrainResult`)."""
     cfg = config
     source = TrainingCorpus.of(corpus)  # paths are checked before any engine starts
-    engine_name = cfg.resolved_engine
+    engine_name, why = cfg.engine_choice
+    if cfg.algorithm == "bytelevel-bpe" and cfg.engine == "auto":
+        log.info("bytelevel-bpe trains on %s (%s)", engine_name, why)
     start = time.perf_counter()
     if cfg.algorithm == "parity-bpe":
         train = train_parity
     elif cfg.algorithm == "bytelevel-bpe":
-        train = train_bytelevel
+        train = {"gigatoken": train_gigatoken, "rustbpe": train_rustbpe}.get(engine_name, train_bytelevel)
     else:
         train = train_spm if engine_name == "sentencepiece" else train_hf
     tok, stats = train(source, cfg, quiet=quiet)
@@ -206,13 +213,14 @@ def _record(cfg: TrainerConfig, stats: StreamStats, seconds: float) -> dict[str,
         },
         "resolved": {
             "engine": cfg.resolved_engine,
+            "engine_reason": cfg.engine_choice[1],
             "special_tokens": list(cfg.resolved_special_tokens),
             "threads": cfg.resolved_threads,
             "max_piece_length": cfg.resolved_max_piece_length,
             **_bytelevel_record(cfg),
         },
         "corpus": stats.summary(),
-        "versions": _versions(),
+        "versions": _versions(cfg.resolved_engine),
         # volatile: the only part of the saved folder that differs between identical runs
         "training": {
             "seconds": round(seconds, 3),

@@ -34,6 +34,7 @@ from tokenloom.text.algorithms import (
     EngineChoice,
     Normalization,
     Variant,
+    bytelevel_trainer,
     resolve_engine,
 )
 from tokenloom.text.bytelevel import Pretokenizer, resolve_pattern
@@ -103,7 +104,9 @@ class TrainerConfig:
     engine: EngineChoice = field(
         default="auto",
         metadata=_about(
-            "auto (sentencepiece for bpe and unigram, hf for bytelevel-bpe and parity-bpe) | hf | sentencepiece"
+            "auto (sentencepiece for bpe and unigram; for bytelevel-bpe gigatoken with the gpt2 pattern, rustbpe "
+            "with others, hf where a setting needs it; hf for parity-bpe) | hf | sentencepiece | gigatoken | "
+            "rustbpe (the last two: bytelevel-bpe only)"
         ),
     )
     vocab_size: int = field(
@@ -290,6 +293,7 @@ class TrainerConfig:
                 raise ConfigError(f.metadata["refused"].format(cfg=self))
         if self.algorithm in BYTE_LEVEL:
             self.resolved_pretokenizer  # noqa: B018  # a pattern that cannot be used fails here, named
+            self.engine_choice  # noqa: B018  # a fast trainer asked for what it cannot train fails here
 
     def _check_parity(self) -> None:
         if not 0.0 <= self.language_sampling <= 1.0:
@@ -350,8 +354,24 @@ class TrainerConfig:
 
     @property
     def resolved_engine(self) -> Engine:
-        """The engine that trains (:func:`resolve_engine`)."""
-        return resolve_engine(self.algorithm, self.engine)
+        """The engine that trains (:func:`resolve_engine`; for bytelevel-bpe :func:`bytelevel_trainer`)."""
+        return self.engine_choice[0]
+
+    @property
+    def engine_choice(self) -> tuple[Engine, str]:
+        """The engine that trains and why (the reason is recorded in ``tokenloom.json``)."""
+        engine = resolve_engine(self.algorithm, self.engine)
+        if self.algorithm != "bytelevel-bpe":
+            return engine, f"engine={self.engine!r}" + (f" (auto: {engine})" if self.engine == "auto" else "")
+        pre = self.resolved_pretokenizer
+        unsupported = [
+            f"normalization={self.normalization!r}" if self.normalization != "none" else "",
+            "split_digits=True" if pre.split_digits else "",
+            f"max_piece_length={self.max_piece_length}" if self.max_piece_length is not None else "",
+        ]
+        return bytelevel_trainer(
+            self.engine, pattern=pre.name, unsupported=", ".join(u for u in unsupported if u) or None
+        )
 
     @property
     def resolved_special_tokens(self) -> tuple[str, ...]:
