@@ -161,3 +161,19 @@ def test_loss_decreases_on_a_small_text() -> None:
     print(f"loss {losses[0]:.3f} -> {losses[-1]:.3f}")
     assert losses[0] == pytest.approx(torch.log(torch.tensor(256.0)).item(), abs=0.5)
     assert sum(losses[-5:]) / 5 < 0.5 * losses[0]
+
+
+def test_explicit_positions_equal_the_derived_ones_and_bad_positions_are_refused() -> None:
+    model = tiny("sinusoidal").eval()
+    ids = torch.randint(0, VOCAB, (2, 9), generator=torch.Generator().manual_seed(4))
+    seg = torch.tensor([[0, 0, 0, 1, 1, 1, 1, 2, 2], [5, 5, 5, 5, 5, 5, -1, -1, -1]])
+    with torch.no_grad():
+        derived = model(ids, segment_ids=seg)
+        explicit = model(ids, segment_ids=seg, positions=segment_positions(seg))
+    assert torch.equal(derived, explicit)
+    with pytest.raises(ValueError, match=r"positions must have shape \[N=9\]"):
+        model(ids, positions=torch.arange(8))
+    with pytest.raises(ValueError, match="either start or positions"):
+        model.embed(ids, start=1, positions=torch.arange(9))
+    with pytest.raises(ValueError, match="non-negative"):
+        model(ids, positions=torch.arange(9) - 1)

@@ -59,9 +59,11 @@ def direct_bits(model: LanguageModel, seq: list[int]) -> float:
 
 
 def test_a_document_within_one_window_is_one_forward_pass() -> None:
-    model = tiny_lm(context=16)
+    model = tiny_lm(context=16).train()
     docs = [[3, 4, 5, 6, 7], [9], [], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]]
     bits = document_bits(model, docs, ScoreConfig(context=16, bos_id=0, batch_size=3))
+    assert model.training  # scored in eval mode, then restored
+    model.eval()
     assert bits == pytest.approx([direct_bits(model, [0, *doc]) for doc in docs], rel=1e-12, abs=1e-12)
     assert bits[2] == 0.0
     with_eos = document_bits(model, docs, ScoreConfig(context=16, bos_id=0, eos_id=19))

@@ -105,13 +105,22 @@ def document_bits(
 ) -> list[float]:
     """Negative log-likelihood in bits of each document (token ids), scored whole (module docstring).
 
-    ``model`` is put in eval mode when it is an ``nn.Module`` (and left so). An empty document scores 0
-    bits (or the end token's bits with ``eos_id``).
+    An ``nn.Module`` runs in eval mode (its previous mode is restored). An empty document scores 0 bits
+    (or the end token's bits with ``eos_id``).
     """
-    if isinstance(model, torch.nn.Module):
-        model.eval()
-        if device is None:
-            device = next(model.parameters()).device
+    if not isinstance(model, torch.nn.Module):
+        return _bits(model, documents, config, device)
+    was_training = model.training
+    model.eval()
+    try:
+        return _bits(model, documents, config, device or next(model.parameters()).device)
+    finally:
+        model.train(was_training)
+
+
+def _bits(
+    model: Scorer, documents: Sequence[Sequence[int]], config: ScoreConfig, device: torch.device | str | None
+) -> list[float]:
     sequences = _sequences(documents, config)
     windows = [
         window
