@@ -329,3 +329,51 @@ def test_params_and_flops_match_built_encoder_property(cfg: EncoderConfig, n: in
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         model(torch.randn(1, n, cfg.width))
     assert costs.encoder_flops(cfg, 1, n).total == counter.get_total_flops()
+
+
+# --------------------------------------------------------------------------- language model
+
+LM_CONFIGS = [
+    pytest.param(dict(position="learned"), True, id="learned-tied"),
+    pytest.param(dict(position="rope", kv_heads=2, mlp="swiglu"), False, id="rope-gqa-untied"),
+    pytest.param(dict(position="sinusoidal", norm="rmsnorm", qkv_bias=False), True, id="sinusoidal-tied"),
+]
+
+
+@pytest.mark.parametrize(("fields", "tied"), LM_CONFIGS)
+def test_lm_params_and_flops_match_built_model(fields: dict[str, object], tied: bool) -> None:
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from tokenloom.encoder import LanguageModel, LanguageModelConfig
+
+    enc = EncoderConfig(width=64, depth=2, heads=4, causal=True, attn_impl="reference", **fields)  # type: ignore[arg-type]
+    cfg = LanguageModelConfig(vocab_size=300, encoder=enc, context=40, tie_embeddings=tied)
+    model = LanguageModel(cfg).eval()
+    assert costs.lm_params(cfg) == sum(p.numel() for p in model.parameters())
+    embedding = {model.embed.tok.weight, model.output_weight} | set(
+        model.embed.pos.parameters() if model.embed.pos else ()
+    )
+    non_embedding = sum(p.numel() for p in model.parameters() if p not in embedding)
+    assert costs.lm_params(cfg, embedding=False) == non_embedding == costs.encoder_params(enc)
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(torch.randint(0, 300, (2, 23)))
+    # the reference path multiplies every (query, key) pair, the masked half too: the dense count
+    assert costs.lm_flops(cfg, 2, 23, causal=False).total == counter.get_total_flops()
+
+
+def test_lm_flops_known_answers() -> None:
+    from tokenloom.encoder import LanguageModelConfig
+
+    enc = EncoderConfig(width=64, depth=2, heads=4, causal=True)
+    cfg = LanguageModelConfig(vocab_size=1000, encoder=enc, context=128)
+    flops = costs.lm_flops(cfg, 3, 128)
+    assert flops.head == 2 * 3 * 128 * 64 * 1000
+    assert flops.total == costs.encoder_flops(enc, 3, 128).total + flops.head
+    assert flops.training == 3 * flops.total
+    # Kaplan et al. 2020, Table 1: per token ≈ 2·(non-embedding params + de-embedding) + 2·L·n_ctx·d (causal: half)
+    weights_only = 2 * (12 * 64 * 64 * 2 + 64 * 1000)
+    attention = 4 * 2 * 64 * 129 / 2  # 4·L·d per attended pair, (N + 1) / 2 pairs per query on average
+    assert flops.per_token == pytest.approx(weights_only + attention)
+    gpt2 = LanguageModelConfig(vocab_size=50257)
+    assert costs.lm_params(gpt2) == 124_439_808  # GPT-2 small with tied head (Hugging Face's count)

@@ -105,6 +105,8 @@ def f(tok: tokenloom.Tokenizer, corpus: tokenloom.Corpus) -> None:
     e: int = tokenloom.Encoder(tokenloom.EncoderConfig())
     g: int = tokenloom.load_image(b"")
     h: str = tokenloom.from_timm
+    i: int = tokenloom.LanguageModel(tokenloom.LanguageModelConfig(10)).generate(torch.zeros(1), 1)
+    j: str = tokenloom.evaluate_bpb
 """
 
 

@@ -66,6 +66,9 @@ _LAZY: dict[str, str] = {
     "vit_patch_dim": "tokenloom.costs",
     "format_bytes": "tokenloom.costs",
     "format_count": "tokenloom.costs",
+    "lm_params": "tokenloom.costs",
+    "lm_flops": "tokenloom.costs",
+    "LanguageModelFlops": "tokenloom.costs",
     # encoder: attention
     "attention": "tokenloom.encoder.attention",
     # encoder: model, front ends, timm conversion
@@ -74,6 +77,12 @@ _LAZY: dict[str, str] = {
     "ImageEmbed": "tokenloom.encoder.embed",
     "PatchEmbed": "tokenloom.encoder.embed",
     "from_timm": "tokenloom.encoder.timm_compat",
+    # language model and bits per byte
+    "LanguageModelConfig": "tokenloom.encoder.config",
+    "LanguageModel": "tokenloom.encoder.lm",
+    "ScoreConfig": "tokenloom.lm.scoring",
+    "evaluate_bpb": "tokenloom.lm.bpb",
+    "byte_entropy": "tokenloom.lm.baseline",
     # images: decode, transforms, patches, datasets, sharded preprocessing
     "load_image": "tokenloom.vision.io",
     "DecodeConfig": "tokenloom.vision.io",
@@ -95,6 +104,7 @@ _LAZY: dict[str, str] = {
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
     from tokenloom.costs import (
         EncoderFlops,
+        LanguageModelFlops,
         TrainingMemory,
         attention_flops,
         bytes_per_element,
@@ -106,6 +116,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports 
         format_count,
         kv_cache_bytes,
         linear_flops,
+        lm_flops,
+        lm_params,
         mlp_flops,
         projection_flops,
         score_bytes,
@@ -116,8 +128,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports 
         weight_bytes,
     )
     from tokenloom.encoder.attention import attention
-    from tokenloom.encoder.config import EncoderConfig
+    from tokenloom.encoder.config import EncoderConfig, LanguageModelConfig
     from tokenloom.encoder.embed import ImageEmbed, PatchEmbed, TextEmbed
+    from tokenloom.encoder.lm import LanguageModel
     from tokenloom.encoder.model import Encoder
     from tokenloom.encoder.timm_compat import from_timm
     from tokenloom.errors import ConfigError, CorpusError, ImageDecodeError, TokenizerError, TokenloomError
@@ -129,6 +142,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports 
     from tokenloom.evaluate.writers import write_evaluation
     from tokenloom.fertility.report import ReportConfig, fertility_by_source, fertility_report
     from tokenloom.fertility.writers import write_report
+    from tokenloom.lm.baseline import byte_entropy
+    from tokenloom.lm.bpb import evaluate_bpb
+    from tokenloom.lm.scoring import ScoreConfig
     from tokenloom.text.adapt import as_tokenizer
     from tokenloom.text.corpus import Corpus, load_corpus
     from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
@@ -155,9 +171,13 @@ __all__ = [
     "ImageDecodeError",
     "ImageEmbed",
     "KeywordStage",
+    "LanguageModel",
+    "LanguageModelConfig",
+    "LanguageModelFlops",
     "PatchEmbed",
     "PreprocessConfig",
     "ReportConfig",
+    "ScoreConfig",
     "ScoreStage",
     "ShardDataset",
     "StageCost",
@@ -174,12 +194,14 @@ __all__ = [
     "attention",
     "attention_flops",
     "build_loader",
+    "byte_entropy",
     "bytes_per_element",
     "encoder_flops",
     "encoder_kv_cache_bytes",
     "encoder_param_breakdown",
     "encoder_params",
     "eval_transform",
+    "evaluate_bpb",
     "evaluate_cascade",
     "evaluate_slices",
     "export_webdataset",
@@ -191,6 +213,8 @@ __all__ = [
     "from_timm",
     "kv_cache_bytes",
     "linear_flops",
+    "lm_flops",
+    "lm_params",
     "load_corpus",
     "load_image",
     "load_tokenizer",

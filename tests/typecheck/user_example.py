@@ -119,6 +119,25 @@ def model_side(tok: tokenloom.Tokenizer) -> None:
         assert torch.allclose(ours(images), vit(images), atol=1e-4)
 
 
+def language_model_side(tok: tokenloom.Tokenizer) -> None:
+    torch.manual_seed(0)
+    blocks = tokenloom.EncoderConfig(width=32, depth=1, heads=2, causal=True)
+    config = tokenloom.LanguageModelConfig(vocab_size=tok.vocab_size, encoder=blocks, context=32)
+    model = tokenloom.LanguageModel(config)
+    assert sum(p.numel() for p in model.parameters()) == tokenloom.lm_params(config)
+    flops: tokenloom.LanguageModelFlops = tokenloom.lm_flops(config, 1, 32)
+    assert flops.training == 3 * flops.total
+    prompt = torch.tensor(tok.encode("Count the tokens."))
+    out: torch.Tensor = model.generate(prompt, 3, temperature=0)
+    assert out.shape == (len(prompt) + 3,)
+    texts = ["Count the tokens.", "Count them again."]
+    score = tokenloom.ScoreConfig(context=32, bos_id=0)
+    rows = tokenloom.evaluate_bpb(model, tok, texts, ["eng", "eng"], score, n_boot=20)
+    assert rows[-1].bytes == sum(len(t.encode()) for t in texts) and rows[-1].bpb > 0
+    baseline: float = tokenloom.byte_entropy(texts)
+    assert 0 < baseline < 8
+
+
 def image_side(work: Path) -> None:
     src = work / "images"
     for label, shade in (("cats", 10), ("dogs", 200)):
@@ -199,6 +218,7 @@ def main() -> int:
         tok = text_side(work)
         costs_side()
         model_side(tok)
+        language_model_side(tok)
         image_side(work)
         evaluate_side(work)
     print("every public name used")

@@ -1,7 +1,8 @@
 """The cost model: what an encoder costs in FLOPs, attention-score memory, KV-cache bytes and weights.
 
 ``formulas`` holds the pure formulas (integers in, integers out; no torch, numpy or pandas), ``weights``
-the parameter counts and weight bytes, and ``training`` what one training step holds in memory; all three
+the parameter counts and weight bytes, ``language_model`` a language model's parameters and FLOPs, and
+``training`` what one training step holds in memory; all four
 are re-exported here; ``tables`` builds the CLI's tables from them, ``languages`` is what a language with a
 given token premium costs (pandas only for fertility reports) and ``plots`` draws them (matplotlib,
 imported on use).
@@ -29,6 +30,7 @@ from tokenloom.costs.formulas import (
     vit_patch_dim,
     vit_tokens,
 )
+from tokenloom.costs.language_model import LanguageModelFlops, lm_flops, lm_param_breakdown, lm_params
 from tokenloom.costs.training import TrainingMemory, block_activation_bytes, training_memory
 from tokenloom.costs.weights import embedding_params, encoder_param_breakdown, encoder_params, weight_bytes
 
@@ -36,6 +38,7 @@ __all__ = [
     "DTYPE_BYTES",
     "DType",
     "EncoderFlops",
+    "LanguageModelFlops",
     "TrainingMemory",
     "attention_edges",
     "attention_flops",
@@ -50,6 +53,9 @@ __all__ = [
     "format_count",
     "kv_cache_bytes",
     "linear_flops",
+    "lm_flops",
+    "lm_param_breakdown",
+    "lm_params",
     "mlp_flops",
     "projection_flops",
     "score_bytes",

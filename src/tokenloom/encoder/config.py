@@ -1,4 +1,5 @@
-"""``EncoderConfig``: the one frozen description of an encoder stack, shared by the model and the cost model.
+"""``EncoderConfig``: the one frozen description of an encoder stack, shared by the model and the cost model;
+``LanguageModelConfig``: a causal language model built on such a stack.
 
 The config describes the stack of blocks (attention + MLP + norms); front ends (token embedding,
 patch embedding, class token, absolute positions) take their own arguments. Optional sizes default to
@@ -14,7 +15,7 @@ from typing import Literal, get_args
 
 from tokenloom.errors import ConfigError
 
-__all__ = ["PRESETS", "AttnImpl", "EncoderConfig"]
+__all__ = ["PRESETS", "AttnImpl", "EncoderConfig", "LanguageModelConfig"]
 
 # The attention paths (tokenloom.encoder.attention re-exports this as ``Impl``; defined here, torch-free,
 # so that the config can validate against it without importing torch).
@@ -137,3 +138,45 @@ PRESETS: dict[str, dict[str, object]] = {
     "vit-l16": {"width": 1024, "depth": 24, "heads": 16},
     "vit-h14": {"width": 1280, "depth": 32, "heads": 16},
 }
+
+
+# GPT-2 small's blocks (Radford et al. 2019): 12 × 768 wide, 12 heads, LayerNorm eps 1e-5, causal.
+GPT2_SMALL_BLOCKS = EncoderConfig(width=768, depth=12, heads=12, norm_eps=1e-5, causal=True)
+
+
+@dataclass(frozen=True)
+class LanguageModelConfig:
+    """A causal language model on the shared encoder: ``TextEmbed`` + causal ``Encoder`` + output head.
+
+    The absolute positions of the front end follow ``encoder.position`` (``"learned"`` / ``"sinusoidal"``
+    are added to the token vectors; ``"rope"`` / ``"none"`` add none). The defaults are GPT-2 small's shape
+    (Radford et al. 2019) with the vocabulary left to the tokenizer.
+    """
+
+    vocab_size: int  # V: the tokenizer's vocabulary size (ids 0..V-1)
+    encoder: EncoderConfig = GPT2_SMALL_BLOCKS  # the block stack; must be causal
+    context: int = 1024  # longest sequence trained on and scored at once (the learned position table)
+    tie_embeddings: bool = True  # the output head reuses the token embedding matrix (GPT-2, T5)
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "context"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ConfigError(f"LanguageModelConfig.{name} must be a positive int, got {value!r}")
+        if not isinstance(self.encoder, EncoderConfig):
+            raise ConfigError(f"LanguageModelConfig.encoder must be an EncoderConfig, got {self.encoder!r}")
+        if not self.encoder.causal:
+            raise ConfigError(
+                "a language model needs a causal encoder (each token predicts the next from its past); "
+                "use dataclasses.replace(encoder, causal=True)"
+            )
+        if self.encoder.cross_attention:
+            raise ConfigError("LanguageModelConfig.encoder must not have cross_attention (no memory to read)")
+        if self.encoder.position == "sinusoidal" and self.encoder.width % 2:
+            raise ConfigError(f"sinusoidal positions need an even width, got {self.encoder.width}")
+
+    @property
+    def front_position(self) -> Literal["learned", "sinusoidal", "none"]:
+        """The absolute positions ``TextEmbed`` adds: ``encoder.position``, or ``"none"`` for RoPE."""
+        position = self.encoder.position
+        return "none" if position in ("rope", "none") else position  # type: ignore[return-value]

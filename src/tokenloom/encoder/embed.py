@@ -18,7 +18,13 @@ from torch import nn
 
 from tokenloom.encoder import masks
 from tokenloom.encoder.patches import grid_size, patchify
-from tokenloom.encoder.positions import LearnedGridPositions, LearnedPositions, sinusoidal_1d, sinusoidal_2d
+from tokenloom.encoder.positions import (
+    LearnedGridPositions,
+    LearnedPositions,
+    sinusoidal_1d,
+    sinusoidal_2d,
+    sinusoidal_at,
+)
 from tokenloom.errors import ConfigError
 
 __all__ = ["AbsPosition", "Embedded", "ImageEmbed", "PatchEmbed", "TextEmbed"]
@@ -52,8 +58,9 @@ class TextEmbed(nn.Module):
     The padding mask (``[B, 1, 1, N]``, True = real token) comes from ``lengths`` when given, else from
     ``pad_id`` (every position whose id is ``pad_id``), else it is None. ``start`` offsets the positions
     (for ``Encoder.decode_step``): an int, or an integer tensor ``[B]`` with one first position per row
-    (``start=cache.lengths`` continues each ragged row at its own length). Use ``position="none"`` with a
-    RoPE encoder.
+    (``start=cache.lengths`` continues each ragged row at its own length). ``positions`` (integer ``[N]``
+    or ``[B, N]``) gives every token its own position instead, e.g. each packed document's own ``0..n-1``
+    (``tokenloom.encoder.positions.segment_positions``). Use ``position="none"`` with a RoPE encoder.
     """
 
     def __init__(
@@ -87,6 +94,7 @@ class TextEmbed(nn.Module):
         *,
         lengths: torch.Tensor | Sequence[int] | None = None,
         start: int | torch.Tensor = 0,
+        positions: torch.Tensor | None = None,
     ) -> Embedded:
         if ids.dim() != 2 or not _is_integer(ids.dtype):
             raise ValueError(
@@ -107,9 +115,13 @@ class TextEmbed(nn.Module):
             raise ValueError(
                 f"start must be an int or one first position per row [B={b}], got shape {tuple(start.shape)}"
             )
+        if positions is not None:
+            _check_positions(positions, b, n, start)
         x = self.tok(ids)  # [B, N, d]
         if self.pos is not None:
-            x = self.pos(x, start=start)
+            x = self.pos(x, start=start, positions=positions)
+        elif self.position == "sinusoidal" and positions is not None:
+            x = x + sinusoidal_at(positions.to(x.device), self.width, dtype=x.dtype)  # + [N, d] or [B, N, d]
         elif self.position == "sinusoidal":
             # + [N, d] (int start) or [B, N, d] (a start per row)
             x = x + sinusoidal_1d(n, self.width, start=start, dtype=x.dtype, device=x.device)
@@ -121,6 +133,21 @@ class TextEmbed(nn.Module):
         elif self.pad_id is not None:
             mask = (ids != self.pad_id)[:, None, None, :]  # [B, 1, 1, N]
         return Embedded(x, mask)
+
+
+def _check_positions(positions: torch.Tensor, b: int, n: int, start: int | torch.Tensor) -> None:
+    if not isinstance(start, int) or start != 0:
+        raise ValueError(
+            "give either start or positions, not both (positions already say where each token is)"
+        )
+    if not isinstance(positions, torch.Tensor) or not _is_integer(positions.dtype):
+        raise ValueError(f"positions must be an integer tensor [N] or [B, N], got {positions!r}")
+    if tuple(positions.shape) not in ((n,), (b, n)):
+        raise ValueError(
+            f"positions must have shape [N={n}] or [B={b}, N={n}] (one per token), got {tuple(positions.shape)}"
+        )
+    if positions.numel() and int(positions.min()) < 0:
+        raise ValueError(f"positions must be non-negative, got {int(positions.min())}")
 
 
 class ImageEmbed(nn.Module):

@@ -182,9 +182,12 @@ class SelfAttention(nn.Module):
         kv_cache: LayerKV | None = None,
         key_lengths: torch.Tensor | None = None,
         segment_ids: torch.Tensor | None = None,
+        positions: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """``x [B, N, d] -> [B, N, d]``. ``mask`` broadcastable to ``[B, H, N, M]`` (True = may attend);
         ``key_lengths [B]`` (padding) and ``segment_ids [B, N]`` (packing) as in ``attention``.
+        ``positions`` (``[N]`` or ``[B, N]``): the RoPE position of each query/key (default: consecutive,
+        continuing after the cache), e.g. each packed document's own ``0..n-1``.
 
         With ``kv_cache`` the new keys/values are appended to it and the queries (the last N positions)
         attend over all ``M`` cached positions. A cache with ragged rows (``kv_cache.lengths``, set by a
@@ -199,7 +202,8 @@ class SelfAttention(nn.Module):
         causal = self.causal and not ragged  # ragged: one query per row, it sees all its row's keys
         if self.rope is not None:
             start = 0 if kv_cache is None else kv_cache.length
-            positions = torch.arange(start, start + n, device=x.device)  # [N]
+            if positions is None:
+                positions = torch.arange(start, start + n, device=x.device)  # [N]
             if ragged:
                 assert kv_cache is not None and kv_cache.lengths is not None
                 positions = kv_cache.lengths[:, None]  # [B, 1]: each row's next position
@@ -311,16 +315,20 @@ class Block(nn.Module):
         segment_ids: torch.Tensor | None = None,
         memory: torch.Tensor | None = None,  # [B, M, d_mem] for the cross-attention sub-block
         memory_lengths: torch.Tensor | None = None,  # [B] valid memory positions (the rest is padding)
+        positions: torch.Tensor | None = None,  # [N] or [B, N] RoPE positions (default: consecutive)
     ) -> torch.Tensor:
         """``x [B, N, d] -> [B, N, d]``."""
         if self.pre:
             h = self.attn(
-                self.norm1(x), mask, kv_cache=kv_cache, key_lengths=key_lengths, segment_ids=segment_ids
-            )
+                self.norm1(x), mask, kv_cache=kv_cache, key_lengths=key_lengths, segment_ids=segment_ids,
+                positions=positions,
+            )  # fmt: skip
             x = x + self.drop(h)
             x = self._cross(x, memory, memory_lengths)
             return x + self.drop(self.mlp(self.norm2(x)))
-        h = self.attn(x, mask, kv_cache=kv_cache, key_lengths=key_lengths, segment_ids=segment_ids)
+        h = self.attn(
+            x, mask, kv_cache=kv_cache, key_lengths=key_lengths, segment_ids=segment_ids, positions=positions
+        )
         x = self.norm1(x + self.drop(h))
         x = self._cross(x, memory, memory_lengths)
         return self.norm2(x + self.drop(self.mlp(x)))

@@ -118,18 +118,20 @@ class Encoder(nn.Module):
         segment_ids: torch.Tensor | None = None,
         memory: torch.Tensor | None = None,
         memory_lengths: torch.Tensor | None = None,
+        positions: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """``x [B, N, d] -> [B, N, d]``. Padded batches: ``key_lengths [B]`` (real tokens per row, the
         padding at the end); packed batches: ``segment_ids [B, N]`` (one id per packed sequence, negative
         = padding). Both reach the attention kernels as they are: no dense ``[B, 1, N, N]`` mask is built
-        on the Triton path. With ``EncoderConfig(cross_attention=True)`` every block also attends to
+        on the Triton path. ``positions`` (``[N]`` or ``[B, N]``) are the RoPE positions (default
+        ``0..N-1``; packed rows pass each document's own, absolute positions are the front end's). With ``EncoderConfig(cross_attention=True)`` every block also attends to
         ``memory [B, M, cross_width]`` (e.g. image patch tokens for a text batch), ``memory_lengths [B]``
         marking its padding."""
         self._check(x)
         for block in self.blocks:
             x = block(  # [B, N, d]
                 x, mask, key_lengths=key_lengths, segment_ids=segment_ids, memory=memory,
-                memory_lengths=memory_lengths,
+                memory_lengths=memory_lengths, positions=positions,
             )  # fmt: skip
         return self.norm(x)
 

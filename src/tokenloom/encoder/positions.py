@@ -32,8 +32,10 @@ __all__ = [
     "resample_grid_positions",
     "rope_angles",
     "rope_inv_freq",
+    "segment_positions",
     "sinusoidal_1d",
     "sinusoidal_2d",
+    "sinusoidal_at",
 ]
 
 
@@ -55,13 +57,42 @@ def sinusoidal_1d(
     ``start`` may be an integer tensor ``[B]`` (one first position per sequence, e.g. ``KVCache.lengths``
     of ragged rows): the result is then ``[B, n, dim]``.
     """
+    return sinusoidal_at(position_index(start, n, device=device), dim, base=base, dtype=dtype)
+
+
+def sinusoidal_at(
+    positions: torch.Tensor, dim: int, *, base: float = 10000.0, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
+    """Sinusoidal rows for any integer ``positions`` (``[n]`` or ``[B, n]``): ``[..., dim]``, as ``sinusoidal_1d``.
+
+    Packed rows pass each token's position inside its own document (see :func:`segment_positions`).
+    """
     if dim <= 0 or dim % 2:
         raise ValueError(f"sinusoidal positions need a positive even dim, got {dim}")
-    pos = position_index(start, n, device=device).to(torch.float64)  # [n] or [B, n]
+    pos = positions.to(torch.float64)  # [n] or [B, n]
     inv = base ** (-torch.arange(0, dim, 2, dtype=torch.float64, device=pos.device) / dim)  # [dim/2]
     angles = pos[..., None] * inv  # [n, dim/2] or [B, n, dim/2]
     out = torch.stack((angles.sin(), angles.cos()), dim=-1)  # [..., n, dim/2, 2]
     return out.reshape(*pos.shape, dim).to(dtype)  # [n, dim] or [B, n, dim]: sin, cos interleaved
+
+
+def segment_positions(segment_ids: torch.Tensor) -> torch.Tensor:
+    """Each token's position inside its own segment: ``[B, N]`` ids -> ``[B, N]`` int64 positions.
+
+    A segment is a run of equal ids along a row (a packed document); positions restart at 0 wherever
+    the id changes, so ``[[7, 7, 7, 3, 3, -1]]`` gives ``[[0, 1, 2, 0, 1, 0]]`` (padding runs count too;
+    their positions are never attended).
+    """
+    if segment_ids.dim() != 2 or segment_ids.is_floating_point() or segment_ids.dtype == torch.bool:
+        raise ValueError(
+            f"segment_ids must be an integer tensor [B, N], got {segment_ids.dtype} {tuple(segment_ids.shape)}"
+        )
+    b, n = segment_ids.shape
+    index = torch.arange(n, device=segment_ids.device).expand(b, n)  # [B, N]
+    starts = torch.ones_like(segment_ids, dtype=torch.bool)  # [B, N]: True where a segment begins
+    starts[:, 1:] = segment_ids[:, 1:] != segment_ids[:, :-1]
+    first = torch.where(starts, index, torch.zeros_like(index)).cummax(dim=1).values  # [B, N]
+    return index - first
 
 
 def position_index(
@@ -124,9 +155,15 @@ class LearnedPositions(nn.Module):
         self.weight = nn.Parameter(torch.empty(1, max_len, dim))
         nn.init.trunc_normal_(self.weight, std=init_std)
 
-    def forward(self, x: torch.Tensor, *, start: int | torch.Tensor = 0) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, *, start: int | torch.Tensor = 0, positions: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """``x [B, N, d]`` plus rows ``start..start+N-1``, or the rows ``positions`` (``[N]`` or ``[B, N]``)."""
         n = x.shape[1]
-        if isinstance(start, torch.Tensor):
+        if positions is not None:
+            index = positions.to(x.device).long()  # [N] or [B, N]
+            lo, hi = (int(index.min()), int(index.max())) if index.numel() else (0, -1)
+        elif isinstance(start, torch.Tensor):
             index = position_index(start, n, device=x.device)  # [B, N]
             lo, hi = (int(index.min()), int(index.max())) if index.numel() else (0, -1)
         else:
@@ -136,8 +173,8 @@ class LearnedPositions(nn.Module):
                 f"positions {lo}..{hi} exceed the learned table of max_len={self.max_len}; "
                 "truncate the sequence or build the front end with a larger max_len"
             )
-        if isinstance(start, torch.Tensor):
-            return x + self.weight[0][index]  # [B, N, d] + [B, N, d]
+        if positions is not None or isinstance(start, torch.Tensor):
+            return x + self.weight[0][index]  # [B, N, d] + [B, N, d] (or [N, d])
         return x + self.weight[:, start : start + n]  # [B, N, d] + [1, N, d]
 
 
