@@ -27,21 +27,20 @@ Run under the shared lock (ratios only mean something when the benchmark ran alo
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import tokenloom
+from bench_fertility import _machine  # this folder is on sys.path when a script runs
 from tokenloom.fertility.report import ReportConfig, fertility_report
+from tokenloom.text._fast_train import quiet_native_output
 from tokenloom.text.backends.hf import HFBackend
 from tokenloom.text.bytelevel import PATTERNS, build_pre_tokenizer, resolve_pattern
 from tokenloom.text.tiktoken_export import tiktoken_encoding_kwargs
@@ -63,19 +62,6 @@ def _print_table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, ma
     for r in cells:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
     print()
-
-
-def _machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return f"{platform.system()}, {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}; {date}"
 
 
 def _timed(func: Callable[[], Any]) -> tuple[float, Any]:
@@ -114,21 +100,6 @@ def _train_raw_hf(lines: list[str], pre: str, vocab: int) -> Any:
     )  # fmt: skip
     hf.train_from_iterator((lines[i : i + 1000] for i in range(0, len(lines), 1000)), trainer=trainer)
     return hf
-
-
-@contextlib.contextmanager
-def quiet_native_output() -> Iterator[None]:
-    """gigatoken's trainer prints progress on file descriptors 1 and 2: /dev/null meanwhile."""
-    saved = [os.dup(1), os.dup(2)]
-    try:
-        with open(os.devnull, "wb") as null:
-            os.dup2(null.fileno(), 1)
-            os.dup2(null.fileno(), 2)
-            yield
-    finally:
-        for fd, copy in zip((1, 2), saved, strict=True):
-            os.dup2(copy, fd)
-            os.close(copy)
 
 
 def _merges(hf: Any) -> list[tuple[str, str]]:

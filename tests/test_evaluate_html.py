@@ -3,17 +3,13 @@ and the same page in headless Chromium (no script errors, charts decoded, sortin
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from html_tables import TableCells
+from html_tables import TableCells, run_probe
 from tokenloom.evaluate import EvalConfig, evaluate_slices
 from tokenloom.evaluate.cascade import ScoreStage, StageCost, evaluate_cascade
 from tokenloom.evaluate.selection import selection_estimates
@@ -116,10 +112,6 @@ def test_page_is_self_contained_escaped_and_sorted_by_gap(written: dict[str, Pat
     assert {"paired", "cascade", "selection", "transforms"} <= set(parsed.tables)
 
 
-def _browser() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-
-
 _PROBE = """<script>addEventListener('load',()=>{
 const t=document.getElementById('slices'),h=[...t.tHead.rows[0].cells],i=h.findIndex(c=>c.textContent==='gap');
 const col=()=>[...t.tBodies[0].rows].map(r=>r.cells[i].dataset.v);const before=col();
@@ -133,22 +125,8 @@ p.textContent=JSON.stringify({errors:window.__errors,before,asc,desc,shown,image
 
 
 def test_page_in_headless_chromium(written: dict[str, Path], tmp_path: Path) -> None:
-    browser = _browser()
-    if browser is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("CI=true but no chromium on PATH (.ci/run installs Debian's chromium package)")
-        pytest.skip("no chromium on PATH (apt-get install chromium)")
     page = written["html"].read_text("utf-8")
-    catcher = (
-        "<script>window.__errors=[];addEventListener('error',e=>__errors.push(String(e.message)));</script>"
-    )
-    page = page.replace("<head>", "<head>" + catcher, 1).replace("</body>", _PROBE + "</body>")
-    probe = tmp_path / "probe.html"
-    probe.write_text(page, "utf-8")
-    argv = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", probe.as_uri()]
-    dom = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True).stdout
-    start = dom.index('<pre id="probe">') + len('<pre id="probe">')
-    result = json.loads(dom[start : dom.index("</pre>", start)].replace("&quot;", '"').replace("&amp;", "&"))
+    result = run_probe(page, _PROBE, tmp_path)
     assert result["errors"] == []
     numbers = lambda col: [float(v) for v in col if v]  # noqa: E731
     assert numbers(result["asc"]) == sorted(numbers(result["before"]))

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from html_tables import TableCells
+from html_tables import TableCells, run_probe
 from tokenloom.fertility import plots
 from tokenloom.fertility.html import TABLE_COLUMNS, render_html
 from tokenloom.fertility.report import REPORT_COLUMNS
@@ -127,10 +123,6 @@ def test_html_page_is_self_contained_with_every_row() -> None:
     assert sorted(float(r[at]) for r in body if r[at]) == sorted(df["premium_mean"].dropna())
 
 
-def _browser() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-
-
 # Appended to a copy of the page: records script errors, clicks the premium header twice and reads that
 # column's raw values after each click, then filters; the results go into a <pre id="probe"> that
 # --dump-dom prints.
@@ -146,27 +138,13 @@ p.textContent=JSON.stringify({errors:window.__errors,before,asc,desc,shown});doc
 
 
 def test_report_page_in_headless_chromium(tmp_path: Path) -> None:
-    browser = _browser()
-    if browser is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("CI=true but no chromium on PATH (.ci/run installs Debian's chromium package)")
-        pytest.skip("no chromium on PATH (apt-get install chromium)")
     df = _frame({"a": LANGS, "b": {k: (s, 1 + (p - 1) / 2) for k, (s, p) in LANGS.items()}})
     code = df.iloc[[0]].assign(slice_kind="code", slice="python", premium_mean=math.nan)  # no premium
     df = pd.concat([df, code], ignore_index=True)
     df.attrs["pivot"] = "eng_Latn"
     write_report(df, tmp_path / "report")
     page = (tmp_path / "report" / "report.html").read_text("utf-8")
-    catcher = (
-        "<script>window.__errors=[];addEventListener('error',e=>__errors.push(String(e.message)));</script>"
-    )
-    page = page.replace("<head>", "<head>" + catcher, 1).replace("</body>", _PROBE + "</body>")
-    probe = tmp_path / "probe.html"
-    probe.write_text(page, "utf-8")
-    argv = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", probe.as_uri()]
-    dom = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True).stdout
-    start = dom.index('<pre id="probe">') + len('<pre id="probe">')
-    result = json.loads(dom[start : dom.index("</pre>", start)].replace("&quot;", '"').replace("&amp;", "&"))
+    result = run_probe(page, _PROBE, tmp_path)
     assert result["errors"] == []
     numbers = lambda col: [float(v) for v in col if v]  # noqa: E731
     assert result["before"] != result["asc"]
