@@ -39,6 +39,7 @@ from typing import Any
 
 import tokenloom
 from bench_fertility import _machine  # this folder is on sys.path when a script runs
+from bench_fertility import _print_table as print_table
 from tokenloom.fertility.report import ReportConfig, fertility_report
 from tokenloom.text._fast_train import quiet_native_output
 from tokenloom.text.backends.hf import HFBackend
@@ -49,18 +50,7 @@ SEP = b"\xff"
 
 
 def _print_table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, markdown: bool) -> None:
-    cells = [[str(c) for c in r] for r in rows]
-    if markdown:
-        print("| " + " | ".join(headers) + " |")
-        print("|" + "|".join("---" if i == 0 else "---:" for i in range(len(headers))) + "|")
-        for r in cells:
-            print("| " + " | ".join(r) + " |")
-        print()
-        return
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
-    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
-    for r in cells:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+    print_table(headers, rows, markdown=markdown)
     print()
 
 
