@@ -34,7 +34,17 @@ __all__ = ["build_parser", "main"]
 
 # the subcommand modules under tokenloom._commands, in the order ``tokenloom --help`` lists them
 # (a module's NAME is the subcommand: train_vit.py is ``train-vit``)
-COMMANDS: tuple[str, ...] = ("costs", "demo", "explain", "fertility", "images", "sweep", "train", "train_vit")
+COMMANDS: tuple[str, ...] = (
+    "costs",
+    "demo",
+    "explain",
+    "fertility",
+    "images",
+    "sweep",
+    "tokenize",
+    "train",
+    "train_vit",
+)
 
 
 class HelpFormatter(argparse.HelpFormatter):
