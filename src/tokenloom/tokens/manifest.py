@@ -27,26 +27,28 @@ __all__ = ["FORMAT", "check_files", "read_manifest", "tokenizer_fingerprint", "w
 FORMAT = "tokenloom-token-shards/1"
 
 
+def _hashes(folder: Path, *, engine_only: bool) -> list[dict[str, str]]:
+    found = sorted(folder.rglob("*")) if folder.is_dir() else [folder]
+    base = folder if folder.is_dir() else folder.parent
+    return [
+        {"name": f.relative_to(base).as_posix(), "sha256": hashlib.sha256(f.read_bytes()).hexdigest()}
+        for f in found
+        if f.is_file() and not (engine_only and f.name == "tokenloom.json")
+    ]
+
+
 def tokenizer_fingerprint(tok: Tokenizer, path: Path | None) -> dict[str, Any]:
-    """Name, vocabulary size, files (name, SHA-256) and one fingerprint over them. A tokenizer given as an
-    object is saved to a temporary folder first (its engine files are what is hashed)."""
-    files: list[dict[str, str]] = []
+    """Name, vocabulary size, files (name, SHA-256: the files given, else the saved ones) and one
+    fingerprint: the SHA-256 of the engine files :meth:`Tokenizer.save` writes (not ``tokenloom.json``, a
+    record of how it was trained), so a tokenizer given as a folder and the same one given as an object
+    agree. An engine tokenloom cannot save (a callable) is fingerprinted by name and vocabulary size."""
     with tempfile.TemporaryDirectory() as tmp:
-        folder = path
-        if folder is None:
-            try:
-                folder = tok.save(Path(tmp) / "tok")
-            except Exception:  # an engine tokenloom cannot save (a callable): fingerprint by name only
-                folder = None
-        if folder is not None:
-            found = sorted(folder.rglob("*")) if folder.is_dir() else [folder]
-            for f in found:
-                if f.is_file() and not (path is None and f.name == "tokenloom.json"):
-                    rel = f.relative_to(folder).as_posix() if folder.is_dir() else f.name
-                    files.append({"name": rel, "sha256": hashlib.sha256(f.read_bytes()).hexdigest()})
-    digest = hashlib.sha256(json.dumps([tok.vocab_size, [f["sha256"] for f in files]]).encode())
-    if not files:
-        digest.update(tok.name.encode())
+        try:
+            saved = _hashes(tok.save(Path(tmp) / "tok"), engine_only=True)
+        except Exception:  # an engine tokenloom cannot save: no files to hash
+            saved = []
+    files = _hashes(path, engine_only=False) if path is not None else saved
+    digest = hashlib.sha256(json.dumps([tok.vocab_size, saved or tok.name]).encode())
     return {"name": tok.name, "vocab_size": tok.vocab_size, "files": files, "fingerprint": digest.hexdigest()}
 
 
