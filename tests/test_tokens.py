@@ -254,6 +254,18 @@ def test_packed_rows_hold_whole_documents_with_restarting_positions(plain: Path)
     assert [t for s in seen for t in s] == joined  # every token once, in order
     whole = Counter(tuple(d) for d in docs if len(d) <= 64)  # a document that fits a row is never cut
     assert whole <= Counter(map(tuple, seen))
+    fra = TokenShardDataset(plain, seq_len=64, packing="documents", language="fra", shuffle=False)
+    side = np.concatenate(
+        [
+            np.load(plain / f"{n}.ds.docs.npy")
+            for n in sorted({p.name.split(".")[0] for p in plain.glob("*.ds")})
+        ]
+    )
+    fra_docs = [d for d, lang in zip(docs, side["lang"], strict=True) if lang == "fra"]
+    fra_tokens = [
+        t for i in range(len(fra)) for t in fra[i]["input_ids"][fra[i]["segment_ids"] >= 0].tolist()
+    ]
+    assert fra_tokens == [t for d in fra_docs for t in d] and len(fra_docs) == 40
     rows = pack_rows([3, 70, 2], 64)
     assert rows == [[(0, 0, 3), (1, 0, 61)], [(1, 61, 70), (2, 0, 2)]]
     seg, pos = row_arrays(rows[1], 64)
@@ -296,9 +308,11 @@ def test_a_packed_row_equals_each_document_run_alone(plain: Path, position: str)
     from tokenloom.encoder.positions import sinusoidal_1d
 
     torch.manual_seed(0)
-    n, width = 48, 16
+    n, width = 256, 16
     ds = TokenShardDataset(plain, seq_len=n, packing="documents", shuffle=False)
-    batch = {k: torch.from_numpy(np.stack([ds[0][k], ds[1][k]])) for k in ds[0]}  # [B, N] each
+    several = [i for i in range(len(ds)) if len(set(ds[i]["segment_ids"].tolist()) - {-1}) >= 3][:2]
+    assert len(several) == 2  # rows of several documents (and pieces of long ones)
+    batch = {k: torch.from_numpy(np.stack([ds[i][k] for i in several])) for k in ds[0]}  # [B, N] each
     cfg = EncoderConfig(width=width, depth=2, heads=2, position=position, attn_impl="reference")  # type: ignore[arg-type]
     enc = Encoder(cfg).double().eval()
     emb = torch.nn.Embedding(600, width).double()
