@@ -13,11 +13,13 @@
    (``writer.py``) and the manifest is written last (``manifest.py``).
 
 Nothing in the outputs depends on the worker count, the distributor or an interruption: they are
-byte-identical. Memory: the parent holds every task's token ids until the shards are written.
+byte-identical. Memory: each finished task's token ids are kept beside its result under ``OUT/.state``
+and read back by memory map, so the run holds the documents' sidecar values, not their tokens.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -30,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from tokenloom._atomic import atomic_open
 from tokenloom.errors import ConfigError
 from tokenloom.execute import Distributor, Progress, ResultStore, run_tasks
 from tokenloom.text.corpus_tasks import CorpusTask, plan_corpus_tasks
@@ -106,6 +109,27 @@ def _init(payload: bytes) -> None:
 def _run(task: CorpusTask) -> TaskTokens:
     tok, framing, config = _WORKER["args"]
     return tokenize_task(task, tok, framing, config)
+
+
+def _fingerprint(task: CorpusTask) -> str:
+    """What decides a task's ids besides the settings: the task and its files' sizes and mtimes."""
+    paths = [task.piece.path] if task.piece is not None else list(task.part.paths if task.part else ())
+    stamp = []
+    for p in paths:
+        with contextlib.suppress(OSError):
+            st = p.stat()
+            stamp.append((str(p), st.st_size, st.st_mtime_ns))
+    return repr((task, stamp))
+
+
+def _mapped(result: TaskTokens, path: Path) -> TaskTokens:
+    """``result`` with its token ids moved to ``path`` (written once, atomically) and read back by memory
+    map, so the run holds one task's ids in memory at a time, not the corpus's."""
+    if not path.is_file():
+        with atomic_open(path) as f:
+            np.save(f, result.tokens, allow_pickle=False)
+    result.tokens = np.load(path, mmap_mode="r")
+    return result
 
 
 def _measure(result: TaskTokens) -> tuple[float, int]:
@@ -214,6 +238,9 @@ def tokenize_corpus(
     tasks = plan_corpus_tasks(corpus, errors=config.errors)
     key = hashlib.sha256(repr((settings, fingerprint["fingerprint"])).encode()).digest()
     store = ResultStore(out / ".state", key, resume=resume)
+    keys = [_fingerprint(t) for t in tasks]
+    for stale in (out / ".state").glob("*.npy") if not resume else ():
+        stale.unlink()
     payload = pickle.dumps((tok, framing, config)) if workers > 1 or distributor == "ray" else b""
     initargs: tuple[bytes, ...] = (payload,) if payload else ()
     initializer = _init if payload else None
@@ -227,9 +254,9 @@ def tokenize_corpus(
     resumed = fresh = 0
     for result, was_resumed in run_tasks(
         _run, tasks, workers=workers, distributor=distributor, initializer=initializer, initargs=initargs,
-        store=store, keys=[repr(t) for t in tasks], resume=resume, progress=shown,
+        store=store, keys=keys, resume=resume, progress=shown,
     ):  # fmt: skip
-        results.append(result)
+        results.append(_mapped(result, store.path(keys[len(results)]).with_suffix(".npy")))
         resumed += was_resumed
         fresh += not was_resumed
         if kill_after and fresh >= kill_after:
