@@ -99,6 +99,11 @@ _LAZY: dict[str, str] = {
     "export_webdataset": "tokenloom.vision.export",
     "TrainConfig": "tokenloom.vision.train",
     "train_vit": "tokenloom.vision.train",
+    # token shards: a corpus tokenized once, read as windows or packed rows
+    "TokenizeConfig": "tokenloom.tokens.config",
+    "TokenizeSummary": "tokenloom.tokens.job",
+    "tokenize_corpus": "tokenloom.tokens.job",
+    "TokenShardDataset": "tokenloom.tokens.dataset",
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
@@ -149,6 +154,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports 
     from tokenloom.text.corpus import Corpus, load_corpus
     from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
     from tokenloom.text.train import TrainerConfig, train_tokenizer
+    from tokenloom.tokens.config import TokenizeConfig
+    from tokenloom.tokens.dataset import TokenShardDataset
+    from tokenloom.tokens.job import TokenizeSummary, tokenize_corpus
     from tokenloom.vision.data import ImageDataset, ShardDataset, build_loader
     from tokenloom.vision.export import export_webdataset
     from tokenloom.vision.io import DecodeConfig, load_image
@@ -182,6 +190,9 @@ __all__ = [
     "ShardDataset",
     "StageCost",
     "TextEmbed",
+    "TokenShardDataset",
+    "TokenizeConfig",
+    "TokenizeSummary",
     "Tokenizer",
     "TokenizerError",
     "TokenloomError",
@@ -225,6 +236,7 @@ __all__ = [
     "score_bytes",
     "selection_estimates",
     "tensor_bytes",
+    "tokenize_corpus",
     "train_tokenizer",
     "train_transform",
     "train_vit",

@@ -35,7 +35,7 @@ __all__ = ["build_parser", "main"]
 # the subcommand modules under tokenloom._commands, in the order ``tokenloom --help`` lists them
 # (a module's NAME is the subcommand: train_vit.py is ``train-vit``)
 COMMANDS: tuple[str, ...] = (
-    "costs", "demo", "evaluate", "explain", "fertility", "images", "sweep", "train", "train_vit",
+    "costs", "demo", "evaluate", "explain", "fertility", "images", "sweep", "tokenize", "train", "train_vit",
 )  # fmt: skip
 
 

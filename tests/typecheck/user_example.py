@@ -212,10 +212,22 @@ def evaluate_side(work: Path) -> None:
     assert paths["html"].is_file()
 
 
+def token_side(work: Path, tok: tokenloom.Tokenizer) -> None:
+    config = tokenloom.TokenizeConfig(eos=None, max_tokens_per_shard=500, validation=0.1)
+    written: tokenloom.TokenizeSummary = tokenloom.tokenize_corpus(
+        work / "corpus", tok, work / "tokens", config=config
+    )
+    assert written.documents + written.rejected == written.input_documents == 180
+    data = tokenloom.TokenShardDataset(work / "tokens", seq_len=16, packing="documents", seed=1)
+    batch = next(data.batches(4))
+    assert batch["input_ids"].shape == batch["segment_ids"].shape == batch["positions"].shape == (4, 16)
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         tok = text_side(work)
+        token_side(work, tok)
         costs_side()
         model_side(tok)
         language_model_side(tok)

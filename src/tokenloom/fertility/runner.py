@@ -13,12 +13,14 @@ on aligned parts, the tasks holding pivot texts run first counting only those (p
 their per-text pivot counts go with every other task (phase ``"rest"``: every other text). A table whose
 rows carry ids is read in both phases; any other task in one.
 
+The tasks run on :func:`tokenloom.execute.run_tasks` (the one executor of batch work):
+
 - ``RunConfig(workers=N)``: N worker processes (``spawn``: the engines' thread pools do not survive a
   fork). The tokenizers and settings (:class:`Counting`) are pickled once per worker, so tokenizers must
   pickle (every engine tokenloom wraps does; a lambda does not — an error says so).
 - ``RunConfig(distributor="ray")``: one Ray task (1 CPU) per corpus task, the settings put in the object
-  store once; ``ray.init()`` joins ``RAY_ADDRESS`` or starts a local cluster when Ray is not initialized.
-  Files must be visible to every node at the same path.
+  store once (see ``tokenloom.execute.distributed`` for how Ray is started). Files must be visible to
+  every node at the same path.
 - ``RunConfig(state_dir=D)``: each finished task's result is written atomically to ``D`` with a
   fingerprint of everything that decides it (the settings, the tokenizers, the file's size and mtime);
   ``resume=True`` loads the results whose fingerprint matches and counts only the rest, so a run killed
@@ -34,19 +36,17 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
-import multiprocessing
 import os
 import pickle
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from tokenloom._atomic import atomic_write
-from tokenloom._progress import bar
 from tokenloom.errors import ConfigError
+from tokenloom.execute import Progress, ResultStore, run_tasks
 from tokenloom.fertility.accumulate import SliceTable, TaskCounts, collect_piece, count_part, submit_piece
 from tokenloom.fertility.counting import ChunkCounter, CountOptions
 from tokenloom.fertility.counts import MORE_SUMS
@@ -180,16 +180,18 @@ def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counti
     )
 
 
-_WORKER: dict[str, Counting] = {}  # the settings of this worker process (set by _init_worker)
+_WORKER: dict[str, Any] = {}  # the settings of this worker process (set by _init_worker)
 
 
-def _init_worker(payload: bytes) -> None:
+def _init_worker(payload: bytes, pivot: PivotTokens) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # one process per core: no engine threads
     _WORKER["counting"] = pickle.loads(payload)
+    _WORKER["pivot"] = pivot
 
 
-def _worker_count(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens) -> TaskResult:
-    return count_task(task, phase, pivot_tokens, _WORKER["counting"])
+def _worker_count(job: Job) -> TaskResult:
+    task, phase = job
+    return count_task(task, phase, _WORKER["pivot"], _WORKER["counting"])
 
 
 def _payload(counting: Counting) -> bytes:
@@ -202,148 +204,56 @@ def _payload(counting: Counting) -> bytes:
         ) from exc
 
 
-class _State:
-    """Finished tasks' results under a folder, each named after the task, its phase and the fingerprint
-    of everything that decides it (settings, tokenizers, the file's size and mtime)."""
+def _fingerprint(job: Job) -> str:
+    """What decides a job's result besides the settings: the task, its phase, its files' size and mtime."""
+    task, phase = job
+    paths = [task.piece.path] if task.piece is not None else list(task.part.paths if task.part else ())
+    stamp = []
+    for p in paths:
+        with contextlib.suppress(OSError):
+            st = p.stat()
+            stamp.append((str(p), st.st_size, st.st_mtime_ns))
+    return repr((phase, task, stamp))
 
-    def __init__(self, folder: Path | None, counting: Counting, *, resume: bool) -> None:
-        self.folder = folder
-        self.key = b""
-        if folder is None:
-            return
-        # the count layout is part of the key: results saved with other columns are counted again
-        self.key = hashlib.sha256(_payload(counting) + repr(MORE_SUMS).encode()).digest()
-        if folder.exists() and not resume:
-            for old in folder.glob("*.pkl"):
-                old.unlink()
 
-    def path(self, task: CorpusTask, phase: Phase) -> Path | None:
-        if self.folder is None:
-            return None
-        paths = [task.piece.path] if task.piece is not None else list(task.part.paths if task.part else ())
-        stamp = []
-        for p in paths:
-            with contextlib.suppress(OSError):
-                st = p.stat()
-                stamp.append((str(p), st.st_size, st.st_mtime_ns))
-        digest = hashlib.sha256(self.key + repr((phase, task, stamp)).encode()).hexdigest()
-        return self.folder / f"{digest[:40]}.pkl"
-
-    def has(self, task: CorpusTask, phase: Phase) -> bool:
-        path = self.path(task, phase)
-        return path is not None and path.is_file()
-
-    def load(self, task: CorpusTask, phase: Phase) -> TaskResult:
-        path = self.path(task, phase)
-        assert path is not None
-        try:
-            result: TaskResult = pickle.loads(path.read_bytes())
-        except (OSError, pickle.UnpicklingError, EOFError, ValueError) as exc:
-            raise ConfigError(
-                f"cannot read the finished task {task.id} in {path} ({exc}); delete {self.folder} (or drop "
-                "--resume) to count every task again"
-            ) from exc
-        result.resumed = True
-        return result
-
-    def save(self, task: CorpusTask, result: TaskResult) -> None:
-        path = self.path(task, result.phase)
-        if path is not None:
-            atomic_write(path, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+def _measure(result: TaskResult) -> tuple[float, int]:
+    return result.bytes, result.documents
 
 
 Job: TypeAlias = tuple[CorpusTask, Phase]
-
-
-def _local(
-    jobs: Sequence[Job], pivot: PivotTokens, counting: Counting, run: RunConfig
-) -> Iterator[TaskResult]:
-    """Results of ``jobs`` as they finish, on this process or on ``run.workers`` processes."""
-    if not jobs:
-        return
-    if run.workers == 1:
-        for task, phase in jobs:
-            yield count_task(task, phase, pivot, counting)
-        return
-    ctx = multiprocessing.get_context("spawn")
-    pool: Executor = ProcessPoolExecutor(
-        max_workers=min(run.workers, len(jobs)), mp_context=ctx, initializer=_init_worker,
-        initargs=(_payload(counting),),
-    )  # fmt: skip
-    with pool:
-        futures = [pool.submit(_worker_count, task, phase, pivot) for task, phase in jobs]
-        try:
-            for future in as_completed(futures):
-                yield future.result()
-        finally:
-            for future in futures:
-                future.cancel()
-
-
-def _ray(jobs: Sequence[Job], pivot: PivotTokens, counting: Counting) -> Iterator[TaskResult]:
-    """Results of ``jobs`` as they finish, as Ray tasks."""
-    try:
-        import ray
-    except ImportError:
-        raise ConfigError(
-            "--distributor ray needs the ray package: pip install 'tokenloom[ray]' (or drop --distributor)"
-        ) from None
-    if not ray.is_initialized():
-        env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
-        ray.init(runtime_env={"env_vars": env} if env else None, log_to_driver=False)
-    remote = ray.remote(num_cpus=1)(_ray_count)
-    settings, pivot_ref = ray.put(_payload(counting)), ray.put(pivot)
-    pending = [remote.remote(task, phase, pivot_ref, settings) for task, phase in jobs]
-    while pending:
-        ready, pending = ray.wait(pending, num_returns=1)
-        yield ray.get(ready[0])  # re-raises a task's exception here
-
-
-def _ray_count(task: CorpusTask, phase: Phase, pivot: PivotTokens, payload: bytes) -> TaskResult:
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    return count_task(task, phase, pivot, pickle.loads(payload))
 
 
 def _run_tasks(
     jobs: Sequence[Job],
     counting: Counting,
     run: RunConfig,
-    state: _State,
+    store: ResultStore | None,
     *,
     pivot: PivotTokens | None = None,
     quiet: bool = True,
 ) -> Iterator[TaskResult]:
-    """Count ``jobs`` (task, phase) as ``run`` says, yielding the results in the order of ``jobs`` as soon
-    as every earlier one is there (only results that finished early are held). Results already in the
-    state folder are loaded (``run.resume``); new ones are saved there as they finish."""
-    found = {i for i, (task, phase) in enumerate(jobs) if run.resume and state.has(task, phase)}
-    todo = [i for i in range(len(jobs)) if i not in found]
-    total = sum(jobs[i][0].bytes for i in todo)
-    progress = bar(total=total, desc="fertility", unit="B", unit_scale=True, unit_divisor=1024, quiet=quiet)
-    index = {(jobs[i][0].id, jobs[i][1]): i for i in todo}
-    held: dict[int, TaskResult] = {}
-    ready, docs = 0, 0
-    todo_jobs = [jobs[i] for i in todo]
-    source = (
-        _ray(todo_jobs, pivot or {}, counting)
-        if run.distributor == "ray"
-        else _local(todo_jobs, pivot or {}, counting, run)
+    """Count ``jobs`` (task, phase) as ``run`` says on the executor, yielding the results in the order of
+    ``jobs``. Results already in the store are loaded (``run.resume``); new ones are saved there."""
+    keys = [_fingerprint(job) for job in jobs] if store is not None else []
+    found = {k for k in keys if run.resume and store is not None and store.has(k)}
+    total = sum(
+        job[0].bytes for job, key in zip(jobs, keys or [""] * len(jobs), strict=True) if key not in found
     )
-    try:
-        for result in itertools.chain(source, [None]):
-            if result is not None:
-                i = index[(result.id, result.phase)]
-                state.save(jobs[i][0], result)
-                held[i] = result
-                docs += result.documents
-                progress.update(result.bytes)
-                elapsed = progress.format_dict["elapsed"] if hasattr(progress, "format_dict") else 0.0
-                progress.set_postfix_str(f"{docs / elapsed:,.0f} docs/s" if elapsed else f"{docs:,} docs")
-            while ready < len(jobs) and (ready in held or ready in found):
-                yield held.pop(ready) if ready in held else state.load(*jobs[ready])
-                ready += 1
-    finally:
-        progress.close()
+    shown = Progress[TaskResult](desc="fertility", total=total, unit="B", measure=_measure, quiet=quiet)
+    payload = _payload(counting) if run.workers > 1 or run.distributor == "ray" else b""
+    results = run_tasks(
+        _worker_count if payload else partial(_count_here, counting, pivot or {}), jobs,
+        workers=run.workers, distributor=run.distributor,
+        initializer=_init_worker if payload else None, initargs=(payload, pivot or {}) if payload else (),
+        store=store, keys=keys, resume=run.resume, progress=shown,
+    )  # fmt: skip
+    for result, resumed in results:
+        result.resumed = resumed
+        yield result
+
+
+def _count_here(counting: Counting, pivot: PivotTokens, job: Job) -> TaskResult:
+    return count_task(job[0], job[1], pivot, counting)
 
 
 def plan_jobs(tasks: Sequence[CorpusTask], pivot: str | None, premiums: bool) -> tuple[list[Job], list[Job]]:
@@ -398,9 +308,13 @@ def count_corpus(
     pivot: PivotTokens = {}
     summary = {"tasks": len(first) + len(rest), "resumed": 0}
     parts: list[CorpusPart] = []
-    state = _State(run.state_dir, counting, resume=run.resume)
+    store = None
+    if run.state_dir is not None:
+        # the count layout is part of the key: results saved with other columns are counted again
+        layout = hashlib.sha256(_payload(counting) + repr(MORE_SUMS).encode()).digest()
+        store = ResultStore(run.state_dir, layout, resume=run.resume)
     for jobs in (first, rest):
-        for result in _run_tasks(jobs, counting, run, state, pivot=pivot, quiet=quiet):
+        for result in _run_tasks(jobs, counting, run, store, pivot=pivot, quiet=quiet):
             summary["resumed"] += result.resumed
             table.merge_task(result.counts)
             if result.phase != "pivot":  # a table read twice: its rejects are counted in the "rest" phase

@@ -4,7 +4,7 @@
 run's ``encoding`` asks, see ``encoding.py``) or a reject
 kind and reason, plus the decoder's warnings; it never raises for one bad file. :func:`map_jobs` runs it
 over many jobs in input order (in this process or in worker processes with a per-file time limit, see
-``tokenloom.vision._pool``). ``shards.py`` writes the results; ``_distribute.py`` runs the same functions as
+``tokenloom.execute.pool``, the one local worker pool). ``shards.py`` writes the results; ``_distribute.py`` runs the same functions as
 Ray tasks. What it does not do: list inputs or write files.
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tokenloom.errors import ImageDecodeError
+from tokenloom.execute import ordered_map
 from tokenloom.vision import io as image_io
-from tokenloom.vision._pool import ordered_map
 from tokenloom.vision.encoding import encode_view
 from tokenloom.vision.store import make_store_transform
 

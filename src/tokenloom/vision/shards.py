@@ -20,7 +20,7 @@ warnings and C-library messages such as libjpeg's "Corrupt JPEG data") are store
 ``warnings`` column (distinct messages joined by `` | ``), never printed. Each file has a time limit
 (``timeout_s``): with ``workers >= 1`` a worker past it is killed and replaced and the file is a
 ``timeout`` reject (a worker that crashes makes a ``crashed`` reject); with ``workers=0`` the limit is
-a soft SIGALRM timer that cannot stop one long call inside C code (see ``tokenloom.vision._pool``).
+a soft SIGALRM timer that cannot stop one long call inside C code (see ``tokenloom.execute.pool``).
 Timeouts depend on the machine, so they are the one thing that can differ between reruns.
 
 Work split: items are listed and sorted (see :func:`tokenloom.vision.data.list_items`); run ``I`` of ``K``
@@ -33,7 +33,7 @@ interrupted run followed by a rerun produces byte-identical files to one uninter
 the outputs depends on time, worker count or order of completion). Timing is printed, never stored.
 
 :func:`read_manifest` reads the committed rows back for :class:`tokenloom.vision.data.ShardDataset`.
-``distributor="ray"`` runs the chunks as Ray tasks (``_distribute.py``) writing the same files; both write a
+``distributor="ray"`` runs the chunks as Ray tasks on the executor (``_distribute.py``) writing the same files; both write a
 chunk with ``_chunks.write_chunk``.
 This module does not augment images (train transforms apply when reading shards).
 """

@@ -1,7 +1,9 @@
-"""Map a function over jobs in worker processes with a per-job time limit, yielding results in input order.
+"""The local worker pool: map a function over jobs in worker processes, yielding results in input order.
 
-:func:`ordered_map` is what image preprocessing decodes with. Each worker process has its own pipe and
-runs one job at a time, so the parent knows which job every worker holds and since when:
+:func:`ordered_map` is the one pool of worker processes in tokenloom (batch jobs reach it through
+:func:`tokenloom.execute.run_tasks`; image preprocessing decodes with it directly for its per-file time
+limit). Each worker process has its own pipe and runs one job at a time, so the parent knows which job
+every worker holds and since when:
 
 * a job running longer than ``timeout_s`` gets its worker killed (``SIGKILL``: a decoder stuck inside C
   code cannot be interrupted any other way) and replaced by a fresh one; ``on_timeout(job)`` gives its
@@ -16,7 +18,10 @@ thread only) interrupts Python code between decoder calls, but not one long call
 (another thread, Windows) no limit applies. Use one worker or more for a hard limit.
 
 ``fn`` must return normally (catch per-job failures inside it); an exception escaping it in a worker
-stops the map with a ``RuntimeError`` carrying the worker's traceback. This module knows nothing of images.
+stops the map with a ``RuntimeError`` carrying the worker's traceback. ``start_method`` picks how workers
+start: ``"fork"`` (POSIX only; cheap) or ``"spawn"`` (a fresh interpreter: needed when the parent holds
+engine thread pools, which do not survive a fork; ``fn`` and ``initargs`` must then pickle). This module
+knows nothing of what the jobs are.
 """
 
 from __future__ import annotations
@@ -31,9 +36,11 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing import connection
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
-__all__ = ["ordered_map"]
+__all__ = ["StartMethod", "ordered_map"]
+
+StartMethod: TypeAlias = Literal["fork", "spawn"]
 
 logger = logging.getLogger(__name__)
 
@@ -102,9 +109,10 @@ class _Pool(Generic[J, R]):
         workers: int,
         initializer: Callable[..., None] | None,
         initargs: tuple,
+        start_method: StartMethod,
     ) -> None:
-
-        self.ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+        method = start_method if os.name == "posix" else "spawn"
+        self.ctx = multiprocessing.get_context(method)
         self.fn, self.initializer, self.initargs = fn, initializer, initargs
         self.workers = [self.fresh() for _ in range(workers)]
 
@@ -127,6 +135,7 @@ def ordered_map(
     initializer: Callable[..., None] | None = None,
     initargs: tuple = (),
     window: int | None = None,
+    start_method: StartMethod = "fork",
 ) -> Iterator[R]:
     """``fn(job)`` for every job, in input order; see the module docstring for limits and failures."""
     if workers == 0:
@@ -135,7 +144,7 @@ def ordered_map(
         yield from _inline(fn, jobs, timeout_s, on_timeout)
         return
     window = window or max(8 * workers, 32)
-    pool = _Pool(fn, workers, initializer, initargs)
+    pool = _Pool(fn, workers, initializer, initargs, start_method)
     done: dict[int, R] = {}
     sent = emitted = 0
     try:

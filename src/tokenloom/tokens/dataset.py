@@ -1,0 +1,181 @@
+"""``TokenShardDataset``: token shards read by memory map as fixed windows or packed rows, resumably.
+
+Opening a folder reads its manifest and checks every shard file's size (``checksums=True``: SHA-256
+too), so a truncated ``.ds`` or ``.ds.index`` is an error naming the file, and a ``tokenizer`` given is
+compared with the one that wrote the shards. Samples (numpy ``int64``; ``N`` = ``seq_len``):
+
+- ``packing="windows"``: ``{"input_ids": [N + 1]}``, consecutive windows of each shard's tokens
+  (nanoGPT-style; datatrove's ``DatatroveFileDataset`` cuts the same windows);
+- ``packing="documents"``: ``{"input_ids": [N], "segment_ids": [N], "positions": [N]}``, rows of whole
+  documents (``packing.py``; padding: id 0, segment -1), so the encoder attends only within a document;
+  ``language=`` keeps only one language's documents (per-language evaluation).
+
+Map-style: ``len(ds)`` samples, ``ds[i]`` in stored order. Iterable: ``iter(ds)`` yields this rank's
+share of the epoch's order — a permutation drawn from ``(seed, epoch)`` (stored order without
+``shuffle``), rank ``r`` of ``world_size`` taking positions ``r, r + W, ...``: disjoint across ranks,
+every sample once per epoch. :meth:`state_dict` / :meth:`load_state_dict` hold the epoch and the place
+in it, so an interrupted epoch resumes exactly; :meth:`batches` stacks samples into ``[B, ...]``.
+Tokens are read from memory maps: no copy of a shard, one small array per sample.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from tokenloom.errors import ConfigError
+from tokenloom.text.tokenizer import Tokenizer
+from tokenloom.tokens.manifest import check_files, read_manifest, tokenizer_fingerprint
+from tokenloom.tokens.packing import Span, pack_rows, row_arrays
+
+__all__ = ["Packing", "TokenShardDataset"]
+
+Packing = Literal["windows", "documents"]
+
+
+class TokenShardDataset:
+    """Samples of a token shard folder (see the module docstring)."""
+
+    def __init__(
+        self,
+        folder: str | os.PathLike[str],
+        *,
+        seq_len: int,
+        split: Literal["train", "validation"] = "train",
+        packing: Packing = "windows",
+        seed: int = 0,
+        shuffle: bool = True,
+        rank: int = 0,
+        world_size: int = 1,
+        language: str | None = None,
+        tokenizer: Tokenizer | None = None,
+        checksums: bool = False,
+    ) -> None:
+        if not isinstance(seq_len, int) or seq_len < 1:
+            raise ConfigError(f"seq_len must be a positive int, got {seq_len!r}")
+        if packing not in ("windows", "documents"):
+            raise ConfigError(f"packing must be 'windows' or 'documents', got {packing!r}")
+        if not (isinstance(world_size, int) and world_size >= 1 and 0 <= rank < world_size):
+            raise ConfigError(
+                f"rank must be in 0..world_size-1 and world_size >= 1, got rank={rank}, world_size={world_size}"
+            )
+        if language is not None and packing == "windows":
+            raise ConfigError("language= needs packing='documents' (windows cross document boundaries)")
+        self.folder = Path(folder)
+        self.manifest = read_manifest(self.folder)
+        check_files(self.folder, self.manifest, checksums=checksums)
+        if tokenizer is not None:
+            mine = tokenizer_fingerprint(tokenizer, None)["fingerprint"]
+            if mine != self.manifest["tokenizer"]["fingerprint"]:
+                raise ConfigError(
+                    f"{self.folder} was written by tokenizer {self.manifest['tokenizer']['name']!r}, not by "
+                    f"{tokenizer.name!r}; load the tokenizer it names or tokenize the corpus with this one"
+                )
+        self.seq_len, self.packing, self.seed, self.shuffle = seq_len, packing, seed, shuffle
+        self.rank, self.world_size, self.language = rank, world_size, language
+        dtype = np.dtype(self.manifest["settings"]["dtype"])
+        self._tokens: list[np.ndarray] = []
+        self._starts: list[np.ndarray] = []
+        self._docs: list[np.ndarray] = []
+        for shard in (s for s in self.manifest["shards"] if s["split"] == split):
+            base = self.folder / shard["name"]
+            tokens = np.memmap(f"{base}.ds", dtype=dtype, mode="r") if shard["tokens"] else np.zeros(0, dtype)
+            ends = np.fromfile(f"{base}.ds.index", dtype="<u8").astype(np.int64)
+            if len(ends) != shard["documents"] or (len(ends) and ends[-1] != len(tokens)):
+                raise ConfigError(
+                    f"{base}.ds.index does not match {base}.ds; tokenize the corpus again into {self.folder}"
+                )
+            self._tokens.append(tokens)
+            self._starts.append(np.concatenate([[0], ends]))
+            self._docs.append(np.load(f"{base}.ds.docs.npy", allow_pickle=False))
+        self._index = self._plan()
+        self.epoch, self.position = 0, 0
+
+    def _plan(self) -> list[Any]:
+        """Windows: (shard, first token) per sample; rows: (shard, spans) per sample."""
+        if self.packing == "windows":
+            w = self.seq_len + 1
+            return [(s, k * w) for s, t in enumerate(self._tokens) for k in range(len(t) // w)]
+        rows: list[Any] = []
+        for s, starts in enumerate(self._starts):
+            keep = np.arange(len(starts) - 1)
+            if self.language is not None:
+                keep = keep[self._docs[s]["lang"] == self.language]
+            lengths = (starts[1:] - starts[:-1])[keep]
+            rows += [
+                (s, [(int(keep[d]), a, b) for d, a, b in row])
+                for row in pack_rows(lengths.tolist(), self.seq_len)
+            ]
+        return rows
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __getitem__(self, i: int) -> dict[str, np.ndarray]:
+        if not -len(self) <= i < len(self):
+            raise IndexError(f"sample {i} of a dataset of {len(self)}")
+        shard, where = self._index[i]
+        tokens = self._tokens[shard]
+        if self.packing == "windows":
+            return {"input_ids": np.asarray(tokens[where : where + self.seq_len + 1], dtype=np.int64)}
+        spans: list[Span] = where
+        ids = np.zeros(self.seq_len, dtype=np.int64)  # [N]
+        at, starts = 0, self._starts[shard]
+        for doc, a, b in spans:
+            ids[at : at + b - a] = tokens[starts[doc] + a : starts[doc] + b]
+            at += b - a
+        segments, positions = row_arrays(spans, self.seq_len)
+        return {"input_ids": ids, "segment_ids": segments, "positions": positions}
+
+    def order(self, epoch: int) -> np.ndarray:
+        """This rank's sample indices of ``epoch``, in the order they are yielded."""
+        n = len(self)
+        full = np.random.default_rng([self.seed, epoch]).permutation(n) if self.shuffle else np.arange(n)
+        return full[self.rank :: self.world_size]
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch, self.position = epoch, 0
+
+    def __iter__(self) -> Iterator[dict[str, np.ndarray]]:
+        mine = self.order(self.epoch)
+        while self.position < len(mine):
+            i = int(mine[self.position])
+            self.position += 1
+            yield self[i]
+        self.epoch, self.position = self.epoch + 1, 0
+
+    def batches(self, batch_size: int) -> Iterator[dict[str, np.ndarray]]:
+        """This rank's samples of the epoch stacked ``[B, ...]`` (the last batch may be smaller)."""
+        batch: list[dict[str, np.ndarray]] = []
+        for sample in self:
+            batch.append(sample)
+            if len(batch) == batch_size:
+                yield {k: np.stack([b[k] for b in batch]) for k in batch[0]}
+                batch = []
+        if batch:
+            yield {k: np.stack([b[k] for b in batch]) for k in batch[0]}
+
+    def state_dict(self) -> dict[str, int]:
+        return {
+            "epoch": self.epoch,
+            "position": self.position,
+            "seed": self.seed,
+            "rank": self.rank,
+            "world_size": self.world_size,
+            "samples": len(self),
+        }
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        """Go back to the place :meth:`state_dict` saved (same seed, rank, world size and samples)."""
+        now = {"seed": self.seed, "rank": self.rank, "world_size": self.world_size, "samples": len(self)}
+        for key, value in now.items():
+            if state.get(key) != value:
+                raise ConfigError(
+                    f"the saved state has {key}={state.get(key)} but this dataset has {value}; open the "
+                    "dataset with the settings and shards the state was saved with"
+                )
+        self.epoch, self.position = int(state["epoch"]), int(state["position"])
