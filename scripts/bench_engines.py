@@ -27,12 +27,13 @@ Run under the shared lock (ratios only mean something when the benchmark ran alo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -41,12 +42,26 @@ import tokenloom
 from bench_fertility import _machine  # this folder is on sys.path when a script runs
 from bench_fertility import _print_table as print_table
 from tokenloom.fertility.report import ReportConfig, fertility_report
-from tokenloom.text._fast_train import quiet_native_output
 from tokenloom.text.backends.hf import HFBackend
 from tokenloom.text.bytelevel import PATTERNS, build_pre_tokenizer, resolve_pattern
 from tokenloom.text.tiktoken_export import tiktoken_encoding_kwargs
 
 SEP = b"\xff"
+
+
+@contextlib.contextmanager
+def quiet_native_output() -> Iterator[None]:
+    """gigatoken's trainer prints progress on file descriptors 1 and 2: /dev/null meanwhile."""
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        for fd, copy in zip((1, 2), saved, strict=True):
+            os.dup2(copy, fd)
+            os.close(copy)
 
 
 def _print_table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, markdown: bool) -> None:

@@ -148,12 +148,20 @@ def test_shards_equal_datatrove_document_tokenizer(
 
 @pytest.mark.slow  # starts a local Ray cluster (about 10 s)
 def test_workers_and_ray_write_identical_shards(
-    mix: Path, tok_path: Path, plain: Path, tmp_path: Path
+    mix: Path, tok_path: Path, plain: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import ray
+
     cfg = TokenizeConfig(max_tokens_per_shard=2000)
     tokenize_corpus(mix, tok_path, tmp_path / "two", config=cfg, workers=2)
-    os.environ.setdefault("PYTHONPATH", str(ROOT / "src"))  # Ray workers import this tokenloom
-    tokenize_corpus(mix, tok_path, tmp_path / "ray", config=cfg, distributor="ray")
+    if "PYTHONPATH" not in os.environ:
+        monkeypatch.setenv("PYTHONPATH", str(ROOT / "src"))  # Ray workers import this tokenloom
+    started = not ray.is_initialized()
+    try:
+        tokenize_corpus(mix, tok_path, tmp_path / "ray", config=cfg, distributor="ray")
+    finally:
+        if started:  # the local cluster this run started: later tests start their own
+            ray.shutdown()
     assert _files(tmp_path / "two") == _files(plain) == _files(tmp_path / "ray")
 
 
