@@ -279,10 +279,11 @@ def test_a_mixed_folder_gives_the_same_totals_everywhere(mixed: Path, tmp_path: 
     read = result.record["corpus"]
     assert (read["lines"], read["rejected"], read["left_out"]) == expected
     result.save(tmp_path / "tok")
-    out = tmp_path / "rep"
-    args = ["fertility", "--tokenizer", str(tmp_path / "tok"), "--corpus", str(mixed), "--out", str(out)]
-    assert cli.main([*args, "--errors", "skip", "--quiet", "--workers", "2"]) == 0
-    report = pd.read_csv(out / "report.csv")
-    rejects = pd.read_csv(out / "rejects.csv").replace({float("nan"): None}).to_dict("records")
-    assert _accounted(rejects, int(_row(report, "all", "all").texts)) == expected
+    for workers in ("1", "2"):  # the CLI, its default (skip) and both ways of running
+        out = tmp_path / f"rep-{workers}"
+        args = ["fertility", "--tokenizer", str(tmp_path / "tok"), "--corpus", str(mixed), "--out", str(out)]
+        assert cli.main([*args, "--quiet", "--workers", workers]) == 0
+        report = pd.read_csv(out / "report.csv")
+        rejects = pd.read_csv(out / "rejects.csv").replace({float("nan"): None}).to_dict("records")
+        assert _accounted(rejects, int(_row(report, "all", "all").texts)) == expected
     assert load_tokenizer(tmp_path / "tok").vocab_size <= 400
