@@ -35,9 +35,9 @@ file's ids are then the line numbers of the lines kept. Nothing else is dropped:
 (with no words and no tokens).
 
 Files are read lazily, one part at a time (``part.load()``), so a report holds one language's texts at
-once; tables are read when loaded (their rows must be grouped) — or, with ``read_tables=False``, listed
-for a reader that takes them piece by piece (``plan.py``, what reports on paths use). What it does not do: tokenize, segment
-words or transliterate (``tokenloom.fertility.slices`` generates transliterated slices).
+once; tables are read when loaded (their rows must be grouped). :func:`label_files` labels the files
+without reading any: the task plan (``plan.py``) starts from it too and reads the tables piece by piece.
+What it does not do: tokenize, segment words or transliterate (``tokenloom.fertility.slices`` generates transliterated slices).
 """
 
 from __future__ import annotations
@@ -70,7 +70,9 @@ __all__ = [
     "UNLABELLED",
     "Corpus",
     "CorpusPart",
+    "Labelled",
     "SliceKind",
+    "label_files",
     "load_corpus",
     "parse_lang_code",
     "read_code_part",
@@ -89,7 +91,6 @@ class Corpus:
     parts: list[CorpusPart]
     errors: Errors = "strict"  # how undecodable bytes were / will be handled
     stats: SourceStats = field(default_factory=SourceStats)  # replacement counts etc., updated as parts load
-    tables: tuple[Path, ...] = ()  # table files not read yet (``load_corpus(read_tables=False)``)
 
     def __post_init__(self) -> None:
         seen: Counter[tuple[str, str]] = Counter((p.slice_kind, p.slice) for p in self.parts)
@@ -281,7 +282,6 @@ def load_corpus(
     lang_column: str | None = None,
     script_column: str | None = None,
     align_column: str | None = None,
-    read_tables: bool = True,
 ) -> Corpus:
     """Find and label the parts of a corpus (files are read later, part by part; tables now).
 
@@ -295,8 +295,6 @@ def load_corpus(
     ``script_column``: the cells of a table row that hold the text and its labels (defaults: ``text``;
     ``lang`` or ``language``; ``script`` or ``language_script``). ``align_column``: the column of a
     translation key that aligns a table's rows across languages (``None``: tables are not aligned).
-    ``read_tables=False``: table files are
-    not read but listed in ``corpus.tables`` (a caller reading them piece by piece, ``plan.py``).
     """
     check_errors(errors)
     columns = Columns.of(text_column, lang_column, script_column, align_column)
@@ -307,12 +305,46 @@ def load_corpus(
         if not parts:
             raise CorpusError("no texts found in the given corpus object; pass texts or rows with a text")
         return Corpus(parts, errors=errors, stats=stats)
+    labelled = label_files(inputs, errors=errors, parallel=parallel, stats=stats)
+    parts = list(labelled.parts)
+    if labelled.tables:  # shards of one table: a slice spread over many files is one part
+        tables = labelled.tables
+        records = (
+            r for f in tables for r in read_file_records(f, columns=columns, errors=errors, stats=stats)
+        )
+        parts[labelled.tables_at : labelled.tables_at] = _table_parts(
+            table_source(list(tables)), records, columns, errors, stats
+        )
+    if not parts:
+        raise CorpusError(f"no texts found in {inputs!r}; pass .txt, .jsonl, .csv, .parquet or source files")
+    return Corpus(parts, errors=errors, stats=stats)
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """The files of an input, labelled without reading them: the file parts (FLORES-style and other text
+    files, code) and the table files, whose parts come from their rows (at index ``tables_at``)."""
+
+    parts: tuple[CorpusPart, ...]
+    tables: tuple[Path, ...]
+    tables_at: int  # where the table's parts go among ``parts`` (after the unlabelled part)
+
+
+def label_files(
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    errors: Errors,
+    parallel: bool | None,
+    stats: SourceStats,
+) -> Labelled:
+    """The labelled file parts and the table files of ``inputs`` (see the module docstring): what
+    :func:`load_corpus` and the task plan (``plan.py``) both start from. Bad labels (an empty text file, a
+    broken parallel folder) raise; the files a folder search leaves out are recorded in ``stats``."""
     files = corpus_files(inputs, errors=errors, stats=stats)
     flores: dict[Path, list[Path]] = {}
     code: list[Path] = []
     tables: list[Path] = []
     unlabelled: list[Path] = []
-    parts = []
     for f in files:
         kind = file_kind(f)
         if f.suffix == ".txt" and parse_lang_code(f.name):
@@ -325,19 +357,12 @@ def load_corpus(
             if f.stat().st_size == 0:
                 raise CorpusError(f"{f}: empty file (no lines); remove it or put text in it")
             unlabelled.append(f)
-    if unlabelled:
-        parts.append(_unlabelled_part(unlabelled, errors, stats))
-    if tables and read_tables:  # shards of one table: a slice spread over many files is one part
-        records = (
-            r for f in tables for r in read_file_records(f, columns=columns, errors=errors, stats=stats)
-        )
-        parts.extend(_table_parts(table_source(tables), records, columns, errors, stats))
+    parts = [_unlabelled_part(unlabelled, errors, stats)] if unlabelled else []
+    at = len(parts)
     for folder, group in flores.items():
         parts.extend(_flores_parts(folder, group, parallel, errors, stats))
     parts.extend(_code_parts(code, errors, stats))
-    if not parts and (read_tables or not tables):
-        raise CorpusError(f"no texts found in {inputs!r}; pass .txt, .jsonl, .csv, .parquet or source files")
-    return Corpus(parts, errors=errors, stats=stats, tables=() if read_tables else tuple(tables))
+    return Labelled(tuple(parts), tuple(tables), at)
 
 
 def table_source(paths: list[Path]) -> str:

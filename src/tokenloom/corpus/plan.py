@@ -11,12 +11,17 @@ cuts the work into :class:`CorpusTask` s of about ``chunk_bytes`` (``tasks.py``)
   tasks: a file, a range of Parquet row groups or a byte range of a JSON Lines file. The table is
   *aligned* (its parts share keys across languages) only when ``columns.align`` declares its key column;
   the table is then read once before it is planned, for keys repeated across tasks
-  (:func:`~tokenloom.corpus.table_parts.repeated_keys`), so every task rejects the same rows.
+  (:func:`~tokenloom.corpus.table_parts.repeated_keys`), so every task rejects the same rows;
+- an in-memory corpus (a :class:`~tokenloom.corpus.load.Corpus`, a DataFrame, a ``datasets`` dataset, an
+  iterable of str or dict) is one task: it is read in this process, never sent to another.
+
+"Is this input a path?" is decided here, once (``reader.is_paths``); every consumer — reports, training
+(``stream.py``), the token-shard writer — plans its input with :func:`plan_corpus_tasks`.
 
 :func:`read_corpus_task` reads one task into :class:`Piece` s: a whole file part, or up to ``chunk_size``
 consecutive texts of one part — rows are grouped into parts as in a table read whole
 (``table_parts.py``), so the pieces of every task, in plan order, hold exactly the texts and ids of
-``load_corpus``'s parts. A task is plain data (it pickles) and its :attr:`CorpusTask.id` is stable across
+``load_corpus``'s parts. A task on files is plain data (it pickles) and its :attr:`CorpusTask.id` is stable across
 runs over the same files. What it does not do: count or schedule (``tokenloom.fertility.runner``).
 """
 
@@ -25,19 +30,29 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from tokenloom.corpus.compression import detect_compression
 from tokenloom.corpus.formats import read_file_records
-from tokenloom.corpus.load import MAX_TEXT_BYTES, load_corpus, read_code_part, read_text_part, table_source
+from tokenloom.corpus.load import (
+    MAX_TEXT_BYTES,
+    Corpus,
+    label_files,
+    load_corpus,
+    read_code_part,
+    read_text_part,
+    table_source,
+)
 from tokenloom.corpus.parts import CorpusPart, no_texts
+from tokenloom.corpus.reader import is_paths
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Reject, SourceStats, reject
 from tokenloom.corpus.table_parts import RepeatedKeys, TableGroups, repeated_keys
 from tokenloom.corpus.tasks import CHUNK_BYTES, Task, plan_tasks, read_task
+from tokenloom.errors import CorpusError
 
-__all__ = ["CorpusTask", "Piece", "plan_corpus_tasks", "read_corpus_task"]
+__all__ = ["CorpusTask", "Piece", "plan_corpus_tasks", "read_corpus_task", "task_parts"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +69,7 @@ class CorpusTask:
     aligned: bool = False
     repeated: tuple[tuple[tuple[str, int], str], ...] = ()
     rejects: tuple[Reject, ...] = ()  # what planning set aside or listed (files left out): read as rejects
+    memory: Corpus | None = field(default=None, compare=False)  # an in-memory corpus, read in this process
 
 
 @dataclass(frozen=True)
@@ -90,24 +106,29 @@ def _repeated(tables: list[Path], columns: Columns, errors: Errors) -> RepeatedK
 
 
 def plan_corpus_tasks(
-    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    inputs: Corpus | str | os.PathLike[str] | Iterable[Any],
     *,
     errors: Errors = "strict",
     parallel: bool | None = None,
     columns: Columns = DEFAULT_COLUMNS,
     chunk_bytes: int = CHUNK_BYTES,
 ) -> list[CorpusTask]:
-    """The tasks of ``inputs`` (see the module docstring): the files left out of a folder search (a task
-    holding their rejects), the table's, then the file parts in ``load_corpus`` order. Bad labels (an empty file, a broken parallel folder) raise as there."""
-    corpus = load_corpus(
-        inputs, errors=errors, parallel=parallel, read_tables=False,
-        text_column=columns.text, lang_column=columns.lang, script_column=columns.script,
-        align_column=columns.align,
-    )  # fmt: skip
+    """The tasks of ``inputs`` (see the module docstring). Paths, folders and globs: the files left out
+    of a folder search (a task holding their rejects), the table's, then the file parts in ``load_corpus``
+    order; bad labels (an empty file, a broken parallel folder) raise as there. A
+    :class:`~tokenloom.corpus.load.Corpus` or an in-memory corpus (a DataFrame, a ``datasets`` dataset, an
+    iterable of str or dict, read as by ``load_corpus``): one task holding it (:attr:`CorpusTask.memory`)."""
+    if isinstance(inputs, Corpus) or not is_paths(inputs):
+        corpus = inputs if isinstance(inputs, Corpus) else _load_memory(inputs, errors, columns)
+        return [CorpusTask("memory", 0, memory=corpus)]
+    stats = SourceStats()
+    labelled = label_files(inputs, errors=errors, parallel=parallel, stats=stats)
+    if not labelled.parts and not labelled.tables:
+        raise CorpusError(f"no texts found in {inputs!r}; pass .txt, .jsonl, .csv, .parquet or source files")
     tasks: list[CorpusTask] = []
-    if corpus.stats.rejects:  # files a folder search left out: passed on to the report as rejects
-        tasks.append(CorpusTask("left-out", 0, rejects=tuple(corpus.stats.rejects)))
-    tables = list(corpus.tables)
+    if stats.rejects:  # files a folder search left out: passed on to the report as rejects
+        tasks.append(CorpusTask("left-out", 0, rejects=tuple(stats.rejects)))
+    tables = list(labelled.tables)
     if tables:
         name, aligned = table_source(tables), columns.align is not None
         repeated = _repeated(tables, columns, errors)
@@ -115,7 +136,7 @@ def plan_corpus_tasks(
             size = t.stop - t.start if t.kind == "bytes" else _size([t.path])
             mine = tuple((k, v) for k, v in repeated.items() if k[0] == str(t.path))
             tasks.append(CorpusTask(t.id, size, piece=t, table=name, aligned=aligned, repeated=mine))
-    for part in corpus:
+    for part in labelled.parts:
         labels = replace(part, load=no_texts)
         ranges = plan_tasks(part.paths, chunk_bytes=chunk_bytes) if part.slice_kind != "code" else []
         if len(ranges) > 1:  # a large uncompressed text file, or several text files
@@ -127,6 +148,21 @@ def plan_corpus_tasks(
     return tasks
 
 
+def _load_memory(inputs: Any, errors: Errors, columns: Columns) -> Corpus:
+    return load_corpus(
+        inputs, errors=errors, text_column=columns.text, lang_column=columns.lang,
+        script_column=columns.script, align_column=columns.align,
+    )  # fmt: skip
+
+
+def task_parts(tasks: Iterable[CorpusTask]) -> list[CorpusPart]:
+    """The parts the tasks name before they are read (a table's parts are known once it is read)."""
+    parts: list[CorpusPart] = []
+    for task in tasks:
+        parts += list(task.memory) if task.memory is not None else [task.part] if task.part else []
+    return list(dict.fromkeys(parts))
+
+
 def read_corpus_task(
     task: CorpusTask,
     *,
@@ -134,11 +170,16 @@ def read_corpus_task(
     errors: Errors = "strict",
     stats: SourceStats | None = None,
     chunk_size: int = 1024,
+    first: str | None = None,
 ) -> Iterator[Piece]:
-    """The pieces of one task (see the module docstring), its reading counted in ``stats``."""
+    """The pieces of one task (see the module docstring), its reading counted in ``stats``; the parts of an
+    in-memory corpus are read whole, the language slice ``first`` (a report's pivot) before the others."""
     stats = SourceStats() if stats is None else stats
     for item in task.rejects:
         reject(item, "skip", stats)  # raised when planned, unless errors="skip"
+    if task.memory is not None:
+        yield from _read_memory(task.memory, stats, first)
+        return
     part, piece = task.part, task.piece
     if part is None and piece is None:
         return
@@ -171,3 +212,13 @@ def read_corpus_task(
     for key in list(groups.parts):
         if groups.size(key):
             yield Piece(*groups.take(key), whole=False)
+
+
+def _read_memory(corpus: Corpus, stats: SourceStats, first: str | None) -> Iterator[Piece]:
+    """The parts of an in-memory corpus, each whole (``first``'s language part first); what reading them
+    found (the corpus's own statistics, which its parts' loads update) is added to ``stats`` at the end."""
+    leading = [p for p in corpus if first is not None and p.slice == first and p.slice_kind == "language"]
+    for part in leading + [p for p in corpus if p not in leading]:
+        texts, ids = part.load()
+        yield Piece(part, texts, ids, whole=True)
+    stats.add(corpus.stats)

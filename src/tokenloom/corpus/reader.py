@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias, TypeGuard
 
 from tokenloom.corpus.compression import COMPRESSION_SUFFIXES, detect_compression
 from tokenloom.corpus.formats import CODE_EXTENSIONS, file_format, read_file_records
@@ -38,6 +38,7 @@ __all__ = [
     "CODE_EXTENSIONS",
     "CORPUS_SUFFIXES",
     "FileKind",
+    "PathInputs",
     "corpus_files",
     "file_kind",
     "is_paths",
@@ -49,6 +50,7 @@ __all__ = [
 ]
 
 FileKind = Literal["text", "table", "code"]
+PathInputs: TypeAlias = "str | os.PathLike[str] | list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...]"
 
 _DATA_SUFFIXES = (".txt", ".jsonl", ".json", ".ndjson", ".csv", ".tsv", ".parquet")
 CORPUS_SUFFIXES = (
@@ -96,8 +98,9 @@ def file_kind(path: Path) -> FileKind:
     return "text" if fmt == "text" else "code" if fmt == "code" else "table"
 
 
-def is_paths(inputs: object) -> bool:
-    """Whether ``inputs`` names files: a str, a PathLike, or a list / tuple of them."""
+def is_paths(inputs: object) -> TypeGuard[PathInputs]:
+    """Whether ``inputs`` names files: a str, a PathLike, or a list / tuple of them — the one test of
+    "is this a path?" that every consumer of a corpus (the task plan, training's stream) makes."""
     if isinstance(inputs, str | os.PathLike):
         return True
     return isinstance(inputs, list | tuple) and all(isinstance(x, str | os.PathLike) for x in inputs)

@@ -31,13 +31,13 @@ import random
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tqdm.auto import tqdm
 
 from tokenloom._progress import show_progress
 from tokenloom.corpus.memory import iter_object_records
-from tokenloom.corpus.reader import iter_texts, record_left_out, scan_files
+from tokenloom.corpus.reader import is_paths, iter_texts, record_left_out, scan_files
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats
 from tokenloom.corpus.sources import LeftOut
 from tokenloom.errors import CorpusError
@@ -85,12 +85,9 @@ class TrainingCorpus:
     def of(cls, corpus: CorpusInput) -> TrainingCorpus:
         """Path(s), folder(s) or glob(s) — a str, a PathLike or a list/tuple of them — or any other iterable
         of str. A missing path that looks like a sentence says how to pass texts."""
-        if isinstance(corpus, str | os.PathLike):
-            items: list[str | os.PathLike[str]] = [corpus]
-        elif isinstance(corpus, list | tuple) and all(isinstance(x, str | os.PathLike) for x in corpus):
-            items = list(corpus)
-        else:
-            return cls(texts=corpus)
+        if not is_paths(corpus):
+            return cls(texts=cast(Iterable[Any], corpus))
+        items: list[str | os.PathLike[str]] = [corpus] if isinstance(corpus, str | os.PathLike) else list(corpus)
         for item in items:
             text = os.fspath(item)
             if isinstance(item, str) and not Path(text).exists() and (" " in text or "\n" in text):

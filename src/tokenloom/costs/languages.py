@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -41,6 +42,7 @@ __all__ = [
     "language_costs",
     "language_table",
     "load_fertility_report",
+    "premium_cost_columns",
 ]
 
 
@@ -162,6 +164,16 @@ def _pivot_premium(group: pd.DataFrame, tokenizer: str, pivot: str, column: str)
             "text); choose a pivot with parallel text, such as the report's own pivot"
         )
     return pivot_premium
+
+
+def premium_cost_columns(premiums: Iterable[float]) -> dict[str, list[float]]:
+    """The fertility report's cost columns for its ``premium_mean`` column, row by row:
+    ``rel_kv_bytes`` and ``rel_attention_work`` of :func:`language_cost` (NaN where the premium is)."""
+    costs = [language_cost(float(p)) for p in premiums]
+    return {
+        "rel_kv_bytes": [c.rel_kv_bytes for c in costs],
+        "rel_attention_work": [c.rel_attention_work for c in costs],
+    }
 
 
 def language_costs(

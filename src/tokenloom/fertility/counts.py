@@ -10,8 +10,8 @@
   :meth:`SliceCounts.of` counts some texts, :meth:`SliceCounts.merge` combines two counts — any two
   partitions of a corpus counted anywhere merge into the one-pass result —, :func:`close_part` resamples
   a finished part (bootstrap over its texts, stratified by part) and folds its per-text values into sums,
-  :meth:`SliceCounts.finish` gives the slice's report columns (the relative KV bytes and attention work
-  of its mean premium are :func:`tokenloom.costs.languages.language_cost`'s).
+  :meth:`SliceCounts.finish` gives the slice's counted report columns (what a premium costs — the
+  ``rel_*`` columns — is added after counting, by :func:`tokenloom.costs.languages.premium_cost_columns`).
 
 Memory: a slice holds per-text values only for the parts still open (one language file while it is
 being counted), never for the whole corpus. Intervals: percentile bootstrap over texts **stratified by
@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 
-from tokenloom.costs.languages import language_cost
 from tokenloom.fertility import bootstrap, metrics
 from tokenloom.fertility.lengths import DEFAULT_CONTEXTS, LengthCounts, distribution_columns, from_lengths
 
@@ -272,7 +271,6 @@ class SliceCounts:
                 p_lo, p_hi = bootstrap.ratio_interval(self.boot[:, 2], self.boot[:, 3], level=level)
         counts = self.id_counts if self.id_counts is not None else np.zeros(1)
         pmean = self.premium_sum / self.pairs if self.pairs else math.nan
-        cost = language_cost(pmean)
         return {
             "lang": _label(self.langs),
             "script": _label(self.scripts),
@@ -295,8 +293,6 @@ class SliceCounts:
             "premium_median": _hist_median(self.premium_values, self.premium_counts),
             "premium_lo": p_lo,
             "premium_hi": p_hi,
-            "rel_kv_bytes": cost.rel_kv_bytes,
-            "rel_attention_work": cost.rel_attention_work,
             "renyi_efficiency": metrics.renyi_efficiency(counts, vocab_size=vocab_size, alpha=renyi_alpha),
             "premium_pairs": self.pairs,
             "generated": self.generated,

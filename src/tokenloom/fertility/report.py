@@ -37,27 +37,22 @@ and are re-exported here. What it does not do: write files, draw charts (``plots
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeAlias
 
-from tokenloom._progress import progress
-from tokenloom.corpus.load import UNLABELLED, Corpus, CorpusPart, load_corpus
-from tokenloom.corpus.plan import plan_corpus_tasks
-from tokenloom.corpus.reader import is_paths
-from tokenloom.corpus.records import BATCH_ERRORS, Columns, Errors
+from tokenloom.corpus.load import UNLABELLED, Corpus
+from tokenloom.corpus.plan import plan_corpus_tasks, task_parts
+from tokenloom.corpus.records import Errors
+from tokenloom.costs.languages import premium_cost_columns
 from tokenloom.errors import ConfigError
-from tokenloom.fertility.accumulate import SliceTable, count_part
-from tokenloom.fertility.counting import ChunkCounter, CountOptions
+from tokenloom.fertility.accumulate import SliceTable
 from tokenloom.fertility.length_tables import histogram_frame
 from tokenloom.fertility.lengths import distribution_columns
-from tokenloom.fertility.perturb import Perturbation, parse_perturbations
-from tokenloom.fertility.report_config import ReportConfig
-from tokenloom.fertility.runner import Counting, RunConfig, check_pivot, count_corpus
-from tokenloom.fertility.slices import SliceConfig
+from tokenloom.fertility.perturb import Perturbation
+from tokenloom.fertility.report_config import KEEP, Keep, ReportConfig
+from tokenloom.fertility.runner import Counting, RunConfig, count_corpus
 from tokenloom.fertility.writers import report_table, to_markdown, write_report
 from tokenloom.text.adapt import TokenizerLike, as_tokenizer
 from tokenloom.text.tokenizer import Tokenizer
@@ -133,20 +128,20 @@ def fertility_report(
     tokenizers: Tokenizers,
     corpus: CorpusLike,
     *,
-    pivot: str | None = "eng_Latn",
-    translit: bool = True,
-    segmenter: SegmenterName | Segmenter = "icu",
     config: ReportConfig | None = None,
-    errors: Errors = BATCH_ERRORS,
-    quiet: bool = True,
     run: RunConfig | None = None,
-    text_column: str | None = None,
-    lang_column: str | None = None,
-    script_column: str | None = None,
-    align_column: str | None = None,
+    quiet: bool = True,
     reference: TokenizerLike | None = None,
-    perturbations: str | Sequence[Perturbation] = (),
-    numbers: bool = True,
+    pivot: str | Keep | None = KEEP,
+    translit: bool | Keep = KEEP,
+    segmenter: SegmenterName | Segmenter | Keep = KEEP,
+    errors: Errors | Keep = KEEP,
+    text_column: str | Keep | None = KEEP,
+    lang_column: str | Keep | None = KEEP,
+    script_column: str | Keep | None = KEEP,
+    align_column: str | Keep | None = KEEP,
+    perturbations: str | Sequence[Perturbation] | Keep = KEEP,
+    numbers: bool | Keep = KEEP,
 ) -> pd.DataFrame:
     """Fertility, premium and efficiency of each tokenizer on each slice of ``corpus`` (a pandas DataFrame).
 
@@ -156,8 +151,11 @@ def fertility_report(
     (or an object with ``encode``/``decode``), a function ``text -> ids`` or a path; special tokens are never
     added. Metrics adapt to the family (columns ``byte_fallback_def``, ``unk_def``); what an engine cannot give
     (a function has no decoder, vocabulary or offsets) is NaN, not guessed. ``corpus``: a path, a list of
-    paths (see :func:`~tokenloom.corpus.load.load_corpus`) or a :class:`~tokenloom.corpus.load.Corpus`.
-    ``pivot``: the language slice premiums are measured against (``None`` for none; a pivot absent from a
+    paths (see :func:`~tokenloom.corpus.load.load_corpus`), a :class:`~tokenloom.corpus.load.Corpus` or an
+    in-memory corpus (one task of the plan, :func:`~tokenloom.corpus.plan.plan_corpus_tasks`).
+    ``config``: what is measured (:class:`ReportConfig`); each keyword below that is given replaces the
+    config's field of the same name (:meth:`ReportConfig.given`), so ``pivot="fra_Latn"`` and
+    ``config=ReportConfig(pivot="fra_Latn")`` are one report. ``pivot``: the language slice premiums are measured against (``None`` for none; a pivot absent from a
     corpus that has parallel parts is an error in every mode, ``metrics="lengths"`` included).
     ``translit``: add generated ``<lang>_<Script>_Latn-translit`` slices. ``segmenter``: ``"icu"``,
     ``"whitespace"`` or a :class:`~tokenloom.unicode.Segmenter`. ``errors``: bad input in
@@ -179,52 +177,26 @@ def fertility_report(
     """
     import pandas as pd
 
-    config, run = config or ReportConfig(), run or RunConfig()
-    chosen = parse_perturbations(perturbations if isinstance(perturbations, str) else list(perturbations))
-    if config.metrics == "lengths":  # no premiums, no generated slices, no words; the pivot is checked
-        translit, numbers, chosen, reference = False, False, (), None
-    toks = resolve_tokenizers(tokenizers)
-    ref = as_tokenizer(reference) if reference is not None else None
-    ref_name = "" if ref is None else next((n for n, t in toks.items() if t is ref), ref.name)
-    seg = batch_segmenter(segmenter)
-    seg_name = seg.name if config.metrics == "full" else ""
-    columns = Columns.of(text_column, lang_column, script_column, align_column)
-    counting = Counting(
-        toks, pivot, segmenter if isinstance(segmenter, str) else seg, config,
-        SliceConfig(
-            translit=translit, translit_ascii=config.translit_ascii, mixed_min_share=config.mixed_min_share,
-            code_mixed=config.metrics == "full", numbers=numbers, perturbations=chosen, seed=config.seed,
-        ),
-        columns, errors, ref,
+    config = (config or ReportConfig()).given(
+        pivot=pivot, translit=translit, segmenter=segmenter, errors=errors, text_column=text_column,
+        lang_column=lang_column, script_column=script_column, align_column=align_column,
+        perturbations=perturbations, numbers=numbers,
     )  # fmt: skip
-    premium_pivot = pivot if config.metrics == "full" else None
+    run = run or RunConfig()
+    toks = resolve_tokenizers(tokenizers)
+    ref = as_tokenizer(reference) if reference is not None and config.metrics == "full" else None
+    ref_name = "" if ref is None else next((n for n, t in toks.items() if t is ref), ref.name)
+    seg = batch_segmenter(config.segmenter)  # an unknown segmenter is an error in every mode
+    seg_name = seg.name if config.metrics == "full" else ""
+    premium_pivot = config.premium_pivot
     table = SliceTable(toks, config=config, pivot=premium_pivot, segmenter=seg_name, reference=ref_name)
-    if is_paths(corpus):
-        tasks = plan_corpus_tasks(corpus, errors=errors, columns=columns, chunk_bytes=run.task_bytes)  # type: ignore[arg-type]
-        stats, summary = count_corpus(table, tasks, counting, run, quiet=quiet)
-        parts = list(dict.fromkeys(t.part for t in tasks if t.part is not None))
-    else:
-        if run != RunConfig():
-            raise ConfigError(
-                "workers, Ray and resume read a corpus task by task from its files: give the corpus as "
-                "paths (a Corpus object or in-memory texts are counted in this process)"
-            )
-        corp = (
-            corpus
-            if isinstance(corpus, Corpus)
-            else load_corpus(
-                corpus,
-                errors=errors,
-                text_column=text_column,
-                lang_column=lang_column,
-                script_column=script_column,
-                align_column=align_column,
-            )
-        )
-        _count_in_process(table, corp, counting, quiet=quiet)
-        stats, summary, parts = corp.stats, {"tasks": len(corp), "resumed": 0}, list(corp)
+    tasks = plan_corpus_tasks(corpus, errors=config.errors, columns=config.columns, chunk_bytes=run.task_bytes)
+    stats, summary = count_corpus(table, tasks, Counting(toks, config, ref), run, quiet=quiet)
+    parts = task_parts(tasks)
     columns_ = [*REPORT_COLUMNS, *EXTRA_COLUMNS, *METRIC_COLUMNS, *distribution_columns(config.contexts)]
     df = pd.DataFrame(table.table(), columns=columns_)
+    for name, values in premium_cost_columns(df["premium_mean"]).items():  # costs: after counting
+        df[name] = pd.Series(values, index=df.index, dtype="float64")
     overlap = pd.DataFrame(
         table.overlap(), columns=["tokenizer", "lang_a", "lang_b", "shared_ids", "jaccard"]
     )
@@ -242,34 +214,6 @@ def fertility_report(
             stats.replaced_where[:1],
         )
     return df
-
-
-def _count_in_process(table: SliceTable, corp: Corpus, counting: Counting, *, quiet: bool) -> None:
-    """Count a corpus given as parts (a :class:`Corpus`), part by part in this process, pivot first."""
-    cfg = counting.config
-    ordered = _pivot_first(list(corp), counting.pivot)
-    table.lang_parts_left.update(p.lang for p in ordered)
-    options = CountOptions(
-        roundtrip=cfg.roundtrip, batch_size=cfg.batch_size, metrics=cfg.metrics, contexts=cfg.contexts
-    )
-    # two workers: one tokenizer's array work (GIL-bound) overlaps the other's engine call (GIL released)
-    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fertility-encode") if cfg.prefetch else None
-    with pool or contextlib.nullcontext():
-        counter = ChunkCounter(
-            counting.toks, pivot=counting.pivot, segmenter=batch_segmenter(counting.segmenter),
-            options=options, slice_config=counting.slice_config, executor=pool, reference=counting.reference,
-        )  # fmt: skip
-        for part in progress(ordered, desc="fertility", unit="part", quiet=quiet):
-            texts, ids = part.load()
-            count_part(counter, table, part, texts, ids, chunk_size=cfg.chunk_size)
-            del texts, ids
-
-
-def _pivot_first(parts: list[CorpusPart], pivot: str | None) -> list[CorpusPart]:
-    """The parts in order, the pivot's first (later parts' premiums need its token counts)."""
-    check_pivot(parts, pivot)
-    pivots = [p for p in parts if pivot is not None and p.slice == pivot and p.slice_kind == "language"]
-    return pivots + [p for p in parts if p not in pivots]
 
 
 def fertility_by_source(

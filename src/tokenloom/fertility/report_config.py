@@ -1,25 +1,55 @@
-"""``ReportConfig``: the statistical, slicing and encoding knobs of a fertility report, checked once.
+"""``ReportConfig``: what a fertility report measures — pivot, slices, segmenter, statistics, how its
+corpus is read — checked once.
 
-What it does not hold: the tokenizers, corpus, pivot, transliteration switch and segmenter (arguments of
-:func:`~tokenloom.fertility.report.fertility_report`) or how the work is run (``runner.RunConfig``).
+:func:`~tokenloom.fertility.report.fertility_report`'s keyword conveniences (``pivot=``, ``translit=``,
+``segmenter=``, ``errors=``, the column names, ``perturbations=``, ``numbers=``) are mapped into it in one
+place, :meth:`ReportConfig.given`; what the report derives from it (the generated slices of
+:meth:`ReportConfig.slice_config`, the premium pivot, the corpus columns) is derived here too. What it does
+not hold: the tokenizers, the reference tokenizer and the corpus (arguments) or how the work is run
+(``runner.RunConfig``).
 """
 
 from __future__ import annotations
 
-from dataclasses import InitVar, dataclass
+import enum
+from collections.abc import Sequence
+from dataclasses import InitVar, dataclass, replace
+from typing import Any, Final
 
+from tokenloom.corpus.records import BATCH_ERRORS, Columns, Errors, check_errors
 from tokenloom.errors import ConfigError
 from tokenloom.fertility.counting import Metrics
 from tokenloom.fertility.lengths import DEFAULT_CONTEXTS, validate_contexts
+from tokenloom.fertility.perturb import Perturbation, parse_perturbations
 from tokenloom.fertility.slices import SliceConfig
+from tokenloom.unicode import Segmenter, SegmenterName
 
-__all__ = ["ReportConfig"]
+__all__ = ["KEEP", "Keep", "ReportConfig"]
+
+
+class Keep(enum.Enum):
+    """The default of a keyword convenience of ``fertility_report``: left out, the config's value stands."""
+
+    KEEP = "keep"
+
+
+KEEP: Final = Keep.KEEP
 
 
 @dataclass(frozen=True)
 class ReportConfig:
-    """Statistical and slicing knobs of a report (the pivot, translit and segmenter are arguments)."""
+    """What a report measures (see the module docstring); every field has the default the report uses."""
 
+    pivot: str | None = "eng_Latn"  # the language slice premiums are measured against (None: no premiums)
+    translit: bool = True  # add generated <lang>_<Script>_Latn-translit slices (metrics="full")
+    segmenter: SegmenterName | Segmenter = "icu"  # word segmenter: "icu", "whitespace" or a Segmenter
+    numbers: bool = True  # add <lang>_<Script>_numbers slices of digit runs (metrics="full")
+    perturbations: tuple[Perturbation, ...] = ()  # perturbed slices (metrics="full"); "a,b" or "all" parsed
+    errors: Errors = BATCH_ERRORS  # bad input in corpus files: "skip" (set aside), "strict" or "replace"
+    text_column: str | None = None  # a table row's text cell (None: "text")
+    lang_column: str | None = None  # its language cell (None: "lang", else "language")
+    script_column: str | None = None  # its script cell (None: "script", else "language_script")
+    align_column: str | None = None  # a translation key aligning table rows across languages (None: none)
     n_boot: int = 1000  # bootstrap resamples behind every interval
     seed: int = 0  # bootstrap seed: the same inputs give the same report
     level: float = 0.95  # interval coverage
@@ -58,7 +88,56 @@ class ReportConfig:
         if self.metrics not in ("full", "lengths"):
             raise ConfigError(f"ReportConfig.metrics must be 'full' or 'lengths', got {self.metrics!r}")
         object.__setattr__(self, "contexts", validate_contexts(self.contexts))
+        given = self.perturbations
+        object.__setattr__(
+            self, "perturbations", parse_perturbations(given if isinstance(given, str) else list(given))
+        )
+        check_errors(self.errors)
         if not 0.0 <= self.max_unk_chars <= 1.0:
             raise ConfigError(
                 f"ReportConfig.max_unk_chars must be a share in [0, 1], got {self.max_unk_chars!r}"
             )
+
+    def given(
+        self,
+        *,
+        pivot: str | Keep | None = KEEP,
+        translit: bool | Keep = KEEP,
+        segmenter: SegmenterName | Segmenter | Keep = KEEP,
+        errors: Errors | Keep = KEEP,
+        text_column: str | Keep | None = KEEP,
+        lang_column: str | Keep | None = KEEP,
+        script_column: str | Keep | None = KEEP,
+        align_column: str | Keep | None = KEEP,
+        perturbations: str | Sequence[Perturbation] | Keep = KEEP,
+        numbers: bool | Keep = KEEP,
+    ) -> ReportConfig:
+        """This config with the keyword conveniences of ``fertility_report`` that were given (not
+        :data:`KEEP`): the one place they are mapped into the config."""
+        values = dict(
+            pivot=pivot, translit=translit, segmenter=segmenter, errors=errors, text_column=text_column,
+            lang_column=lang_column, script_column=script_column, align_column=align_column,
+            perturbations=perturbations, numbers=numbers,
+        )  # fmt: skip
+        changes: dict[str, Any] = {k: v for k, v in values.items() if v is not KEEP}
+        return replace(self, **changes) if changes else self
+
+    @property
+    def columns(self) -> Columns:
+        """The table cells the corpus is read with."""
+        return Columns.of(self.text_column, self.lang_column, self.script_column, self.align_column)
+
+    @property
+    def premium_pivot(self) -> str | None:
+        """The pivot premiums are measured against: none with ``metrics="lengths"``."""
+        return self.pivot if self.metrics == "full" else None
+
+    def slice_config(self) -> SliceConfig:
+        """The generated slices: none with ``metrics="lengths"`` (no transliterated, code-mixed, numbers or
+        perturbed slices)."""
+        full = self.metrics == "full"
+        return SliceConfig(
+            translit=self.translit and full, translit_ascii=self.translit_ascii,
+            mixed_min_share=self.mixed_min_share, code_mixed=full, numbers=self.numbers and full,
+            perturbations=self.perturbations if full else (), seed=self.seed,
+        )  # fmt: skip

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from tokenloom.corpus.parts import CorpusPart
-from tokenloom.corpus.plan import CorpusTask, read_corpus_task
+from tokenloom.corpus.plan import CorpusTask, read_corpus_task, task_parts
 from tokenloom.corpus.records import Columns, Errors, SourceStats
 from tokenloom.corpus.tasks import CHUNK_BYTES
 from tokenloom.errors import ConfigError
@@ -100,13 +100,28 @@ class Counting:
     """Everything a task is counted with: sent once to each worker."""
 
     toks: dict[str, Tokenizer]
-    pivot: str | None
-    segmenter: SegmenterName | Segmenter
-    config: ReportConfig
-    slice_config: SliceConfig
-    columns: Columns
-    errors: Errors
+    config: ReportConfig  # what is measured: the pivot, slices, segmenter, how the corpus is read
     reference: Tokenizer | None = None  # counted too, ids only: the normalized sequence length
+
+    @property
+    def pivot(self) -> str | None:
+        return self.config.pivot
+
+    @property
+    def segmenter(self) -> SegmenterName | Segmenter:
+        return self.config.segmenter
+
+    @property
+    def slice_config(self) -> SliceConfig:
+        return self.config.slice_config()
+
+    @property
+    def columns(self) -> Columns:
+        return self.config.columns
+
+    @property
+    def errors(self) -> Errors:
+        return self.config.errors
 
 
 @dataclass
@@ -149,8 +164,9 @@ def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counti
         )  # fmt: skip
         counter.pivot_tokens.update(pivot_tokens)  # read only here: tasks given them count no pivot text
         pieces = read_corpus_task(
-            task, columns=counting.columns, errors=counting.errors, stats=stats, chunk_size=cfg.chunk_size
-        )
+            task, columns=counting.columns, errors=counting.errors, stats=stats, chunk_size=cfg.chunk_size,
+            first=counting.pivot,
+        )  # fmt: skip
         queued: list[Any] = []  # the piece being encoded while the next one is read
         for piece in pieces:
             if not _keep(piece.part, phase, counting.pivot):
@@ -270,7 +286,7 @@ def plan_jobs(tasks: Sequence[CorpusTask], pivot: str | None, premiums: bool) ->
         else:
             rest.append((task, "all"))
     if all(t.part is not None for t in tasks if t.piece or t.part):  # no table: every part is known now
-        check_pivot([t.part for t in tasks if t.part is not None], pivot)
+        check_pivot(task_parts(tasks), pivot)
     return first, rest
 
 
@@ -298,12 +314,15 @@ def count_corpus(
     """Count every task into ``table`` (pivot phase first, results merged in plan order) and close the
     parts spread over tasks; returns the reading statistics (rejects in plan order) and how many jobs
     there were and were resumed (``{"tasks": N, "resumed": K}``)."""
+    if run != RunConfig() and any(t.memory is not None for t in tasks):
+        raise ConfigError(
+            "workers, Ray and resume read a corpus task by task from its files: give the corpus as "
+            "paths (a Corpus object or in-memory texts are counted in this process)"
+        )
     premiums = counting.pivot is not None and counting.config.metrics == "full"
     first, rest = plan_jobs(tasks, counting.pivot, premiums)
     if all(t.part is not None and t.piece is None for t in tasks if t.piece or t.part):  # parts read whole
-        table.lang_parts_left.update(
-            t.part.lang for t in tasks if t.part is not None and not t.part.generated
-        )
+        table.lang_parts_left.update(p.lang for p in task_parts(tasks) if not p.generated)
     stats = SourceStats()
     pivot: PivotTokens = {}
     summary = {"tasks": len(first) + len(rest), "resumed": 0}
