@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
 from tokenloom.corpus.load import Corpus, load_corpus, parse_lang_code
+from tokenloom.corpus.plan import plan_corpus_tasks, read_corpus_task, task_parts
 from tokenloom.errors import CorpusError
 
 
@@ -217,3 +220,36 @@ def test_real_flores_devtest_is_parallel(shared_dir: Path) -> None:
     assert len({p.align for p in corpus}) == 1
     texts, ids = next(p for p in corpus if p.slice == "zho_Hans").load()
     assert len(texts) == 1012 and ids[-1] == 1012
+
+
+def test_the_plan_reads_the_parts_load_corpus_gives(tmp_path: Path) -> None:
+    """Files (a FLORES-style pair, a stray text file, a JSON Lines table) planned into tasks and read task
+    by task give exactly ``load_corpus``'s parts; an in-memory table is one task holding the same parts."""
+    (tmp_path / "eng_Latn.txt").write_text("one\ntwo\n", encoding="utf-8")
+    (tmp_path / "fra_Latn.txt").write_text("un\ndeux\n", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("a stray line\n", encoding="utf-8")
+    rows = [{"text": f"row {i}", "lang": lang} for i, lang in enumerate(["deu", "ita", "deu"])]
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+    def by_slice(pieces: Iterable[Any]) -> dict[tuple[str, str], list[str]]:
+        out: dict[tuple[str, str], list[str]] = {}
+        for piece in pieces:
+            out.setdefault((piece.part.slice_kind, piece.part.slice), []).extend(piece.texts)
+        return out
+
+    expected = {(p.slice_kind, p.slice): p.load()[0] for p in load_corpus(tmp_path)}
+    assert expected[("language", "deu_Latn")] == ["row 0", "row 2"] and len(expected) == 5
+    tasks = plan_corpus_tasks(tmp_path, chunk_bytes=1)
+    assert by_slice(p for t in tasks for p in read_corpus_task(t, chunk_size=1)) == expected
+    assert {(p.slice_kind, p.slice) for p in task_parts(tasks)} == {  # tables: known once read
+        ("language", "eng_Latn"), ("language", "fra_Latn"), ("language", "und"),
+    }  # fmt: skip
+
+    frame = pd.DataFrame(rows)
+    (task,) = plan_corpus_tasks(frame)
+    assert task.memory is not None and task_parts([task]) == list(task.memory)
+    pieces = list(read_corpus_task(task, first="ita_Latn"))
+    assert [p.part.slice for p in pieces] == ["ita_Latn", "deu_Latn"]  # the slice asked for first
+    assert by_slice(pieces) == {
+        ("language", "deu_Latn"): ["row 0", "row 2"], ("language", "ita_Latn"): ["row 1"],
+    }  # fmt: skip

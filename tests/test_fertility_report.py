@@ -557,3 +557,50 @@ def test_intervals_equal_the_metrics_functions_on_real_flores(
     )
     assert (r.premium_lo, r.premium_hi) == pytest.approx((lo, hi), rel=1e-12)  # float sums, other BLAS order
     assert lo < mean < hi
+
+
+def test_an_in_memory_corpus_is_one_task_of_the_plan_and_counts_as_its_files(
+    default_corpus: Path, trained: dict[str, Path]
+) -> None:
+    """A Corpus object and the same files given as a path: one counting route, the same report; the
+    in-memory corpus is one task, counted in this process only."""
+    from tokenloom.corpus.plan import plan_corpus_tasks
+    from tokenloom.fertility.runner import RunConfig
+
+    toks = {"bpe": trained["bpe"], "uni": trained["uni"]}
+    config = ReportConfig(n_boot=50)
+    corpus = load_corpus(default_corpus)
+    (task,) = plan_corpus_tasks(corpus)
+    assert task.memory is corpus and task.part is None and task.piece is None
+    from_files = fertility_report(toks, default_corpus, config=config)
+    from_object = fertility_report(toks, corpus, config=config)
+    pd.testing.assert_frame_equal(from_object, from_files, check_exact=True)
+    assert from_object.attrs["tasks"] == {"tasks": 1, "resumed": 0}
+    assert from_files.attrs["tasks"]["tasks"] == len(plan_corpus_tasks(default_corpus)) > len(corpus) - 1
+    with pytest.raises(ConfigError, match="give the corpus as paths"):
+        fertility_report(toks, corpus, config=config, run=RunConfig(workers=2))
+
+
+def test_keyword_conveniences_are_the_config_fields(default_corpus: Path, trained: dict[str, Path]) -> None:
+    """Each keyword convenience replaces the config field of its name: the two spellings are one report,
+    and a keyword left out keeps what the config says."""
+    toks = {"bpe": trained["bpe"]}
+    by_keyword = fertility_report(
+        toks, default_corpus, pivot="fra_Latn", translit=False, numbers=False, segmenter="whitespace",
+        perturbations="case", config=ReportConfig(n_boot=20),
+    )  # fmt: skip
+    in_config = ReportConfig(
+        n_boot=20, pivot="fra_Latn", translit=False, numbers=False, segmenter="whitespace",
+        perturbations=("case",),
+    )  # fmt: skip
+    by_config = fertility_report(toks, default_corpus, config=in_config)
+    pd.testing.assert_frame_equal(by_keyword, by_config, check_exact=True)
+    assert by_config.attrs["pivot"] == "fra_Latn" and by_config.attrs["segmenter"] == "whitespace"
+    assert set(by_config["slice_kind"]) >= {"language", "perturbed"}
+    assert not {"transliterated", "numbers"} & set(by_config["slice_kind"])
+    premium = by_config.set_index(["slice_kind", "slice"]).loc[("language", "fra_Latn"), "premium_mean"]
+    assert premium == 1.0  # the config's pivot is the one premiums are measured against
+    assert ReportConfig(pivot="fra_Latn").given(pivot=None).pivot is None  # None given: no pivot
+    assert ReportConfig(pivot="fra_Latn").given().pivot == "fra_Latn"  # left out: the config's
+    with pytest.raises(ConfigError, match="unknown perturbation"):
+        ReportConfig(perturbations="nonsense")  # type: ignore[arg-type]

@@ -510,3 +510,23 @@ def test_tests_reach_into_one_part_at_most() -> None:
             detail = "; ".join(f"{part}: {', '.join(sorted(set(w)))}" for part, w in sorted(found.items()))
             bad.append(f"{path.relative_to(ROOT)} uses the private pieces of {len(found)} parts: {detail}")
     assert not bad, _report("tests use the private pieces of more than the part they test", bad)
+
+
+def _reach(start: str, edges: dict[str, dict[str, int]]) -> set[str]:
+    """Every module ``start`` imports at run time, directly or through others."""
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in edges.get(todo.pop(), {}):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def test_counting_a_corpus_reaches_neither_the_cost_model_nor_the_encoder() -> None:
+    edges = _runtime_edges()
+    for start in ("tokenloom.fertility.counts", "tokenloom.fertility.counting", "tokenloom.fertility.runner"):
+        reached = _reach(start, edges)
+        bad = sorted(m for m in reached if m.startswith(("tokenloom.costs", "tokenloom.encoder")))
+        assert not bad, f"{start} reaches {bad}: the cost columns are computed after counting, by costs"
+    assert "tokenloom.costs.languages" in _reach("tokenloom.fertility.report", edges)  # the graph sees it
