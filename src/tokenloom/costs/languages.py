@@ -10,7 +10,7 @@ and total forward FLOPs (:func:`~tokenloom.costs.encoder_flops`), and their rati
 ``context``.
 
 :func:`language_cost` is that one definition: the fertility report's ``rel_kv_bytes`` and
-``rel_attention_work`` columns, ``tokenloom costs languages`` (:func:`language_costs`, one row per language
+``rel_attention_work`` columns (:func:`premium_cost_columns`, added after counting), ``tokenloom costs languages`` (:func:`language_costs`, one row per language
 of a report) and ``tokenloom sweep``'s ``languages.csv`` are all made by it. The premium it takes is the
 report's ``premium_mean`` (the mean over pivot-aligned texts of each text's premium). What it does not do:
 count tokens or measure premiums. pandas is imported only by the report functions.

@@ -2,21 +2,23 @@
 
 What it does: turns what it is given into tokenloom ``Tokenizer`` objects once, at the entry
 (:func:`~tokenloom.text.adapt.as_tokenizer`: objects, our folders, any ``tokenizer.json`` or sentencepiece
-``.model``), then counts the corpus into a :class:`~tokenloom.fertility.accumulate.SliceTable`:
+``.model``), maps its keyword conveniences into the :class:`ReportConfig` (what is measured;
+:meth:`ReportConfig.given`), plans the corpus into tasks (:func:`~tokenloom.corpus.plan.plan_corpus_tasks`:
+a file part, a range of Parquet row groups, a byte range of a large file — or, for a
+:class:`~tokenloom.corpus.load.Corpus` or an in-memory corpus, one task holding it) and counts them into a
+:class:`~tokenloom.fertility.accumulate.SliceTable` by :mod:`tokenloom.fertility.runner`, the one counting
+route — in this process, in ``RunConfig(workers=N)`` processes or as Ray tasks, resumably (how it runs is
+the :class:`RunConfig`) — each task **chunk by chunk** (``ReportConfig.chunk_size`` texts of a part at a
+time, never a whole file).
 
-- a corpus given by **paths** is cut into tasks (:mod:`tokenloom.corpus.plan`: a file part, a
-  range of Parquet row groups, a byte range of a large file) and counted by :mod:`tokenloom.fertility.runner`
-  — in this process, in ``RunConfig(workers=N)`` processes or as Ray tasks, resumably — each task
-  **chunk by chunk** (``ReportConfig.chunk_size`` texts of a part at a time, never a whole file);
-- a :class:`~tokenloom.corpus.load.Corpus` or an in-memory corpus is counted here, part by part.
-
-Either way a :class:`~tokenloom.fertility.counting.ChunkCounter` encodes each chunk with every tokenizer
+A :class:`~tokenloom.fertility.counting.ChunkCounter` encodes each chunk with every tokenizer
 (on two background threads while words are segmented and the chunk is transliterated) and turns it into
-per-slice :class:`~tokenloom.fertility.counts.SliceCounts`, which merge exactly: both ways give the same
-report. Only the few per-text counts the bootstrap needs are kept until a part is closed. The pivot's
-texts are counted first so that every later text's premium is computed on the fly from the pivot's
+per-slice :class:`~tokenloom.fertility.counts.SliceCounts`, which merge exactly: however the tasks run, the
+report is the same. Only the few per-text counts the bootstrap needs are kept until a part is closed. The
+pivot's texts are counted first so that every later text's premium is computed on the fly from the pivot's
 per-sentence token counts; a slice becomes a row (intervals, median, Rényi efficiency) once no later part
-can add to it.
+can add to it. What a premium costs (``rel_kv_bytes``, ``rel_attention_work``) is added to the table after
+counting, by :func:`tokenloom.costs.languages.premium_cost_columns`: counting never reaches the cost model.
 
 Intervals are percentile bootstrap intervals over texts, **stratified by part** (texts are resampled within
 each language file, keeping the corpus composition fixed): :func:`~tokenloom.fertility.counts.close_part`

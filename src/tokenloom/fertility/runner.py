@@ -1,7 +1,8 @@
 """Count a report's corpus as tasks: in this process, in worker processes or as Ray tasks, resumably.
 
 The tasks are :func:`~tokenloom.corpus.plan.plan_corpus_tasks`'s (a file part, a range of Parquet
-row groups, a byte range of a large file). Each is counted by :func:`count_task` into a
+row groups, a byte range of a large file; an in-memory corpus is one task, counted in this process with
+the default ``RunConfig`` only). Each is counted by :func:`count_task` into a
 :class:`TaskResult` — its slice counts (:class:`~tokenloom.fertility.accumulate.TaskCounts`), reading
 statistics and rejects — and the results are merged into the report's
 :class:`~tokenloom.fertility.accumulate.SliceTable` **in plan order**, whatever order they finish in. The
