@@ -10,13 +10,16 @@ import csv
 import gzip
 import json
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Literal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tokenloom.corpus.formats import ReadRequest
 from tokenloom.corpus.load import load_corpus
 from tokenloom.corpus.reader import iter_records
 from tokenloom.corpus.records import Record, SourceStats
@@ -280,3 +283,47 @@ def test_cli_trains_and_reports_on_a_broken_mix(
     assert cli.main(["fertility", "--tokenizer", str(tmp_path / "tok"), *body_report]) == 0
     clean = (tmp_path / "r2" / "rejects.csv").read_text(encoding="utf-8")
     assert clean == "source,unit,number,row_group,documents,reason\n"  # nothing set aside: the header alone
+
+
+@dataclass(frozen=True)
+class _TaggedReader:
+    """A format made for this test: ``LANG<TAB>TEXT`` per line (a table: its rows carry a language)."""
+
+    name: str = "tagged"
+    suffixes: tuple[str, ...] = (".tagged",)
+    fold_case: bool = True
+    kind: Literal["table"] = "table"
+    split: Literal["bytes"] = "bytes"
+    opens_itself: bool = False
+
+    def read(self, request: ReadRequest, handle: BinaryIO | None, at: Any) -> Iterator[Record]:
+        assert handle is not None
+        for number, raw in enumerate(handle, start=request.first_line):
+            lang, _, text = raw.decode("utf-8").rstrip("\n").partition("\t")
+            request.stats.lines += 1
+            yield Record(text, lang, None, str(request.path), number)
+
+
+def test_a_new_format_is_one_reader_and_its_registration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Registered, a reader is found by suffix (compressed too), searched for in folders, read as a table
+    by load_corpus and by the task plan; a suffix taken twice is an error."""
+    from tokenloom.corpus import formats
+    from tokenloom.corpus.formats import base
+    from tokenloom.corpus.plan import plan_corpus_tasks, read_corpus_task
+
+    monkeypatch.setattr(base, "_READERS", list(base.readers()))  # the registry as it was after the test
+    (tmp_path / "a.tagged").write_text("deu\tHallo\nfra\tBonjour\n", encoding="utf-8")
+    (tmp_path / "b.tagged.gz").write_bytes(gzip.compress(b"deu\tWelt\n"))
+    assert formats.file_format(tmp_path / "a.tagged") == "text"  # not registered yet: a text file
+    formats.register(_TaggedReader())
+    assert formats.file_format(tmp_path / "b.tagged.gz") == "tagged"
+    parts = {p.slice: p.load()[0] for p in load_corpus(tmp_path)}
+    assert parts == {"deu_Latn": ["Hallo", "Welt"], "fra_Latn": ["Bonjour"]}
+    tasks = plan_corpus_tasks(tmp_path)
+    assert [t.piece.path.name for t in tasks if t.piece] == ["a.tagged", "b.tagged.gz"]
+    texts = [text for t in tasks for piece in read_corpus_task(t) for text in piece.texts]
+    assert sorted(texts) == ["Bonjour", "Hallo", "Welt"]
+    with pytest.raises(ValueError, match="registered already"):
+        formats.register(_TaggedReader(name="tagged-again", suffixes=(".TAGGED",)))

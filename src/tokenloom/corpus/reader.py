@@ -3,7 +3,8 @@
 Evaluation (:func:`tokenloom.corpus.load.load_corpus`) and training (``train.py``, through ``stream.py``)
 read a corpus through this module, so a folder, a JSONL shard or a DataFrame is the same corpus to both:
 
-- :func:`corpus_files` expands files, folders (searched recursively for :data:`CORPUS_SUFFIXES`) and globs
+- :func:`corpus_files` expands files, folders (searched recursively for :func:`corpus_suffixes`, those of
+  every registered format, ``formats/``) and globs
   (``sources.resolve_inputs``). A folder is searched for text, JSON Lines (``.jsonl``, ``.json`` — Dolma's
   naming —, ``.ndjson``), CSV, TSV, Parquet and source files, each also compressed (``.gz``, ``.zst``,
   ``.xz``, ``.bz2``). Every other file of a folder is listed in ``stats.rejects`` as left out (a reject
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeGuard
 
 from tokenloom.corpus.compression import COMPRESSION_SUFFIXES, detect_compression
-from tokenloom.corpus.formats import CODE_EXTENSIONS, file_format, read_file_records
+from tokenloom.corpus.formats import CODE_EXTENSIONS, file_format, read_file_records, reader_for, readers
 from tokenloom.corpus.memory import iter_object_records
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats, reject
 from tokenloom.corpus.sources import LeftOut, iter_handle_lines, resolve_inputs
@@ -40,6 +41,7 @@ __all__ = [
     "FileKind",
     "PathInputs",
     "corpus_files",
+    "corpus_suffixes",
     "file_kind",
     "is_paths",
     "iter_numbered_texts",
@@ -52,12 +54,17 @@ __all__ = [
 FileKind = Literal["text", "table", "code"]
 PathInputs: TypeAlias = "str | os.PathLike[str] | list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...]"
 
-_DATA_SUFFIXES = (".txt", ".jsonl", ".json", ".ndjson", ".csv", ".tsv", ".parquet")
-CORPUS_SUFFIXES = (
-    _DATA_SUFFIXES
-    + tuple(s + c for s in _DATA_SUFFIXES for c in COMPRESSION_SUFFIXES)
-    + tuple(CODE_EXTENSIONS)
-)
+
+
+def corpus_suffixes() -> tuple[str, ...]:
+    """The suffixes a folder search takes: every registered format's (text and tables, also compressed,
+    then source files)."""
+    data = tuple(s for r in readers() if r.kind != "code" for s in r.suffixes)
+    code = tuple(s for r in readers() if r.kind == "code" for s in r.suffixes)
+    return data + tuple(s + c for s in data for c in COMPRESSION_SUFFIXES) + code
+
+
+CORPUS_SUFFIXES = corpus_suffixes()  # those of the built-in formats
 
 
 def corpus_files(
@@ -66,7 +73,7 @@ def corpus_files(
     errors: Errors = "strict",
     stats: SourceStats | None = None,
 ) -> list[Path]:
-    """The files of ``inputs`` (files, folders searched for :data:`CORPUS_SUFFIXES`, globs), sorted; the
+    """The files of ``inputs`` (files, folders searched for :func:`corpus_suffixes`, globs), sorted; the
     files a folder search leaves out are recorded in ``stats`` (:func:`record_left_out`)."""
     files, left_out = scan_files(inputs)
     record_left_out(left_out, errors, SourceStats() if stats is None else stats)
@@ -78,7 +85,7 @@ def scan_files(
 ) -> tuple[list[Path], list[LeftOut]]:
     """The files of ``inputs`` (as :func:`corpus_files`) and those a folder search left out."""
     left_out: list[LeftOut] = []
-    return resolve_inputs(inputs, suffixes=CORPUS_SUFFIXES, left_out=left_out), left_out
+    return resolve_inputs(inputs, suffixes=corpus_suffixes(), left_out=left_out), left_out
 
 
 def record_left_out(left_out: Iterable[LeftOut], errors: Errors, stats: SourceStats) -> None:
@@ -94,8 +101,7 @@ def record_left_out(left_out: Iterable[LeftOut], errors: Errors, stats: SourceSt
 
 def file_kind(path: Path) -> FileKind:
     """``"table"``, ``"code"`` or ``"text"``, by the file's suffix (see the module docstring)."""
-    fmt = file_format(path)
-    return "text" if fmt == "text" else "code" if fmt == "code" else "table"
+    return reader_for(path).kind
 
 
 def is_paths(inputs: object) -> TypeGuard[PathInputs]:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 from tokenloom.corpus.compression import detect_compression
-from tokenloom.corpus.formats import file_format, read_file_records
+from tokenloom.corpus.formats import read_file_records, reader_for
 from tokenloom.corpus.reader import corpus_files
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
 
@@ -71,10 +71,10 @@ def _file_tasks(path: Path, chunk_bytes: int) -> list[Task]:
         size, codec = path.stat().st_size, detect_compression(path)
     except OSError:
         return [Task(path)]  # the reader rejects it
-    fmt = file_format(path)
-    if size <= chunk_bytes or codec != "none" or fmt not in ("parquet", "jsonl", "text"):
+    split = reader_for(path).split  # how the file's format is cut: by line starts, by row groups or not
+    if size <= chunk_bytes or codec != "none" or split == "none":
         return [Task(path)]
-    return _row_group_tasks(path, chunk_bytes) if fmt == "parquet" else _byte_tasks(path, size, chunk_bytes)
+    return _row_group_tasks(path, chunk_bytes) if split == "row_groups" else _byte_tasks(path, size, chunk_bytes)
 
 
 def _row_group_tasks(path: Path, chunk_bytes: int) -> list[Task]:

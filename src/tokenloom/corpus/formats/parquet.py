@@ -1,0 +1,100 @@
+"""Parquet (``.parquet``): ``pyarrow.parquet.ParquetFile``, one row group at a time, only the columns used.
+
+A compressed Parquet file (``.parquet.zst``) is first decompressed to a temporary file, since Parquet
+needs random access. A large file is cut into tasks of whole row groups; a corrupt row group is a reject
+covering its rows, the others are read. ``pyarrow`` is imported when a file is read.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, Literal
+
+from tokenloom.corpus.compression import detect_compression, open_binary
+from tokenloom.corpus.formats.base import Format, Position, ReadRequest, no_text_column, record_of
+from tokenloom.corpus.records import Columns, Errors, Record, Reject, SourceStats, reject
+
+__all__ = ["PARQUET", "ParquetReader"]
+
+
+@dataclass(frozen=True)
+class ParquetReader:
+    """Parquet files (see the module docstring)."""
+
+    name: Format = "parquet"
+    suffixes: tuple[str, ...] = (".parquet",)
+    fold_case: bool = True
+    kind: Literal["table"] = "table"
+    split: Literal["row_groups"] = "row_groups"
+    opens_itself: bool = True
+
+    def read(self, request: ReadRequest, handle: BinaryIO | None, at: Position) -> Iterator[Record]:
+        import pyarrow.parquet as pq
+
+        path, columns, errors, stats = request.path, request.columns, request.errors, request.stats
+        row_groups = request.row_groups
+        with tempfile.TemporaryDirectory(prefix="tokenloom-") as tmp:
+            try:
+                source = _seekable(path, Path(tmp))
+                pf = pq.ParquetFile(source)
+            except Exception as exc:  # pyarrow raises several types for corrupt files; decompression others
+                why = f"cannot read as Parquet ({exc}); check the file"
+                reject(Reject(str(path), why, "file", documents=None), errors, stats)
+                return
+            stats.files += 1
+            stats.bytes += path.stat().st_size
+            meta, names = pf.metadata, pf.schema_arrow.names
+            groups = range(meta.num_row_groups) if row_groups is None else row_groups
+            if columns.text not in names:  # every row of the groups read is covered by this reject
+                why, rows = no_text_column(path, columns, names), sum(meta.row_group(g).num_rows for g in groups)
+                reject(Reject(str(path), why, "file", documents=rows), errors, stats)
+                return
+            if meta.num_rows == 0 and row_groups is None:
+                why = "no rows; remove it or put rows in it"
+                reject(Reject(str(path), why, "file", documents=0), errors, stats)
+                return
+            wanted = columns.used(names)
+            before = sum(meta.row_group(g).num_rows for g in range(groups.start))
+            for g in groups:
+                yield from _row_group(pf, g, before, wanted, path, columns, errors, stats)
+                before += meta.row_group(g).num_rows
+
+
+def _row_group(
+    pf: Any, g: int, before: int, wanted: list[str], path: Path, columns: Columns, errors: Errors,
+    stats: SourceStats,
+) -> Iterator[Record]:  # fmt: skip
+    try:
+        table = pf.read_row_group(g, columns=wanted)
+    except Exception as exc:  # a corrupt row group: its rows are rejected, the others read
+        n = pf.metadata.row_group(g).num_rows
+        reject(Reject(str(path), f"cannot read row group {g} ({exc})", "file", None, g, n), errors, stats)
+        return
+    data = {name: table.column(name).to_pylist() for name in table.column_names}  # one row group in memory
+    for r in range(table.num_rows):
+        cells = {name: values[r] for name, values in data.items()}
+        number = before + r + 1
+        result = record_of(cells, str(path), number, columns, row_group=g, row=r)
+        if isinstance(result, str):
+            reject(Reject(str(path), result, "row", number, g), errors, stats)
+            continue
+        stats.lines += 1
+        stats.chars += len(result.text)
+        yield result
+
+
+def _seekable(path: Path, tmp: Path) -> Path:
+    """``path`` itself, or its decompressed copy in ``tmp`` when it is compressed (Parquet needs seeks)."""
+    if detect_compression(path) == "none":
+        return path
+    copy = tmp / "decompressed.parquet"
+    with open_binary(path) as src, copy.open("wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    return copy
+
+
+PARQUET = ParquetReader()
