@@ -23,7 +23,8 @@ from tokenloom.corpus.formats import ReadRequest
 from tokenloom.corpus.load import load_corpus
 from tokenloom.corpus.reader import iter_records
 from tokenloom.corpus.records import Record, SourceStats
-from tokenloom.corpus.tasks import plan_tasks, read_task
+from tokenloom.corpus.stream import TrainingCorpus
+from tokenloom.corpus.tasks import plan_files, plan_tasks, read_task
 from tokenloom.errors import CorpusError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
@@ -182,6 +183,46 @@ def test_tasks_read_in_order_give_the_records_of_whole_files(shared_dir: Path, t
     assert parts == whole
 
 
+def test_training_reads_the_plan_of_whole_files_with_the_left_out_files_as_rejects(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    formats = [("jsonl", "none"), ("txt", "none"), ("parquet", "none"), ("jsonl", "gz"), ("csv", "none")]
+    make_mix.write_mix(tmp_path, shared_dir, lines=60, formats=formats, row_group_rows=16)
+    (tmp_path / "notes.md").write_text("not a corpus file\n", encoding="utf-8")
+    plan = plan_files(tmp_path, chunk_bytes=None)
+    assert [t.kind for t in plan.tasks] == ["file"] * len(plan.files) and len(plan.files) == len(formats)
+    assert [x.path.name for x in plan.left_out] == ["notes.md"]
+    assert plan.files == tuple(dict.fromkeys(t.path for t in plan_tasks(tmp_path, chunk_bytes=2000)))
+    stats = SourceStats()
+    lines = [line for _, line in TrainingCorpus.of(tmp_path).lines("strict", stats)]
+    assert lines == [line for r in iter_records(tmp_path) for line in r.text.split("\n")]
+    assert stats.files == len(formats) and [r.source for r in stats.rejects] == [str(tmp_path / "notes.md")]
+
+
+@pytest.mark.parametrize("consumer", ["load_corpus", "plan_corpus_tasks", "TrainingCorpus.of"])
+def test_a_text_given_as_a_path_says_how_to_pass_texts_to_every_consumer(consumer: str) -> None:
+    from tokenloom.corpus.plan import plan_corpus_tasks, read_corpus_task
+
+    read = {
+        "load_corpus": load_corpus,
+        "plan_corpus_tasks": plan_corpus_tasks,
+        "TrainingCorpus.of": TrainingCorpus.of,
+    }
+    with pytest.raises(
+        CorpusError, match=r"'a sentence, not a path' does not exist.*pass an iterator, e\.g\. iter\(texts\)"
+    ):
+        read[consumer](["a sentence, not a path", "another one"])  # type: ignore[operator]
+    given = read[consumer](iter(["a sentence, not a path"]))  # an iterator is texts: read in memory
+    texts = {
+        "load_corpus": lambda c: [t for part in c for t in part.load()[0]],
+        "plan_corpus_tasks": lambda c: [
+            t for task in c for piece in read_corpus_task(task) for t in piece.texts
+        ],
+        "TrainingCorpus.of": lambda c: [line for _, line in c.lines("strict", SourceStats())],
+    }[consumer](given)
+    assert texts == ["a sentence, not a path"]
+
+
 def test_a_tokenizer_trained_on_jsonl_learns_no_json_syntax(mix: Any) -> None:
     from tokenloom.text.train import train_tokenizer
 
@@ -325,5 +366,7 @@ def test_a_new_format_is_one_reader_and_its_registration(
     assert [t.piece.path.name for t in tasks if t.piece] == ["a.tagged", "b.tagged.gz"]
     texts = [text for t in tasks for piece in read_corpus_task(t) for text in piece.texts]
     assert sorted(texts) == ["Bonjour", "Hallo", "Welt"]
+    training = TrainingCorpus.of(tmp_path).lines("strict", SourceStats())  # training reads the same plan
+    assert [line for _, line in training] == ["Hallo", "Bonjour", "Welt"]
     with pytest.raises(ValueError, match="registered already"):
         formats.register(_TaggedReader(name="tagged-again", suffixes=(".TAGGED",)))

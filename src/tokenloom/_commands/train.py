@@ -140,12 +140,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _sample_line(inputs: list[str], text_column: str) -> str:
     """The first non-empty line of the corpus, read as training reads it (a table's text column)."""
-    from tokenloom.corpus.reader import corpus_files, iter_texts
     from tokenloom.corpus.records import Columns
+    from tokenloom.corpus.tasks import plan_files, read_task
 
-    for path in corpus_files(inputs)[:5]:
-        for text in iter_texts(path, errors="skip", columns=Columns(text_column)):
-            line = next((line for line in text.split("\n") if line.strip()), "")
+    for task in plan_files(inputs, chunk_bytes=None).tasks[:5]:
+        for record in read_task(task, errors="skip", columns=Columns(text_column)):
+            line = next((line for line in record.text.split("\n") if line.strip()), "")
             if line:
                 return line[:70]
     return "Hello, world!"

@@ -4,7 +4,7 @@ the whole corpus in two passes.
 Used when a training asks for ``max_bytes``, ``language_sampling`` other than 1 or ``parity-bpe``
 (otherwise ``stream.stream_lines`` streams the corpus once):
 
-1. **census** — read every line once (``reader.py``, as every other input), with its language: a table's
+1. **census** — read every line once (the corpus plan, ``tasks.read_task``, as every other consumer), with its language: a table's
    ``lang`` / ``language`` column (with ``script`` / ``language_script`` when given separately), else a
    FLORES-style file name ``<lang>_<Script>.txt``. Per language it keeps the UTF-8 size of every non-empty
    line (4 bytes a line, never the text), after the held-out draw. The read statistics and fingerprint
@@ -38,12 +38,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tokenloom.corpus.compression import inner_name
-from tokenloom.corpus.formats import file_format, read_file_records
+from tokenloom.corpus.formats import reader_for
 from tokenloom.corpus.load import parse_lang_code
 from tokenloom.corpus.memory import iter_object_records
-from tokenloom.corpus.reader import iter_texts, record_left_out
+from tokenloom.corpus.reader import record_left_out
 from tokenloom.corpus.records import Columns, Errors, Record, SourceStats
 from tokenloom.corpus.stream import MAX_HELDOUT, Spread, StreamStats, TrainingCorpus, split_long, stream_lines
+from tokenloom.corpus.tasks import read_task
 from tokenloom.errors import CorpusError
 
 if TYPE_CHECKING:
@@ -80,21 +81,18 @@ def _record_label(record: Record, fallback: str | None) -> str | None:
 
 def _records(corpus: TrainingCorpus, errors: Errors, stats: SourceStats, columns: Columns) -> Iterator[Any]:
     """(source, language or None, text) of every text of ``corpus``."""
-    record_left_out(corpus.left_out, errors, stats)
+    record_left_out(corpus.plan.left_out, errors, stats)
     if corpus.texts is not None:
         for record in iter_object_records(
             corpus.texts, columns=columns, errors=errors, stats=stats, count=False
         ):
             yield "<texts>", _record_label(record, None), record.text, True
         return
-    for path in corpus.files:
-        label = _file_label(path)
-        if file_format(path) in ("text", "code"):
-            for text in iter_texts(path, errors=errors, stats=stats, columns=columns):
-                yield path.name, label, text, False
-            continue
-        for record in read_file_records(path, columns=columns, errors=errors, stats=stats):
-            yield path.name, _record_label(record, label), record.text, False
+    for task in corpus.plan.tasks:  # the corpus plan, read as every consumer reads it
+        path = task.path
+        label, table = _file_label(path), reader_for(path).kind == "table"
+        for record in read_task(task, columns=columns, errors=errors, stats=stats):
+            yield path.name, _record_label(record, label) if table else label, record.text, False
 
 
 def labelled_lines(

@@ -5,7 +5,8 @@ What it does:
 - :func:`resolve_inputs` expands each input: an existing file is taken as is (whatever its suffix), a
   folder is searched recursively for files ending in one of ``suffixes``, anything else containing glob
   characters (``* ? [``) is expanded with ``glob(recursive=True)``. The result is sorted and without
-  duplicates. A missing path, a folder without matching files or a glob that matches nothing raises
+  duplicates. A missing path (one that holds a space or a newline: a text, says how to pass texts), a
+  folder without matching files or a glob that matches nothing raises
   :class:`~tokenloom.errors.CorpusError` naming it; so does an empty string (``Path("")`` would be the
   current folder, searched recursively: pass ``"."`` for that). Nothing in a folder is left out silently:
   every file the search does not take is a :class:`LeftOut` with its reason — a file of another kind, a
@@ -141,6 +142,11 @@ def resolve_inputs(
             found.update(matches)
         elif path.exists():
             raise CorpusError(f"{item!r} is neither a regular file nor a folder; pass text files or folders")
+        elif " " in str(item) or "\n" in str(item):  # a text given where paths are read
+            raise CorpusError(
+                f"corpus path {str(item)[:60]!r} does not exist; strings (also in a list or tuple) are paths — "
+                "to pass texts, pass an iterator, e.g. iter(texts)"
+            )
         else:
             raise CorpusError(
                 f"corpus path {item!r} does not exist; check the spelling or the working folder"

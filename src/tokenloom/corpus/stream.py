@@ -5,9 +5,9 @@ a frozen :class:`StreamStats` (``stats = yield from stream_lines(...)``); a gene
 line is read once and the statistics describe exactly the lines given. In one pass, without holding the
 corpus in memory, it:
 
-- reads files through the corpus reader (``reader.iter_texts``: a text file's lines, a table's text
-  column — ``text`` unless ``text_column`` says otherwise — a code file whole, any of them compressed) or
-  an in-memory corpus (``memory.py``: strings, dicts, a DataFrame, a ``datasets`` dataset), splitting
+- reads the corpus plan (``tasks.plan_files``, one task per file, read by ``tasks.read_task`` as every
+  consumer reads it: a text file's lines, a table's text column — ``text`` unless ``text_column`` says
+  otherwise — a code file whole, any of them compressed) or an in-memory corpus (``memory.py``: strings, dicts, a DataFrame, a ``datasets`` dataset), splitting
   every text on ``\\n``; bad input is raised or, with ``errors="skip"``, set aside and counted
   (``records.py``);
 - counts what was read (files, bytes, lines, characters) and fingerprints it (SHA-256 of the lines);
@@ -37,9 +37,9 @@ from tqdm.auto import tqdm
 
 from tokenloom._progress import show_progress
 from tokenloom.corpus.memory import iter_object_records
-from tokenloom.corpus.reader import is_paths, iter_texts, record_left_out, scan_files
+from tokenloom.corpus.reader import is_paths, record_left_out
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats
-from tokenloom.corpus.sources import LeftOut
+from tokenloom.corpus.tasks import FilePlan, plan_files, read_task
 from tokenloom.errors import CorpusError
 
 if TYPE_CHECKING:
@@ -75,28 +75,24 @@ def split_long(line: str, max_bytes: int) -> list[str]:
 
 @dataclass(frozen=True)
 class TrainingCorpus:
-    """What a training reads: files (``files``, found by :func:`TrainingCorpus.of`) or an iterable of str."""
+    """What a training reads: the corpus plan of its files (``tasks.plan_files``, one task per file, found
+    by :func:`TrainingCorpus.of`) or an iterable of str."""
 
-    files: tuple[Path, ...] = ()
+    plan: FilePlan = field(default_factory=lambda: FilePlan(()))
     texts: Iterable[Any] | None = None  # read once, item by item
-    left_out: tuple[LeftOut, ...] = ()  # files a folder search did not take (recorded as rejects when read)
 
     @classmethod
     def of(cls, corpus: CorpusInput) -> TrainingCorpus:
-        """Path(s), folder(s) or glob(s) — a str, a PathLike or a list/tuple of them — or any other iterable
-        of str. A missing path that looks like a sentence says how to pass texts."""
+        """Path(s), folder(s) or glob(s) — a str, a PathLike or a list/tuple of them (``reader.is_paths``)
+        — or any other iterable of str. A missing path that looks like a sentence says how to pass texts."""
         if not is_paths(corpus):
             return cls(texts=cast(Iterable[Any], corpus))
-        items: list[str | os.PathLike[str]] = [corpus] if isinstance(corpus, str | os.PathLike) else list(corpus)
-        for item in items:
-            text = os.fspath(item)
-            if isinstance(item, str) and not Path(text).exists() and (" " in text or "\n" in text):
-                raise CorpusError(
-                    f"corpus path {text[:60]!r} does not exist; strings in a list or tuple are paths — "
-                    "to train on texts pass an iterator, e.g. iter(texts)"
-                )
-        files, left_out = scan_files(items)
-        return cls(files=tuple(files), left_out=tuple(left_out))
+        return cls(plan=plan_files(corpus, chunk_bytes=None))  # read in one process: a task per file
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        """The files read, in order."""
+        return self.plan.files
 
     @property
     def name(self) -> str:
@@ -108,13 +104,15 @@ class TrainingCorpus:
     def lines(
         self, errors: Errors, stats: SourceStats, columns: Columns = DEFAULT_COLUMNS
     ) -> Iterator[tuple[str, str]]:
-        """(source name, line) of every line, counted in ``stats``."""
-        record_left_out(self.left_out, errors, stats)
+        """(source name, line) of every line, counted in ``stats``: the files a folder search left out
+        first (``reader.record_left_out``), then every task of the plan in plan order (``tasks.read_task``)."""
+        record_left_out(self.plan.left_out, errors, stats)
         if self.texts is None:
-            for path in self.files:
-                for text in iter_texts(path, errors=errors, stats=stats, columns=columns):
-                    for line in text.split("\n"):
-                        yield path.name, line
+            for task in self.plan.tasks:
+                name = task.path.name
+                for record in read_task(task, columns=columns, errors=errors, stats=stats):
+                    for line in record.text.split("\n"):
+                        yield name, line
             return
         records = iter_object_records(self.texts, columns=columns, errors=errors, stats=stats, count=False)
         for record in records:

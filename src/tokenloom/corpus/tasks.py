@@ -1,6 +1,8 @@
 """Corpus inputs split into tasks: pieces that can be read independently, anywhere, into the same records.
 
-:func:`plan_tasks` turns files into :class:`Task` s of roughly ``chunk_bytes`` each:
+:func:`plan_files` turns the files an input names into :class:`Task` s of roughly ``chunk_bytes`` each
+(a :class:`FilePlan`, with the files a folder search left out); it is the plan every consumer reads —
+training (``stream.py``) one task per file, reports (``plan.py``) labelled and cut:
 
 - a Parquet file (uncompressed on disk; Parquet compresses inside) larger than ``chunk_bytes`` becomes
   ranges of consecutive row groups, cut where their compressed size passes ``chunk_bytes`` (a row group is
@@ -28,10 +30,11 @@ from typing import Literal
 
 from tokenloom.corpus.compression import detect_compression
 from tokenloom.corpus.formats import read_file_records, reader_for
-from tokenloom.corpus.reader import corpus_files
+from tokenloom.corpus.reader import record_left_out, scan_files
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
+from tokenloom.corpus.sources import LeftOut
 
-__all__ = ["CHUNK_BYTES", "Task", "plan_tasks", "read_task"]
+__all__ = ["CHUNK_BYTES", "FilePlan", "Task", "plan_files", "plan_tasks", "read_task"]
 
 CHUNK_BYTES = 64 << 20  # default task size: large enough to amortise a process start, small for balance
 _SCAN = 1 << 20  # bytes read at a time while counting newlines
@@ -53,17 +56,43 @@ class Task:
         return str(self.path) if self.kind == "file" else f"{self.path}#{self.kind}={self.start}-{self.stop}"
 
 
+@dataclass(frozen=True)
+class FilePlan:
+    """The tasks of the files an input names, in sorted file order, and the files a folder search left out
+    (recorded as rejects by whoever reads the plan, ``reader.record_left_out``)."""
+
+    tasks: tuple[Task, ...]
+    left_out: tuple[LeftOut, ...] = ()
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        """The files of the plan, each once, in plan order."""
+        return tuple(dict.fromkeys(t.path for t in self.tasks))
+
+
+def plan_files(
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *, chunk_bytes: int | None = CHUNK_BYTES
+) -> FilePlan:
+    """The plan of ``inputs`` (files, folders, globs; ``reader.scan_files``): file by file in sorted order,
+    each file's tasks in file order (see the module docstring); ``chunk_bytes=None``: one task per file."""
+    if chunk_bytes is not None and (not isinstance(chunk_bytes, int) or chunk_bytes < 1):
+        raise ValueError(f"chunk_bytes must be a positive int or None, got {chunk_bytes!r}")
+    files, left_out = scan_files(inputs)
+    tasks: list[Task] = []
+    for path in files:
+        tasks.extend([Task(path)] if chunk_bytes is None else _file_tasks(path, chunk_bytes))
+    return FilePlan(tuple(tasks), tuple(left_out))
+
+
 def plan_tasks(
     inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *, chunk_bytes: int = CHUNK_BYTES
 ) -> list[Task]:
-    """The tasks of ``inputs`` (files, folders, globs; ``reader.corpus_files``), file by file in sorted
-    order, each file's tasks in file order (see the module docstring)."""
+    """The tasks of :func:`plan_files`; a link to a missing target in a folder raises."""
     if not isinstance(chunk_bytes, int) or chunk_bytes < 1:
         raise ValueError(f"chunk_bytes must be a positive int, got {chunk_bytes!r}")
-    tasks: list[Task] = []
-    for path in corpus_files(inputs):
-        tasks.extend(_file_tasks(path, chunk_bytes))
-    return tasks
+    plan = plan_files(inputs, chunk_bytes=chunk_bytes)
+    record_left_out(plan.left_out, "strict", SourceStats())
+    return list(plan.tasks)
 
 
 def _file_tasks(path: Path, chunk_bytes: int) -> list[Task]:

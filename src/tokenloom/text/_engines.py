@@ -2,7 +2,7 @@
 equivalent settings described in ``train.py``, byte-level BPE on HF ``tokenizers`` (pre-tokenizer from
 ``bytelevel.py``), plus the engine-specific error translation.
 
-What it does: turns a corpus (``_stream.TrainingCorpus``, read by ``_stream.stream_lines``) and a
+What it does: turns a corpus (``corpus.stream.TrainingCorpus``, read by ``corpus.stream.stream_lines``) and a
 ``TrainerConfig`` into a :class:`~tokenloom.text.tokenizer.Tokenizer` and the stream's statistics; an
 exception raised while streaming the corpus (invalid UTF-8, a corpus with nothing to train on) always
 surfaces, even when the engine calls the stream from native code; engine errors about the
@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tokenloom._progress import show_progress
-from tokenloom.corpus.reader import iter_texts
 from tokenloom.corpus.sampling import training_lines
 from tokenloom.corpus.stream import StreamStats, TrainingCorpus
+from tokenloom.corpus.tasks import read_task
 from tokenloom.errors import ConfigError, CorpusError, VocabSizeError
 from tokenloom.text._coverage import char_counts, covering_alphabet
 from tokenloom.text._hf_build import META, byte_fallback_model, decoder
@@ -191,9 +191,9 @@ def _alphabet_too_large(corpus: TrainingCorpus, cfg: TrainerConfig) -> ConfigErr
     """HF's UnigramTrainer needs a piece for every distinct character: say how many (files are re-read)."""
 
     chars = set(cfg.required_chars)
-    for path in corpus.files:
-        for text in iter_texts(path, errors="replace"):
-            chars.update(text)
+    for task in corpus.plan.tasks:
+        for record in read_task(task, errors="replace"):
+            chars.update(record.text)
     chars.discard("\n")
     fixed = len(cfg.resolved_special_tokens) + (256 if cfg.byte_fallback else 0)
     need = f"at least {fixed + len(chars) + 1}" if corpus.files else "more"

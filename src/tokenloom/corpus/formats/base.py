@@ -20,11 +20,11 @@ from __future__ import annotations
 import lzma
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, Protocol, TypeAlias
 
-from tokenloom.corpus.compression import inner_name, open_binary
+from tokenloom.corpus.compression import detect_compression, inner_name, open_binary
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats, reject
 
 __all__ = [
@@ -74,6 +74,7 @@ class ReadRequest:
     end: int | None = None
     first_line: int = 1
     row_groups: range | None = None
+    streamed: bool = True  # a decompressing stream (its cut-off last line is held back); False: a plain file
 
 
 class FormatReader(Protocol):
@@ -154,7 +155,9 @@ def read_file_records(
         yield from reader.read(request, None, at)
         return
     try:
-        handle = open_binary(path)
+        codec = detect_compression(path)
+        handle = open_binary(path, codec)
+        request = replace(request, streamed=codec != "none")
     except OSError as exc:
         reject(
             Reject(str(path), f"cannot open ({exc.strerror or exc})", "file", documents=None), errors, stats

@@ -49,7 +49,7 @@ class LineReader:
         path = request.path
         lines = iter_handle_lines(
             handle, path, errors=request.errors, stats=request.stats, max_line_bytes=request.max_line_bytes,
-            first_line=request.first_line, offset=request.start, end=request.end, streamed=True,
+            first_line=request.first_line, offset=request.start, end=request.end, streamed=request.streamed,
         )  # fmt: skip
         if self.kind == "code":
             yield Record("\n".join(line for _, line in lines), None, None, str(path), 1)
