@@ -74,6 +74,7 @@ __all__ = [
     "SliceKind",
     "label_files",
     "load_corpus",
+    "load_memory",
     "parse_lang_code",
     "read_code_part",
     "read_text_files",
@@ -298,13 +299,9 @@ def load_corpus(
     """
     check_errors(errors)
     columns = Columns.of(text_column, lang_column, script_column, align_column)
-    stats = SourceStats()
     if not is_paths(inputs):
-        records = iter_object_records(inputs, columns=columns, errors=errors, stats=stats)  # type: ignore[arg-type]
-        parts = _table_parts(MEMORY_SOURCE, records, columns, errors, stats)
-        if not parts:
-            raise CorpusError("no texts found in the given corpus object; pass texts or rows with a text")
-        return Corpus(parts, errors=errors, stats=stats)
+        return load_memory(inputs, errors=errors, columns=columns)
+    stats = SourceStats()
     labelled = label_files(inputs, errors=errors, parallel=parallel, stats=stats)
     parts = list(labelled.parts)
     if labelled.tables:  # shards of one table: a slice spread over many files is one part
@@ -317,6 +314,18 @@ def load_corpus(
         )
     if not parts:
         raise CorpusError(f"no texts found in {inputs!r}; pass .txt, .jsonl, .csv, .parquet or source files")
+    return Corpus(parts, errors=errors, stats=stats)
+
+
+def load_memory(inputs: Any, *, errors: Errors, columns: Columns) -> Corpus:
+    """An in-memory corpus (a DataFrame, a ``datasets`` dataset, an iterable of str or dict), read now and
+    grouped like a table."""
+    check_errors(errors)
+    stats = SourceStats()
+    records = iter_object_records(inputs, columns=columns, errors=errors, stats=stats)
+    parts = _table_parts(MEMORY_SOURCE, records, columns, errors, stats)
+    if not parts:
+        raise CorpusError("no texts found in the given corpus object; pass texts or rows with a text")
     return Corpus(parts, errors=errors, stats=stats)
 
 

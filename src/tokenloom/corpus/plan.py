@@ -34,13 +34,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tokenloom.corpus.compression import detect_compression
 from tokenloom.corpus.formats import read_file_records
 from tokenloom.corpus.load import (
     MAX_TEXT_BYTES,
     Corpus,
     label_files,
-    load_corpus,
+    load_memory,
     read_code_part,
     read_text_part,
     table_source,
@@ -49,7 +48,7 @@ from tokenloom.corpus.parts import CorpusPart, no_texts
 from tokenloom.corpus.reader import is_paths
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Reject, SourceStats, reject
 from tokenloom.corpus.table_parts import RepeatedKeys, TableGroups, repeated_keys
-from tokenloom.corpus.tasks import CHUNK_BYTES, Task, plan_tasks, read_task
+from tokenloom.corpus.tasks import CHUNK_BYTES, Task, file_tasks, read_task
 from tokenloom.errors import CorpusError
 
 __all__ = ["CorpusTask", "Piece", "plan_corpus_tasks", "read_corpus_task", "task_parts"]
@@ -118,8 +117,8 @@ def plan_corpus_tasks(
     order; bad labels (an empty file, a broken parallel folder) raise as there. A
     :class:`~tokenloom.corpus.load.Corpus` or an in-memory corpus (a DataFrame, a ``datasets`` dataset, an
     iterable of str or dict, read as by ``load_corpus``): one task holding it (:attr:`CorpusTask.memory`)."""
-    if isinstance(inputs, Corpus) or not is_paths(inputs):
-        corpus = inputs if isinstance(inputs, Corpus) else _load_memory(inputs, errors, columns)
+    if isinstance(inputs, Corpus) or not is_paths(inputs):  # the one test of "is this a path?" of a report
+        corpus = inputs if isinstance(inputs, Corpus) else load_memory(inputs, errors=errors, columns=columns)
         return [CorpusTask("memory", 0, memory=corpus)]
     stats = SourceStats()
     labelled = label_files(inputs, errors=errors, parallel=parallel, stats=stats)
@@ -132,27 +131,20 @@ def plan_corpus_tasks(
     if tables:
         name, aligned = table_source(tables), columns.align is not None
         repeated = _repeated(tables, columns, errors)
-        for t in plan_tasks(tables, chunk_bytes=chunk_bytes):
+        for t in file_tasks(tables, chunk_bytes=chunk_bytes):
             size = t.stop - t.start if t.kind == "bytes" else _size([t.path])
             mine = tuple((k, v) for k, v in repeated.items() if k[0] == str(t.path))
             tasks.append(CorpusTask(t.id, size, piece=t, table=name, aligned=aligned, repeated=mine))
     for part in labelled.parts:
         labels = replace(part, load=no_texts)
-        ranges = plan_tasks(part.paths, chunk_bytes=chunk_bytes) if part.slice_kind != "code" else []
+        ranges = file_tasks(part.paths, chunk_bytes=chunk_bytes) if part.slice_kind != "code" else []
         if len(ranges) > 1:  # a large uncompressed text file, or several text files
             tasks += [CorpusTask(t.id, _piece_bytes(t), part=labels, piece=t) for t in ranges]
-        elif ranges and detect_compression(ranges[0].path) != "none":  # of unknown size: streamed
+        elif ranges and ranges[0].compressed:  # of unknown size: streamed
             tasks.append(CorpusTask(ranges[0].id, _size(part.paths), part=labels, piece=ranges[0]))
         else:
             tasks.append(CorpusTask(f"{part.slice_kind}:{part.slice}", _size(part.paths), part=labels))
     return tasks
-
-
-def _load_memory(inputs: Any, errors: Errors, columns: Columns) -> Corpus:
-    return load_corpus(
-        inputs, errors=errors, text_column=columns.text, lang_column=columns.lang,
-        script_column=columns.script, align_column=columns.align,
-    )  # fmt: skip
 
 
 def task_parts(tasks: Iterable[CorpusTask]) -> list[CorpusPart]:

@@ -34,7 +34,7 @@ from tokenloom.corpus.reader import record_left_out, scan_files
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
 from tokenloom.corpus.sources import LeftOut
 
-__all__ = ["CHUNK_BYTES", "FilePlan", "Task", "plan_files", "plan_tasks", "read_task"]
+__all__ = ["CHUNK_BYTES", "FilePlan", "Task", "file_tasks", "plan_files", "plan_tasks", "read_task"]
 
 CHUNK_BYTES = 64 << 20  # default task size: large enough to amortise a process start, small for balance
 _SCAN = 1 << 20  # bytes read at a time while counting newlines
@@ -49,6 +49,7 @@ class Task:
     start: int = 0  # first row group, or first byte
     stop: int = 0  # row group / byte after the last (unused for "file")
     first_line: int = 1  # "bytes": the line number at ``start``
+    compressed: bool = False  # a compressed file (one task, read as a stream of unknown size)
 
     @property
     def id(self) -> str:
@@ -78,10 +79,15 @@ def plan_files(
     if chunk_bytes is not None and (not isinstance(chunk_bytes, int) or chunk_bytes < 1):
         raise ValueError(f"chunk_bytes must be a positive int or None, got {chunk_bytes!r}")
     files, left_out = scan_files(inputs)
-    tasks: list[Task] = []
-    for path in files:
-        tasks.extend([Task(path)] if chunk_bytes is None else _file_tasks(path, chunk_bytes))
+    tasks = [Task(path) for path in files] if chunk_bytes is None else file_tasks(files, chunk_bytes=chunk_bytes)
     return FilePlan(tuple(tasks), tuple(left_out))
+
+
+def file_tasks(files: Iterable[Path], *, chunk_bytes: int = CHUNK_BYTES) -> list[Task]:
+    """The tasks of files already found, in the order given, each file's tasks in file order."""
+    if not isinstance(chunk_bytes, int) or chunk_bytes < 1:
+        raise ValueError(f"chunk_bytes must be a positive int, got {chunk_bytes!r}")
+    return [task for path in files for task in _file_tasks(path, chunk_bytes)]
 
 
 def plan_tasks(
@@ -102,7 +108,7 @@ def _file_tasks(path: Path, chunk_bytes: int) -> list[Task]:
         return [Task(path)]  # the reader rejects it
     split = reader_for(path).split  # how the file's format is cut: by line starts, by row groups or not
     if size <= chunk_bytes or codec != "none" or split == "none":
-        return [Task(path)]
+        return [Task(path, compressed=codec != "none")]
     return _row_group_tasks(path, chunk_bytes) if split == "row_groups" else _byte_tasks(path, size, chunk_bytes)
 
 

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from tokenloom.corpus.parts import CorpusPart
-from tokenloom.corpus.plan import CorpusTask, read_corpus_task, task_parts
+from tokenloom.corpus.plan import CorpusTask, read_corpus_task
 from tokenloom.corpus.records import Columns, Errors, SourceStats
 from tokenloom.corpus.tasks import CHUNK_BYTES
 from tokenloom.errors import ConfigError
@@ -273,8 +273,11 @@ def _count_here(counting: Counting, pivot: PivotTokens, job: Job) -> TaskResult:
     return count_task(job[0], job[1], pivot, counting)
 
 
-def plan_jobs(tasks: Sequence[CorpusTask], pivot: str | None, premiums: bool) -> tuple[list[Job], list[Job]]:
-    """The (task, phase) jobs of the pivot phase and of the rest (see the module docstring)."""
+def plan_jobs(
+    tasks: Sequence[CorpusTask], parts: Sequence[CorpusPart], pivot: str | None, premiums: bool
+) -> tuple[list[Job], list[Job]]:
+    """The (task, phase) jobs of the pivot phase and of the rest (see the module docstring); ``parts``: those
+    the tasks name before they are read (``plan.task_parts``)."""
     first: list[Job] = []
     rest: list[Job] = []
     for task in tasks:
@@ -287,7 +290,7 @@ def plan_jobs(tasks: Sequence[CorpusTask], pivot: str | None, premiums: bool) ->
         else:
             rest.append((task, "all"))
     if all(t.part is not None for t in tasks if t.piece or t.part):  # no table: every part is known now
-        check_pivot(task_parts(tasks), pivot)
+        check_pivot(parts, pivot)
     return first, rest
 
 
@@ -307,13 +310,15 @@ def check_pivot(parts: Sequence[CorpusPart], pivot: str | None) -> None:
 def count_corpus(
     table: SliceTable,
     tasks: Sequence[CorpusTask],
+    parts: Sequence[CorpusPart],
     counting: Counting,
     run: RunConfig,
     *,
     quiet: bool = True,
 ) -> tuple[SourceStats, dict[str, int]]:
     """Count every task into ``table`` (pivot phase first, results merged in plan order) and close the
-    parts spread over tasks; returns the reading statistics (rejects in plan order) and how many jobs
+    parts spread over tasks (``parts``: those the tasks name before they are read, ``plan.task_parts``);
+    returns the reading statistics (rejects in plan order) and how many jobs
     there were and were resumed (``{"tasks": N, "resumed": K}``)."""
     if run != RunConfig() and any(t.memory is not None for t in tasks):
         raise ConfigError(
@@ -321,13 +326,13 @@ def count_corpus(
             "paths (a Corpus object or in-memory texts are counted in this process)"
         )
     premiums = counting.pivot is not None and counting.config.metrics == "full"
-    first, rest = plan_jobs(tasks, counting.pivot, premiums)
+    first, rest = plan_jobs(tasks, parts, counting.pivot, premiums)
     if all(t.part is not None and t.piece is None for t in tasks if t.piece or t.part):  # parts read whole
-        table.lang_parts_left.update(p.lang for p in task_parts(tasks) if not p.generated)
+        table.lang_parts_left.update(p.lang for p in parts if not p.generated)
     stats = SourceStats()
     pivot: PivotTokens = {}
     summary = {"tasks": len(first) + len(rest), "resumed": 0}
-    parts: list[CorpusPart] = []
+    read: list[CorpusPart] = []
     store = None
     if run.state_dir is not None:
         # the count layout is part of the key: results saved with other columns are counted again
@@ -341,7 +346,7 @@ def count_corpus(
                 stats.add(result.stats)
             for key, tokens in result.pivot_tokens.items():
                 pivot.setdefault(key, {}).update(tokens)
-            parts.extend(result.parts)
-    check_pivot(parts, counting.pivot)  # tables: their parts are known once read
+            read.extend(result.parts)
+    check_pivot(read, counting.pivot)  # tables: their parts are known once read
     table.close_open()
     return stats, summary
