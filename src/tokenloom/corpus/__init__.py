@@ -10,7 +10,8 @@ never whole. Submodules, in the order data flows:
 - ``parts`` and ``table_parts`` (labels: language, script, slice, alignment), ``load`` (``load_corpus``:
   labelled parts for evaluation);
 - ``tasks`` and ``plan`` (the corpus cut into tasks any process can read: a file, a row-group range, a
-  line-aligned byte range);
+  line-aligned byte range; ``tasks.plan_files`` is the plan every consumer starts from, ``plan`` labels
+  it for reports and token shards);
 - ``stream`` and ``sampling`` (the training-line stream; language sampling and byte budgets).
 
 What it does not do: tokenize (``tokenloom.text``), count (``tokenloom.fertility``) or run tasks

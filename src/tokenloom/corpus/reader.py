@@ -1,7 +1,8 @@
 """The one reader of corpora: which files an input names, and the records every input holds.
 
-Evaluation (:func:`tokenloom.corpus.load.load_corpus`) and training (``train.py``, through ``stream.py``)
-read a corpus through this module, so a folder, a JSONL shard or a DataFrame is the same corpus to both:
+Evaluation (:func:`tokenloom.corpus.load.load_corpus`) and the corpus plan that training, reports and token
+shards read (``tasks.py``, ``plan.py``) find files through this module, so a folder, a JSONL shard or a
+DataFrame is the same corpus to all of them:
 
 - :func:`corpus_files` expands files, folders (searched recursively for :func:`corpus_suffixes`, those of
   every registered format, ``formats/``) and globs
@@ -13,6 +14,8 @@ read a corpus through this module, so a folder, a JSONL shard or a DataFrame is 
 - :func:`file_kind`: JSON Lines / CSV / TSV / Parquet files are **tables**, files with a programming
   language's extension (:data:`CODE_EXTENSIONS`) are **code**, everything else is **text** (the kind of
   ``a.jsonl.gz`` is the kind of ``a.jsonl``);
+- :func:`is_paths`: whether an input names files — the one test of "is this a path?" (the plan, training's
+  stream and ``load_corpus`` ask it; an in-memory corpus is anything else);
 - :func:`iter_records` streams the :class:`~tokenloom.corpus.records.Record` s of paths (``formats.py``)
   or of in-memory corpora (``memory.py``); :func:`iter_texts` the texts of one file.
 

@@ -40,8 +40,8 @@ laid out, saved and exported like ``bytelevel-bpe``. ``character_coverage`` limi
 either engine (``_coverage.py`` for the tokenizers engine). A ``max_bytes`` budget or ``language_sampling``
 (``p_l ~ n_l**alpha``) is drawn by language in two passes (``corpus.sampling``).
 
-The corpus is streamed (``_stream.stream_lines``), its files read as ``load_corpus`` reads them
-(``reader.py``: a table's ``text`` column, a text file's lines): statistics, fingerprint, deterministic
+The corpus is streamed (``corpus.stream.stream_lines``), its files read through the corpus plan every
+consumer reads (``corpus.tasks``: one task per file, a table's ``text`` column, a text file's lines): statistics, fingerprint, deterministic
 ``max_bytes`` sampling, held-out lines (returned by ``train_with_heldout`` for a fertility check), long
 lines split into chunks (counted, never dropped). What it does not do: encode/decode/save
 (``tokenizer.py``) or measure fertility (``tokenloom.fertility.heldout`` writes ``fertility.csv``).
