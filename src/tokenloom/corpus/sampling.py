@@ -44,7 +44,7 @@ from tokenloom.corpus.memory import iter_object_records
 from tokenloom.corpus.reader import record_left_out
 from tokenloom.corpus.records import Columns, Errors, Record, SourceStats
 from tokenloom.corpus.stream import MAX_HELDOUT, Spread, StreamStats, TrainingCorpus, split_long, stream_lines
-from tokenloom.corpus.tasks import read_task
+from tokenloom.corpus.tasks import read_task, read_task_texts
 from tokenloom.errors import CorpusError
 
 if TYPE_CHECKING:
@@ -90,9 +90,13 @@ def _records(corpus: TrainingCorpus, errors: Errors, stats: SourceStats, columns
         return
     for task in corpus.plan.tasks:  # the corpus plan, read as every consumer reads it
         path = task.path
-        label, table = _file_label(path), reader_for(path).kind == "table"
+        label = _file_label(path)
+        if reader_for(path).kind != "table":  # a text or code file: its name is its only label
+            for text in read_task_texts(task, columns=columns, errors=errors, stats=stats):
+                yield path.name, label, text, False
+            continue
         for record in read_task(task, columns=columns, errors=errors, stats=stats):
-            yield path.name, _record_label(record, label) if table else label, record.text, False
+            yield path.name, _record_label(record, label), record.text, False
 
 
 def labelled_lines(

@@ -5,7 +5,7 @@ a frozen :class:`StreamStats` (``stats = yield from stream_lines(...)``); a gene
 line is read once and the statistics describe exactly the lines given. In one pass, without holding the
 corpus in memory, it:
 
-- reads the corpus plan (``tasks.plan_files``, one task per file, read by ``tasks.read_task`` as every
+- reads the corpus plan (``tasks.plan_files``, one task per file, read by ``tasks.read_task_texts`` as every
   consumer reads it: a text file's lines, a table's text column — ``text`` unless ``text_column`` says
   otherwise — a code file whole, any of them compressed) or an in-memory corpus (``memory.py``: strings, dicts, a DataFrame, a ``datasets`` dataset), splitting
   every text on ``\\n``; bad input is raised or, with ``errors="skip"``, set aside and counted
@@ -39,7 +39,7 @@ from tokenloom._progress import show_progress
 from tokenloom.corpus.memory import iter_object_records
 from tokenloom.corpus.reader import is_paths, record_left_out
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats
-from tokenloom.corpus.tasks import FilePlan, plan_files, read_task
+from tokenloom.corpus.tasks import FilePlan, plan_files, read_task_texts
 from tokenloom.errors import CorpusError
 
 if TYPE_CHECKING:
@@ -105,13 +105,14 @@ class TrainingCorpus:
         self, errors: Errors, stats: SourceStats, columns: Columns = DEFAULT_COLUMNS
     ) -> Iterator[tuple[str, str]]:
         """(source name, line) of every line, counted in ``stats``: the files a folder search left out
-        first (``reader.record_left_out``), then every task of the plan in plan order (``tasks.read_task``)."""
+        first (``reader.record_left_out``), then every task of the plan in plan order
+        (``tasks.read_task_texts``)."""
         record_left_out(self.plan.left_out, errors, stats)
         if self.texts is None:
             for task in self.plan.tasks:
                 name = task.path.name
-                for record in read_task(task, columns=columns, errors=errors, stats=stats):
-                    for line in record.text.split("\n"):
+                for text in read_task_texts(task, columns=columns, errors=errors, stats=stats):
+                    for line in text.split("\n"):
                         yield name, line
             return
         records = iter_object_records(self.texts, columns=columns, errors=errors, stats=stats, count=False)
