@@ -24,7 +24,7 @@ from tokenloom.corpus.load import load_corpus
 from tokenloom.corpus.reader import iter_records
 from tokenloom.corpus.records import Record, SourceStats
 from tokenloom.corpus.stream import TrainingCorpus
-from tokenloom.corpus.tasks import plan_files, plan_tasks, read_task
+from tokenloom.corpus.tasks import plan_files, plan_tasks, read_task, read_task_texts
 from tokenloom.errors import CorpusError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
@@ -181,6 +181,7 @@ def test_tasks_read_in_order_give_the_records_of_whole_files(shared_dir: Path, t
     assert len({t.id for t in tasks}) == len(tasks)
     parts = [r for t in tasks for r in read_task(t)]
     assert parts == whole
+    assert [text for t in tasks for text in read_task_texts(t)] == [r.text for r in whole]
 
 
 def test_training_reads_the_plan_of_whole_files_with_the_left_out_files_as_rejects(

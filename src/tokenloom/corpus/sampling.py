@@ -81,7 +81,7 @@ def _record_label(record: Record, fallback: str | None) -> str | None:
 
 def _records(corpus: TrainingCorpus, errors: Errors, stats: SourceStats, columns: Columns) -> Iterator[Any]:
     """(source, language or None, text) of every text of ``corpus``."""
-    record_left_out(corpus.plan.left_out, errors, stats)
+    record_left_out(corpus.left_out, errors, stats)
     if corpus.texts is not None:
         for record in iter_object_records(
             corpus.texts, columns=columns, errors=errors, stats=stats, count=False

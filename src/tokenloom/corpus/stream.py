@@ -39,6 +39,7 @@ from tokenloom._progress import show_progress
 from tokenloom.corpus.memory import iter_object_records
 from tokenloom.corpus.reader import is_paths, record_left_out
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats
+from tokenloom.corpus.sources import LeftOut
 from tokenloom.corpus.tasks import FilePlan, plan_files, read_task_texts
 from tokenloom.errors import CorpusError
 
@@ -93,6 +94,11 @@ class TrainingCorpus:
     def files(self) -> tuple[Path, ...]:
         """The files read, in order."""
         return self.plan.files
+
+    @property
+    def left_out(self) -> tuple[LeftOut, ...]:
+        """The files a folder search did not take (recorded as rejects when read)."""
+        return self.plan.left_out
 
     @property
     def name(self) -> str:

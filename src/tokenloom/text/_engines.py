@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from tokenloom._progress import show_progress
 from tokenloom.corpus.sampling import training_lines
 from tokenloom.corpus.stream import StreamStats, TrainingCorpus
-from tokenloom.corpus.tasks import read_task
+from tokenloom.corpus.tasks import read_task_texts
 from tokenloom.errors import ConfigError, CorpusError, VocabSizeError
 from tokenloom.text._coverage import char_counts, covering_alphabet
 from tokenloom.text._hf_build import META, byte_fallback_model, decoder
@@ -192,8 +192,8 @@ def _alphabet_too_large(corpus: TrainingCorpus, cfg: TrainerConfig) -> ConfigErr
 
     chars = set(cfg.required_chars)
     for task in corpus.plan.tasks:
-        for record in read_task(task, errors="replace"):
-            chars.update(record.text)
+        for text in read_task_texts(task, errors="replace"):
+            chars.update(text)
     chars.discard("\n")
     fixed = len(cfg.resolved_special_tokens) + (256 if cfg.byte_fallback else 0)
     need = f"at least {fixed + len(chars) + 1}" if corpus.files else "more"
