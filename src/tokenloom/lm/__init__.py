@@ -2,7 +2,9 @@
 
 Submodules: ``scoring`` (whole-document negative log-likelihood in bits, a sliding window beyond the
 context; torch), ``bpb`` (bits per byte per slice with bootstrap intervals over documents;
-``evaluate_bpb``: encode, score, aggregate), ``baseline`` (the entropy of the byte distribution). The model
+``evaluate_bpb``: encode, score, aggregate), ``baseline`` (the entropy of the byte distribution),
+``evaluate`` (a held-out corpus through the corpus reader: one table per language and script), ``writers``
+(its table, CSV, Markdown and HTML), ``correlation`` (Spearman's rho with a cluster bootstrap). The model
 is ``tokenloom.encoder.LanguageModel`` (or any callable ``ids -> logits``). Names are imported lazily:
 ``import tokenloom.lm`` pulls in neither numpy nor torch.
 """
@@ -22,21 +24,42 @@ _LAZY: dict[str, str] = {
     "evaluate_bpb": "tokenloom.lm.bpb",
     "byte_entropy": "tokenloom.lm.baseline",
     "byte_cross_entropy": "tokenloom.lm.baseline",
+    "Documents": "tokenloom.lm.evaluate",
+    "LmEvalConfig": "tokenloom.lm.evaluate",
+    "evaluate_documents": "tokenloom.lm.evaluate",
+    "read_documents": "tokenloom.lm.evaluate",
+    "bpb_table": "tokenloom.lm.writers",
+    "write_bpb": "tokenloom.lm.writers",
+    "Correlation": "tokenloom.lm.correlation",
+    "rank_correlation": "tokenloom.lm.correlation",
+    "spearman": "tokenloom.lm.correlation",
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
     from tokenloom.lm.baseline import byte_cross_entropy, byte_entropy
     from tokenloom.lm.bpb import BpbRow, bits_per_byte, evaluate_bpb
+    from tokenloom.lm.correlation import Correlation, rank_correlation, spearman
+    from tokenloom.lm.evaluate import Documents, LmEvalConfig, evaluate_documents, read_documents
     from tokenloom.lm.scoring import ScoreConfig, document_bits
+    from tokenloom.lm.writers import bpb_table, write_bpb
 
 __all__ = [
     "BpbRow",
+    "Correlation",
+    "Documents",
+    "LmEvalConfig",
     "ScoreConfig",
     "bits_per_byte",
+    "bpb_table",
     "byte_cross_entropy",
     "byte_entropy",
     "document_bits",
     "evaluate_bpb",
+    "evaluate_documents",
+    "rank_correlation",
+    "read_documents",
+    "spearman",
+    "write_bpb",
 ]
 
 
