@@ -1,7 +1,7 @@
 """A language model's bits per byte on a held-out corpus, per language and per script: one table.
 
 :func:`read_documents` reads a corpus through the corpus reader the reports use
-(:func:`tokenloom.text.corpus.load_corpus`: FLORES-style folders, JSONL / CSV / Parquet tables, plain text),
+(:func:`tokenloom.corpus.load.load_corpus`: FLORES-style folders, JSONL / CSV / Parquet tables, plain text),
 so every document carries the same language and script labels as in a fertility report (a part without a
 declared script gets each text's dominant script). :func:`evaluate_documents` encodes the documents with
 the tokenizer, scores each one whole (:func:`tokenloom.lm.scoring.document_bits`: a start token before it,
@@ -21,12 +21,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from tokenloom.corpus.load import load_corpus
+from tokenloom.corpus.records import BATCH_ERRORS, Errors
 from tokenloom.errors import ConfigError, CorpusError
 from tokenloom.lm.baseline import byte_entropy
 from tokenloom.lm.bpb import ALL, BpbRow, Encodes, bits_per_byte
-from tokenloom.text.corpus import load_corpus
-from tokenloom.text.records import BATCH_ERRORS, Errors
-from tokenloom.text.unicode import dominant_script
+from tokenloom.unicode.scripts import dominant_script
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -86,7 +86,7 @@ def read_documents(
     lang_column: str | None = None,
     script_column: str | None = None,
 ) -> Documents:
-    """Every document of ``corpus`` (anything :func:`~tokenloom.text.corpus.load_corpus` reads) with its
+    """Every document of ``corpus`` (anything :func:`~tokenloom.corpus.load.load_corpus` reads) with its
     language slice and script; ``max_docs``: the first N of each slice. Code and generated slices are read
     as they come (a code slice is labelled by its programming language)."""
     loaded = load_corpus(
