@@ -71,7 +71,9 @@ def test_table_joins_each_tokenizer_and_language(table: pd.DataFrame) -> None:
     names = ["bytes", "bpe-1k", "bpe-4k"]
     fert = fertility_frame(names, 7)
     assert list(table.columns) == list(COMPARE_COLUMNS)
-    assert list(zip(table["tokenizer"], table["language"], strict=True)) == [(n, lang) for n in names for lang in LANGS]
+    assert list(zip(table["tokenizer"], table["language"], strict=True)) == [
+        (n, lang) for n in names for lang in LANGS
+    ]
     for i, name in enumerate(names):
         own = bpb_frame(i).set_index("slice")
         sub = table[table["tokenizer"] == name].set_index("language")
@@ -95,7 +97,9 @@ def test_correlations_equal_scipy_on_the_table(table: pd.DataFrame) -> None:
         assert c.points == int(keep.sum()) and c.groups == len(LANGS)
         assert c.lo <= c.rho <= c.hi
     frame = correlation_frame(corrs)
-    assert list(frame.columns) == ["metric", "rho", "lo", "hi", "points", "groups"] and len(frame) == len(INTRINSIC)
+    assert list(frame.columns) == ["metric", "rho", "lo", "hi", "points", "groups"] and len(frame) == len(
+        INTRINSIC
+    )
     with pytest.raises(ConfigError, match="no column 'nsl'"):
         metric_correlations(table, ["nsl"])
 
@@ -115,7 +119,9 @@ def test_writers_write_tables_and_charts(table: pd.DataFrame, tmp_path: Path) ->
     written = write_compare(table, corrs, tmp_path, notes=["Budget: 1e6 bytes."])
     assert set(written) == {"csv", "correlations", "md", "html", "bpb_png", "correlation_png"}
     back = pd.read_csv(tmp_path / "compare.csv")
-    assert list(back.columns) == list(COMPARE_COLUMNS) and back["bpb"].tolist() == pytest.approx(table["bpb"].tolist())
+    assert list(back.columns) == list(COMPARE_COLUMNS) and back["bpb"].tolist() == pytest.approx(
+        table["bpb"].tolist()
+    )
     corr_back = pd.read_csv(tmp_path / "correlations.csv")
     assert corr_back["rho"].tolist() == pytest.approx([c.rho for c in corrs])
     page = (tmp_path / "compare.html").read_text()

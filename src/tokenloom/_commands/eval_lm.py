@@ -13,29 +13,38 @@ NAME = "eval-lm"
 HELP = "bits per byte of a trained language model on held-out text, per language and script"
 
 
-def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
-    """The scoring options (one home: :class:`tokenloom.lm.LmEvalConfig`), shared with ``compare-lm``."""
+def add_eval_arguments(parser: argparse.ArgumentParser, *, max_docs: bool = True) -> None:
+    """The scoring options (one home: :class:`tokenloom.lm.LmEvalConfig`), shared with ``compare-lm``
+    (which scores every document: ``max_docs=False``)."""
     parser.add_argument(
-        "--stride", type=int, default=None, help="tokens scored per window beyond the context (default: context/2)"
+        "--stride",
+        type=int,
+        default=None,
+        help="tokens scored per window beyond the context (default: context/2)",
     )
     parser.add_argument(
         "--score-eos",
         action="store_true",
         help="add -log2 p(EOS | document) to each document's bits (default: the text's bits only)",
     )
-    parser.add_argument("--max-docs", type=int, default=None, help="score the first N documents of each language")
-    parser.add_argument("--eval-batch-size", type=int, default=32, help="windows per forward pass when scoring")
+    if max_docs:
+        parser.add_argument(
+            "--max-docs", type=int, default=None, help="score the first N documents of each language"
+        )
+    parser.add_argument(
+        "--eval-batch-size", type=int, default=32, help="windows per forward pass when scoring"
+    )
     parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples per interval (0: none)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws")
+    parser.add_argument("--boot-seed", type=int, default=0, help="seed of the bootstrap draws")
 
 
-def eval_config(args: argparse.Namespace) -> LmEvalConfig:
+def eval_config(args: argparse.Namespace, *, max_docs: int | None = None) -> LmEvalConfig:
     """The scoring options as a :class:`~tokenloom.lm.LmEvalConfig`."""
     from tokenloom.lm import LmEvalConfig
 
     return LmEvalConfig(
-        stride=args.stride, score_eos=args.score_eos, batch_size=args.eval_batch_size, max_docs=args.max_docs,
-        n_boot=args.n_boot, seed=args.seed,
+        stride=args.stride, score_eos=args.score_eos, batch_size=args.eval_batch_size,
+        max_docs=max_docs, n_boot=args.n_boot, seed=args.boot_seed,
     )  # fmt: skip
 
 
@@ -57,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from tokenloom.lm.runs import evaluate_and_write
     from tokenloom.lm.writers import bpb_table, describe_scoring
 
-    config = eval_config(args)
+    config = eval_config(args, max_docs=args.max_docs)
     corpus = args.corpus[0] if len(args.corpus) == 1 else args.corpus
     df, written = evaluate_and_write(args.run, corpus, args.out, config, tokenizer=args.tokenizer)
     print(bpb_table(df))

@@ -87,7 +87,9 @@ def tokens_for_flops(model: LanguageModelConfig, seq_len: int, flops: float) -> 
     per_token = lm_flops(model, 1, seq_len).training / seq_len
     tokens = int(flops // per_token)
     if tokens < 1:
-        raise ConfigError(f"{flops:g} FLOPs buy no training token ({per_token:.3g} per token); raise --amount")
+        raise ConfigError(
+            f"{flops:g} FLOPs buy no training token ({per_token:.3g} per token); raise --amount"
+        )
     return tokens
 
 

@@ -71,20 +71,23 @@ def compare_table(
     A language the fertility report lacks is an error (the two read one corpus, so it is a bug upstream)."""
     import pandas as pd
 
-    langs = fertility[fertility["slice_kind"] == "language"].set_index(["tokenizer", "slice"])
+    langs = fertility[fertility["slice_kind"] == "language"]
+    at = {
+        (str(t), str(sl)): i for i, (t, sl) in enumerate(zip(langs["tokenizer"], langs["slice"], strict=True))
+    }
     rows = []
     for name, table in bpb.items():
         if name not in runs:
             raise ConfigError(f"no training totals for tokenizer {name!r}; give one RunTotals per tokenizer")
         totals = asdict(runs[name])
         for r in table[table["slice_kind"] == "language"].itertuples(index=False):
-            key = (name, r.slice)
-            if key not in langs.index:
+            where = at.get((name, str(r.slice)))
+            if where is None:
                 raise ConfigError(
                     f"the fertility report has no row for tokenizer {name!r}, language {r.slice!r}; "
                     "compute both tables on the same corpus with the same tokenizer names"
                 )
-            fert = langs.loc[key]
+            fert = langs.iloc[where]
             rows.append(
                 {
                     "tokenizer": name, "language": r.slice, "documents": r.documents, "eval_tokens": r.tokens,
@@ -113,9 +116,14 @@ def metric_correlations(
         raise ConfigError(f"the table has no column {missing[0]!r}; pass a table from compare_table")
     return [
         rank_correlation(
-            metric, table[metric].to_numpy(float), table["bpb"].to_numpy(float), list(table["language"]),
-            n_boot=n_boot, seed=seed, level=level,
-        )  # fmt: skip
+            metric,
+            table[metric].to_numpy(float),
+            table["bpb"].to_numpy(float),
+            list(table["language"]),
+            n_boot=n_boot,
+            seed=seed,
+            level=level,
+        )
         for metric in metrics
     ]
 

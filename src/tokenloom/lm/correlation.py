@@ -62,8 +62,8 @@ def spearman(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -
 
 def rank_correlation(
     metric: str,
-    x: Sequence[float],
-    y: Sequence[float],
+    x: Sequence[float] | np.ndarray,
+    y: Sequence[float] | np.ndarray,
     groups: Sequence[str] | None = None,
     *,
     n_boot: int = 1000,

@@ -49,7 +49,9 @@ def scoring_ids(settings: Mapping[str, Any]) -> tuple[int, int | None]:
 
 
 def run_tokenizer(
-    run_dir: str | os.PathLike[str], entry: Mapping[str, Any], tokenizer: Tokenizer | str | os.PathLike[str] | None = None
+    run_dir: str | os.PathLike[str],
+    entry: Mapping[str, Any],
+    tokenizer: Tokenizer | str | os.PathLike[str] | None = None,
 ) -> Tokenizer:
     """The tokenizer of a run: ``tokenizer`` (a path or object) when given, else the run folder's
     ``tokenizer/`` copy; checked against ``entry`` (the shards' manifest ``tokenizer`` entry: its
@@ -81,14 +83,20 @@ def evaluate_model(
     corpus: str | os.PathLike[str] | Iterable[Any],
     settings: Mapping[str, Any],
     config: LmEvalConfig | None = None,
-    **columns: str | None,
+    *,
+    text_column: str | None = None,
+    lang_column: str | None = None,
+    script_column: str | None = None,
 ) -> pd.DataFrame:
     """Bits per byte of ``corpus`` under ``model`` (one row per language, script and over all), the
-    framing taken from the shards' ``settings`` (:func:`scoring_ids`). ``columns``: ``text_column``,
-    ``lang_column``, ``script_column`` of a table corpus."""
+    framing taken from the shards' ``settings`` (:func:`scoring_ids`). ``text_column``, ``lang_column``,
+    ``script_column``: the cells of a table corpus (as in :func:`~tokenloom.lm.evaluate.read_documents`)."""
     config = config or LmEvalConfig()
     start, eos = scoring_ids(settings)
-    docs = read_documents(corpus, max_docs=config.max_docs, **columns)
+    docs = read_documents(
+        corpus, max_docs=config.max_docs, text_column=text_column, lang_column=lang_column,
+        script_column=script_column,
+    )  # fmt: skip
     return evaluate_documents(
         model, tokenizer, docs, context=model.config.context, bos_id=start, eos_id=eos, config=config
     )
@@ -107,7 +115,6 @@ def evaluate_run(
     config: LmEvalConfig | None = None,
     *,
     tokenizer: Tokenizer | str | os.PathLike[str] | None = None,
-    **columns: str | None,
 ) -> pd.DataFrame:
     """Bits per byte of a trained run on a held-out corpus (module docstring); ``df.attrs`` also records
     the run folder and the tokenizer."""
@@ -117,7 +124,7 @@ def evaluate_run(
     manifest = read_manifest(info["shards"]) if "settings" not in info else info
     entry = info.get("tokenizer") or manifest["tokenizer"]
     tok = run_tokenizer(run_dir, entry, tokenizer)
-    df = evaluate_model(model, tok, corpus, manifest["settings"], config, **columns)
+    df = evaluate_model(model, tok, corpus, manifest["settings"], config)
     df.attrs.update(run=str(run_dir), tokenizer=tok.name)
     return df
 
@@ -129,12 +136,11 @@ def evaluate_and_write(
     config: LmEvalConfig | None = None,
     *,
     tokenizer: Tokenizer | str | os.PathLike[str] | None = None,
-    **columns: str | None,
 ) -> tuple[pd.DataFrame, dict[str, Path]]:
     """:func:`evaluate_run`, then the report files (``bpb.csv``, ``.md``, ``.html``, ``.png``) in ``out``
     (default ``RUN/eval``): the end of ``train-lm --eval`` and all of ``eval-lm``."""
     from tokenloom.lm.writers import write_bpb
 
-    df = evaluate_run(run_dir, corpus, config, tokenizer=tokenizer, **columns)
+    df = evaluate_run(run_dir, corpus, config, tokenizer=tokenizer)
     folder = Path(out) if out is not None else Path(run_dir) / "eval"
     return df, write_bpb(df, folder, title=f"bits per byte of {Path(run_dir).name} ({df.attrs['tokenizer']})")
