@@ -128,3 +128,20 @@ def test_writers_write_tables_and_charts(table: pd.DataFrame, tmp_path: Path) ->
     assert page.count("data:image/png;base64,") == 2 and "hin_Deva" in page and "Budget: 1e6 bytes." in page
     md = (tmp_path / "compare.md").read_text()
     assert "| bpe-1k | rus_Cyrl |" in md and "| fertility |" in md
+
+
+def test_a_flops_budget_buys_fewer_tokens_for_a_larger_vocabulary() -> None:
+    from tokenloom.costs import lm_flops
+    from tokenloom.encoder import EncoderConfig, LanguageModelConfig
+    from tokenloom.lm.compare import tokens_for_flops
+
+    blocks = EncoderConfig(width=32, depth=2, heads=2, causal=True)
+    small, large = (LanguageModelConfig(vocab_size=v, encoder=blocks, context=64) for v in (300, 4000))
+    budget = 1e9
+    got = {v.vocab_size: tokens_for_flops(v, 64, budget) for v in (small, large)}
+    for model in (small, large):
+        per_token = lm_flops(model, 1, 64).training / 64  # 3 x forward, per token
+        assert got[model.vocab_size] * per_token <= budget < (got[model.vocab_size] + 1) * per_token
+    assert got[4000] < got[300]
+    with pytest.raises(ConfigError, match="buy no training token"):
+        tokens_for_flops(small, 64, 10.0)
