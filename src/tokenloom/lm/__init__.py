@@ -2,7 +2,8 @@
 
 Submodules: ``scoring`` (whole-document negative log-likelihood in bits, a sliding window beyond the
 context; torch), ``bpb`` (bits per byte per slice with bootstrap intervals over documents;
-``evaluate_bpb``: encode, score, aggregate), ``baseline`` (the entropy of the byte distribution). The model
+``evaluate_bpb``: encode, score, aggregate), ``baseline`` (the entropy of the byte distribution), ``train``
+(:class:`LmTrainConfig`, :func:`train_lm` on token shards into a run folder, :func:`load_run`). The model
 is ``tokenloom.encoder.LanguageModel`` (or any callable ``ids -> logits``). Names are imported lazily:
 ``import tokenloom.lm`` pulls in neither numpy nor torch.
 """
@@ -22,21 +23,28 @@ _LAZY: dict[str, str] = {
     "evaluate_bpb": "tokenloom.lm.bpb",
     "byte_entropy": "tokenloom.lm.baseline",
     "byte_cross_entropy": "tokenloom.lm.baseline",
+    "LmTrainConfig": "tokenloom.lm.train",
+    "load_run": "tokenloom.lm.train",
+    "train_lm": "tokenloom.lm.train",
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
     from tokenloom.lm.baseline import byte_cross_entropy, byte_entropy
     from tokenloom.lm.bpb import BpbRow, bits_per_byte, evaluate_bpb
     from tokenloom.lm.scoring import ScoreConfig, document_bits
+    from tokenloom.lm.train import LmTrainConfig, load_run, train_lm
 
 __all__ = [
     "BpbRow",
+    "LmTrainConfig",
     "ScoreConfig",
     "bits_per_byte",
     "byte_cross_entropy",
     "byte_entropy",
     "document_bits",
     "evaluate_bpb",
+    "load_run",
+    "train_lm",
 ]
 
 
