@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tokenloom._commands._args import positive
 
@@ -55,7 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument("--no-autocast", action="store_true", help="no bf16 autocast on CUDA")
     r = parser.add_argument_group("running")
     r.add_argument("--log-every", type=positive, default=10, help="steps per progress line (10)")
-    r.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at the end)")
+    r.add_argument(
+        "--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at the end)"
+    )
     r.add_argument("--device", default="auto", help="auto (cuda if present), cpu, cuda, cuda:1 ...")
 
 
@@ -77,7 +79,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
         vocab_size=args.vocab_size or _vocab(args.shards), encoder=blocks,
         context=args.context or args.seq_len, tie_embeddings=not args.untied,
     )  # fmt: skip
-    unit, budget = ("tokens", args.tokens) if args.tokens is not None else ("bytes", args.bytes)
+    unit: Literal["tokens", "bytes"] = "tokens" if args.tokens is not None else "bytes"
+    budget = args.tokens if args.tokens is not None else args.bytes
     return LmTrainConfig(
         shards=str(args.shards), out=str(args.out), model=model, seq_len=args.seq_len,
         batch_size=args.batch_size, budget=budget, budget_unit=unit, lr=args.lr,
@@ -91,7 +94,9 @@ def config_from_args(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     from tokenloom.lm.train import RUN_FILE, train_lm
 
-    out = train_lm(config_from_args(args), resume=args.resume, allow_resize=args.allow_resize, quiet=args.quiet)
+    out = train_lm(
+        config_from_args(args), resume=args.resume, allow_resize=args.allow_resize, quiet=args.quiet
+    )
     if not args.quiet and os.environ.get("RANK", "0") == "0":  # under torchrun only rank 0 reports
         info = json.loads((out / RUN_FILE).read_text(encoding="utf-8"))
         print(
