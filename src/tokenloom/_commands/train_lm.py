@@ -69,7 +69,7 @@ def _vocab(shards: Path) -> int:
 
 def config_from_args(args: argparse.Namespace) -> Any:
     from tokenloom.encoder.config import EncoderConfig, LanguageModelConfig
-    from tokenloom.lm.train import LmTrainConfig
+    from tokenloom.lm.run_config import LmTrainConfig
 
     blocks = EncoderConfig(
         width=args.width, depth=args.depth, heads=args.heads, mlp=args.mlp, position=args.position,

@@ -23,7 +23,7 @@ _LAZY: dict[str, str] = {
     "evaluate_bpb": "tokenloom.lm.bpb",
     "byte_entropy": "tokenloom.lm.baseline",
     "byte_cross_entropy": "tokenloom.lm.baseline",
-    "LmTrainConfig": "tokenloom.lm.train",
+    "LmTrainConfig": "tokenloom.lm.run_config",
     "load_run": "tokenloom.lm.train",
     "train_lm": "tokenloom.lm.train",
 }
@@ -31,8 +31,9 @@ _LAZY: dict[str, str] = {
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
     from tokenloom.lm.baseline import byte_cross_entropy, byte_entropy
     from tokenloom.lm.bpb import BpbRow, bits_per_byte, evaluate_bpb
+    from tokenloom.lm.run_config import LmTrainConfig
     from tokenloom.lm.scoring import ScoreConfig, document_bits
-    from tokenloom.lm.train import LmTrainConfig, load_run, train_lm
+    from tokenloom.lm.train import load_run, train_lm
 
 __all__ = [
     "BpbRow",

@@ -23,9 +23,11 @@ import torch
 from torch import Tensor, nn
 
 from tokenloom._atomic import atomic_write
+from tokenloom.costs.language_model import lm_flops, lm_params
 from tokenloom.encoder.lm import LanguageModel
 from tokenloom.errors import ConfigError
-from tokenloom.lm.train import RUN_FILE, LmTrainConfig, steps_for_budget
+from tokenloom.lm.run_config import RUN_FILE, LmTrainConfig, steps_for_budget
+from tokenloom.tokens.dataset import TokenShardDataset
 from tokenloom.training import distribute
 from tokenloom.training.checkpoint import CHECKPOINT_NAME, load_checkpoint, restore_rng, save_checkpoint
 from tokenloom.training.log import plot_curves, write_csv
@@ -80,8 +82,6 @@ class LmLoop:
     """Model, optimizer, schedule and data of one process; :meth:`run` trains to the last step."""
 
     def __init__(self, config: LmTrainConfig, *, rank: int, world: int, device: torch.device) -> None:
-        from tokenloom.tokens.dataset import TokenShardDataset
-
         if config.batch_size % world:
             raise ConfigError(
                 f"--batch-size {config.batch_size} does not split evenly over {world} processes; "
@@ -108,8 +108,6 @@ class LmLoop:
         self.amp = config.autocast and device.type == "cuda"
         self.step, self.tokens, self.seconds = 0, 0, 0.0
         self.log: list[dict[str, Any]] = []
-        from tokenloom.costs.language_model import lm_flops
-
         self.step_flops = 3 * lm_flops(config.model, config.batch_size, config.seq_len).total
         self.peak = peak_flops(device)
 
@@ -267,8 +265,6 @@ class LmLoop:
 
     def record(self) -> dict[str, Any]:
         """What ``run.json`` holds."""
-        from tokenloom.costs.language_model import lm_params
-
         c = self.config
         train = [r for r in self.log if r["kind"] == "train"]
         return {
