@@ -118,13 +118,14 @@ def test_the_loss_decreases(shards: Path, tmp_path: Path) -> None:
 
 
 def test_an_interrupted_run_resumes_to_bitwise_the_same_weights(shards: Path, tmp_path: Path) -> None:
-    full = train_lm(_config(shards, tmp_path / "full", checkpoint_every=3), quiet=True)
+    # a checkpoint (every 3 steps) between two log rows (every 2): the tokens read so far are in it
+    full = train_lm(_config(shards, tmp_path / "full", checkpoint_every=3, log_every=2), quiet=True)
 
     def stop(step: int) -> None:
         if step == 5:  # after the checkpoint of step 3: steps 4 and 5 are lost
             raise KeyboardInterrupt
 
-    part = _config(shards, tmp_path / "part", checkpoint_every=3)
+    part = _config(shards, tmp_path / "part", checkpoint_every=3, log_every=2)
     with pytest.raises(KeyboardInterrupt):
         train_lm(part, quiet=True, on_step=stop)
     assert torch.load(tmp_path / "part" / "checkpoint.pt", weights_only=False)["step"] == 3
@@ -137,13 +138,52 @@ def test_an_interrupted_run_resumes_to_bitwise_the_same_weights(shards: Path, tm
     assert a.keys() == b.keys()
     for name in a:
         assert torch.equal(a[name], b[name]), name
-    keep = ("step", "tokens", "loss", "lr")
+    keep = ("step", "tokens", "lr")
     assert [[r[k] for k in keep] for r in _train_rows(tmp_path / "part")] == [
         [r[k] for k in keep] for r in _train_rows(full)
     ]
+    assert _train_rows(tmp_path / "part")[-1]["loss"] == _train_rows(full)[-1]["loss"]
     info_a = json.loads((full / "run.json").read_text())
     info_b = json.loads((tmp_path / "part" / "run.json").read_text())
     assert info_a["tokens_seen"] == info_b["tokens_seen"] and info_a["steps"] == info_b["steps"]
+
+
+def test_a_resize_is_allowed_when_asked(shards: Path, tmp_path: Path) -> None:
+    def stop(step: int) -> None:
+        if step == 4:
+            raise KeyboardInterrupt
+
+    part = _config(shards, tmp_path / "run", checkpoint_every=4, budget=2000)
+    with pytest.raises(KeyboardInterrupt):
+        train_lm(part, quiet=True, on_step=stop)
+    wider = dataclasses.replace(part, batch_size=8)
+    info = json.loads((train_lm(wider, quiet=True, resume=True, allow_resize=True) / "run.json").read_text())
+    rows = len(TokenShardDataset(shards, seq_len=32, packing="documents"))
+    assert info["steps"] == math.ceil(2000 * rows / (_text_totals(shards)[1] * 8))  # the new plan's steps
+    assert [int(r["step"]) for r in _train_rows(tmp_path / "run")][:5] == [
+        1,
+        2,
+        3,
+        4,
+        3,
+    ]  # 4 steps of 4 = 2 of 8
+
+
+def test_windows_and_the_evaluation_hook(shards: Path, tmp_path: Path) -> None:
+    seen: list[int] = []
+
+    def evaluate(model: torch.nn.Module, step: int) -> dict[str, float]:
+        seen.append(step)
+        assert not model.training
+        return {"loss": 1.5, "bpb": 2.5}
+
+    config = _config(shards, tmp_path / "run", packed=False, budget=33 * 4 * 6, eval_every=4, log_every=3)
+    out = train_lm(config, quiet=True, evaluate=evaluate)
+    info = json.loads((out / "run.json").read_text())
+    assert info["steps"] == 6 and info["tokens_seen"] == 6 * 4 * 33  # windows of seq_len + 1 tokens
+    assert seen == [4, 6]
+    evals = [r for r in csv.DictReader((out / "train_log.csv").open()) if r["kind"] == "eval"]
+    assert [(r["step"], r["loss"], r["bpb"]) for r in evals] == [("4", "1.5", "2.5"), ("6", "1.5", "2.5")]
 
 
 @pytest.mark.parametrize("share", [0.1, 0.25])

@@ -167,7 +167,8 @@ class LmLoop:
         self.log.append(row)
         if self.rank != 0:
             return
-        write_csv(self.out / "train_log.csv", self.log, LOG_COLUMNS)
+        extra = sorted({k for r in self.log for k in r} - set(LOG_COLUMNS))  # the evaluation hook's
+        write_csv(self.out / "train_log.csv", self.log, (*LOG_COLUMNS, *extra))
         if self.progress is not None:
             self.progress(row)
         elif self.printing:
@@ -203,9 +204,8 @@ class LmLoop:
         return float(loss.detach()), real
 
     def _log_train(self, epoch: int, losses: list[float], tokens: int, elapsed: float) -> None:
-        loss_sum, total = distribute.sum_over([sum(losses), float(tokens)], self.world, self.device)
-        tokens = int(total)
-        self.tokens += tokens
+        """A train row for the interval of ``losses`` (this process's) and ``tokens`` (all processes')."""
+        (loss_sum,) = distribute.sum_over([sum(losses)], self.world, self.device)
         self._emit({
             "kind": "train", "step": self.step, "epoch": epoch, "tokens": self.tokens,
             "bytes": round(self.tokens * self.bytes_per_token), "loss": loss_sum / (len(losses) * self.world),
@@ -229,8 +229,10 @@ class LmLoop:
         end = min(self.total, (epoch + 1) * self.steps_per_epoch)
         while self.step < end:
             loss, real = self._train_step(next(batches))
+            (real_all,) = distribute.sum_over([float(real)], self.world, self.device)  # every process's rows
             losses.append(loss)
-            tokens += real
+            tokens += int(real_all)
+            self.tokens += int(real_all)  # per step, so a checkpoint between log rows holds the exact count
             self.step += 1
             if self.step % c.log_every == 0 or self.step == end:
                 elapsed = time.perf_counter() - tick
