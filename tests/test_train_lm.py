@@ -341,3 +341,11 @@ def test_a_killed_two_process_run_resumes_to_bitwise_the_same_weights(shards: Pa
     assert [[r[k] for k in keep] for r in _train_rows(part)] == [
         [r[k] for k in keep] for r in _train_rows(full)
     ]
+
+
+def test_model_flop_utilisation_needs_a_known_peak() -> None:
+    from tokenloom.training.throughput import mfu, peak_flops
+
+    assert mfu(3e12, 2.0, 3e12) == 0.5
+    assert mfu(3e12, 2.0, 0.0) is None
+    assert peak_flops(torch.device("cpu")) == 0.0
