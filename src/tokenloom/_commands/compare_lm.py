@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from tokenloom.lm.run_config import LmTrainConfig
+
+from tokenloom._commands._args import positive
 from tokenloom._commands.eval_lm import add_eval_arguments, eval_config
 
 NAME = "compare-lm"
@@ -31,8 +36,6 @@ def _tokenizers(text: str) -> dict[str, str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from tokenloom._commands.train_lm import add_recipe_arguments
-
     parser.add_argument(
         "--tokenizers", required=True, type=_tokenizers, metavar="A,B,...",
         help="tokenizer folders or files, comma-separated (NAME=PATH to name one)",
@@ -56,17 +59,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--pivot", default="eng_Latn", help="language premiums are measured against")
     parser.add_argument("--workers", type=int, default=1, help="processes tokenizing each training corpus")
-    add_recipe_arguments(parser)
+    m = parser.add_argument_group("the model every tokenizer gets (the embedding follows the vocabulary)")
+    m.add_argument("--width", type=positive, default=64, help="model width d")
+    m.add_argument("--depth", type=positive, default=2, help="number of blocks L")
+    m.add_argument("--heads", type=positive, default=2, help="attention heads H")
+    m.add_argument("--seq-len", type=positive, default=128, help="tokens per row (and the model's context)")
+    m.add_argument("--batch-size", type=positive, default=16, help="rows per optimizer step")
+    m.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
+    m.add_argument("--seed", type=int, default=0, help="seed of every model's init and row order")
     add_eval_arguments(parser, max_docs=False)
 
 
+def _recipe(args: argparse.Namespace) -> LmTrainConfig:
+    """The training recipe every model shares; shards, out, vocabulary and budget are set per tokenizer."""
+    from tokenloom.encoder.config import EncoderConfig, LanguageModelConfig
+    from tokenloom.lm.run_config import LmTrainConfig
+
+    blocks = EncoderConfig(width=args.width, depth=args.depth, heads=args.heads, causal=True)
+    model = LanguageModelConfig(vocab_size=1, encoder=blocks, context=args.seq_len)
+    return LmTrainConfig(
+        shards="", out=str(args.out), model=model, seq_len=args.seq_len, batch_size=args.batch_size,
+        lr=args.lr, seed=args.seed,
+    )  # fmt: skip
+
+
 def run(args: argparse.Namespace) -> int:
-    from tokenloom._commands.train_lm import recipe_config
     from tokenloom.lm.compare import CompareConfig, compare_tokenizers
     from tokenloom.lm.compare_writers import compare_text, correlation_text
 
     config = CompareConfig(
-        train=recipe_config(args), budget=args.budget, amount=args.amount, eval=eval_config(args),
+        train=_recipe(args), budget=args.budget, amount=args.amount, eval=eval_config(args),
         pivot=args.pivot, n_boot=args.n_boot, workers=args.workers,
     )  # fmt: skip
     train = args.corpus[0] if len(args.corpus) == 1 else args.corpus

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from tokenloom.encoder import LanguageModelConfig
     from tokenloom.lm.compare_table import RunTotals
     from tokenloom.lm.correlation import Correlation
-    from tokenloom.lm.train import LmTrainConfig
+    from tokenloom.lm.run_config import LmTrainConfig
     from tokenloom.text.tokenizer import Tokenizer
 
 __all__ = ["Budget", "CompareConfig", "CompareResult", "compare_tokenizers", "tokens_for_flops"]
@@ -103,19 +103,20 @@ def _train(
 
     recipe = config.train
     model = dataclasses.replace(recipe.model, vocab_size=tok.vocab_size)
-    budget: dict[str, Any] = {"tokens": None, "bytes": None}
     if config.budget == "bytes":
-        budget["bytes"] = int(config.amount)
+        budget, unit = int(config.amount), "bytes"
     else:
-        budget["tokens"] = tokens_for_flops(model, recipe.seq_len, config.amount)
-    train_config = dataclasses.replace(recipe, shards=shards, out=run_dir, model=model, **budget)
+        budget, unit = tokens_for_flops(model, recipe.seq_len, config.amount), "tokens"
+    train_config = dataclasses.replace(
+        recipe, shards=str(shards), out=str(run_dir), model=model, budget=budget, budget_unit=unit
+    )
     run_dir = Path(train_lm(train_config, quiet=quiet))
     tok.save(run_dir / "tokenizer", overwrite=True)
     loaded, info = load_run(run_dir)
     totals = RunTotals(
         vocab_size=tok.vocab_size, params=lm_params(model), non_embedding_params=lm_params(model, embedding=False),
         train_tokens=int(info["tokens_seen"]), train_bytes=int(info["bytes_seen"]),
-        train_flops=float(info["train_flops"]), wall_seconds=float(info["wall_seconds"]),
+        train_flops=float(info["training_flops"]), wall_seconds=float(info["wall_seconds"]),
     )  # fmt: skip
     return loaded, dict(info), totals
 

@@ -121,7 +121,7 @@ def evaluate_run(
     from tokenloom.tokens.manifest import read_manifest
 
     model, info = _load(run_dir)
-    manifest = read_manifest(info["shards"]) if "settings" not in info else info
+    manifest = read_manifest(info["shards"])  # the framing the model was trained with
     entry = info.get("tokenizer") or manifest["tokenizer"]
     tok = run_tokenizer(run_dir, entry, tokenizer)
     df = evaluate_model(model, tok, corpus, manifest["settings"], config)
