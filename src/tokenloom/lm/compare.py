@@ -103,10 +103,11 @@ def _train(
 
     recipe = config.train
     model = dataclasses.replace(recipe.model, vocab_size=tok.vocab_size)
+    unit: Literal["tokens", "bytes"] = "bytes" if config.budget == "bytes" else "tokens"
     if config.budget == "bytes":
-        budget, unit = int(config.amount), "bytes"
+        budget = int(config.amount)
     else:
-        budget, unit = tokens_for_flops(model, recipe.seq_len, config.amount), "tokens"
+        budget = tokens_for_flops(model, recipe.seq_len, config.amount)
     train_config = dataclasses.replace(
         recipe, shards=str(shards), out=str(run_dir), model=model, budget=budget, budget_unit=unit
     )
