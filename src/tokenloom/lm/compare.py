@@ -28,17 +28,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from tokenloom.costs import lm_flops, lm_params
 from tokenloom.errors import ConfigError
-from tokenloom.lm.evaluate import LmEvalConfig
+from tokenloom.fertility.report import fertility_report
+from tokenloom.fertility.report_config import ReportConfig
+from tokenloom.lm.compare_table import RunTotals, compare_table, metric_correlations
+from tokenloom.lm.compare_writers import write_compare
+from tokenloom.lm.evaluate import LmEvalConfig, evaluate_documents, read_documents
+from tokenloom.lm.run_config import LmTrainConfig
+from tokenloom.lm.runs import scoring_ids
+from tokenloom.lm.train import load_run, train_lm
+from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
+from tokenloom.tokens import TokenizeConfig, tokenize_corpus
+from tokenloom.tokens.manifest import read_manifest
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from tokenloom.encoder import LanguageModelConfig
-    from tokenloom.lm.compare_table import RunTotals
     from tokenloom.lm.correlation import Correlation
-    from tokenloom.lm.run_config import LmTrainConfig
-    from tokenloom.text.tokenizer import Tokenizer
 
 __all__ = ["Budget", "CompareConfig", "CompareResult", "compare_tokenizers", "tokens_for_flops"]
 
@@ -82,8 +90,6 @@ class CompareResult:
 def tokens_for_flops(model: LanguageModelConfig, seq_len: int, flops: float) -> int:
     """Training tokens that cost ``flops`` for ``model`` at ``seq_len`` (the cost model's training FLOPs:
     3 x forward, :func:`tokenloom.costs.lm_flops`)."""
-    from tokenloom.costs import lm_flops
-
     per_token = lm_flops(model, 1, seq_len).training / seq_len
     tokens = int(flops // per_token)
     if tokens < 1:
@@ -97,9 +103,6 @@ def _train(
     name: str, tok: Tokenizer, shards: Path, run_dir: Path, config: CompareConfig, *, quiet: bool
 ) -> tuple[Any, dict[str, Any], RunTotals]:
     """Train one tokenizer's model; ``(model, run info, totals)``."""
-    from tokenloom.costs import lm_params
-    from tokenloom.lm.compare_table import RunTotals
-    from tokenloom.lm.train import load_run, train_lm
 
     recipe = config.train
     model = dataclasses.replace(recipe.model, vocab_size=tok.vocab_size)
@@ -149,15 +152,6 @@ def compare_tokenizers(
     quiet: bool = True,
 ) -> CompareResult:
     """Train and judge one model per tokenizer (module docstring) and write the comparison into ``out``."""
-    from tokenloom.fertility.report import fertility_report
-    from tokenloom.fertility.report_config import ReportConfig
-    from tokenloom.lm.compare_table import compare_table, metric_correlations
-    from tokenloom.lm.compare_writers import write_compare
-    from tokenloom.lm.evaluate import evaluate_documents, read_documents
-    from tokenloom.lm.runs import scoring_ids
-    from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
-    from tokenloom.tokens import TokenizeConfig, tokenize_corpus
-    from tokenloom.tokens.manifest import read_manifest
 
     if len(tokenizers) < 1:
         raise ConfigError("compare-lm needs at least one tokenizer (--tokenizers a,b,...)")

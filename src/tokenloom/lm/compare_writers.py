@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from tokenloom._atomic import atomic_write
 from tokenloom._tables import format_cell, format_table, html_table, markdown_table
 from tokenloom.lm import plots
+from tokenloom.lm.compare_table import correlation_frame
 from tokenloom.lm.html import Section, render_page
 
 if TYPE_CHECKING:
@@ -70,8 +71,6 @@ def write_compare(
 ) -> dict[str, Path]:
     """Write the comparison's files into ``out`` (module docstring); ``notes``: lines stating the settings
     (budget, model, scoring). Returns ``{kind: path}``."""
-    from tokenloom.lm.compare_table import correlation_frame
-
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     rows = [_cells(r) for r in table.itertuples(index=False)]

@@ -23,12 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 from tokenloom.errors import ConfigError
 from tokenloom.lm.evaluate import LmEvalConfig, evaluate_documents, read_documents
+from tokenloom.lm.train import load_run
+from tokenloom.lm.writers import write_bpb
+from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
+from tokenloom.tokens.manifest import read_manifest, tokenizer_fingerprint
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from tokenloom.encoder import LanguageModel
-    from tokenloom.text.tokenizer import Tokenizer
 
 __all__ = ["evaluate_and_write", "evaluate_model", "evaluate_run", "run_tokenizer", "scoring_ids"]
 
@@ -56,9 +59,6 @@ def run_tokenizer(
     """The tokenizer of a run: ``tokenizer`` (a path or object) when given, else the run folder's
     ``tokenizer/`` copy; checked against ``entry`` (the shards' manifest ``tokenizer`` entry: its
     fingerprint), so a model is never scored with ids from another tokenizer."""
-    from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
-    from tokenloom.tokens.manifest import tokenizer_fingerprint
-
     if tokenizer is None:
         own = Path(run_dir) / TOKENIZER_DIR
         if not own.is_dir():
@@ -103,8 +103,6 @@ def evaluate_model(
 
 
 def _load(run_dir: str | os.PathLike[str]) -> tuple[LanguageModel, dict[str, Any]]:
-    from tokenloom.lm.train import load_run
-
     model, info = load_run(run_dir)
     return model, dict(info)
 
@@ -118,8 +116,6 @@ def evaluate_run(
 ) -> pd.DataFrame:
     """Bits per byte of a trained run on a held-out corpus (module docstring); ``df.attrs`` also records
     the run folder and the tokenizer."""
-    from tokenloom.tokens.manifest import read_manifest
-
     model, info = _load(run_dir)
     manifest = read_manifest(info["shards"])  # the framing the model was trained with
     entry = info.get("tokenizer") or manifest["tokenizer"]
@@ -139,8 +135,6 @@ def evaluate_and_write(
 ) -> tuple[pd.DataFrame, dict[str, Path]]:
     """:func:`evaluate_run`, then the report files (``bpb.csv``, ``.md``, ``.html``, ``.png``) in ``out``
     (default ``RUN/eval``): the end of ``train-lm --eval`` and all of ``eval-lm``."""
-    from tokenloom.lm.writers import write_bpb
-
     df = evaluate_run(run_dir, corpus, config, tokenizer=tokenizer)
     folder = Path(out) if out is not None else Path(run_dir) / "eval"
     return df, write_bpb(df, folder, title=f"bits per byte of {Path(run_dir).name} ({df.attrs['tokenizer']})")
