@@ -104,3 +104,23 @@ def test_compare_lm_end_to_end(
         langs = again[again["slice_kind"] == "language"].set_index("slice")["bpb"]
         mine = table[table["tokenizer"] == name].set_index("language")["bpb"]
         assert langs.loc[list(LANGS)].tolist() == pytest.approx(mine.loc[list(LANGS)].tolist(), rel=1e-9)
+
+
+def test_train_lm_eval_writes_the_bpb_report(
+    flores: tuple[Path, Path], tokenizers: dict[str, Path], tmp_path: Path
+) -> None:
+    from tokenloom.tokens import TokenizeConfig, tokenize_corpus
+
+    train, heldout = flores
+    shards = tmp_path / "shards"
+    tokenize_corpus(train, tokenizers["bl300"], shards, config=TokenizeConfig(bos="auto", eos="auto"))
+    run = tmp_path / "run"
+    argv = ["train-lm", str(shards), "--out", str(run), "--bytes", "3000", *MODEL, "--device", "cpu"]
+    assert main([*argv, "--eval", str(heldout), "--tokenizer", str(tokenizers["bl300"]), "--quiet"]) == 0
+    table = pd.read_csv(run / "eval" / "bpb.csv")
+    assert sorted(table[table["slice_kind"] == "language"]["slice"]) == sorted(LANGS)
+    assert (table["bpb"] > 0).all()
+    # a different tokenizer than the one that wrote the shards is refused, in one line
+    assert (
+        main(["eval-lm", str(run), "--corpus", str(heldout), "--tokenizer", str(tokenizers["bpe600"])]) == 2
+    )

@@ -59,6 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at the end)"
     )
     r.add_argument("--device", default="auto", help="auto (cuda if present), cpu, cuda, cuda:1 ...")
+    e = parser.add_argument_group("held-out bits per byte at the end (as tokenloom eval-lm)")
+    e.add_argument("--eval", nargs="+", metavar="HELDOUT", help="held-out text, scored into OUT/eval")
+    e.add_argument("--tokenizer", type=Path, help="with --eval: the tokenizer that wrote SHARDS (checked)")
 
 
 def _vocab(shards: Path) -> int:
@@ -104,4 +107,11 @@ def run(args: argparse.Namespace) -> int:
             f"{info['wall_seconds']:.1f} s, {info['training_flops']:.3g} training FLOPs; final loss "
             f"{info['final_loss']:.4f}; run {out / RUN_FILE}"
         )
+    if args.eval and os.environ.get("RANK", "0") == "0":
+        from tokenloom.lm.runs import evaluate_and_write
+        from tokenloom.lm.writers import bpb_table
+
+        held = args.eval[0] if len(args.eval) == 1 else args.eval
+        df, _ = evaluate_and_write(out, held, tokenizer=args.tokenizer)
+        print(bpb_table(df))
     return 0
