@@ -40,13 +40,11 @@ from torch import nn
 
 from tokenloom.costs import lm_flops, lm_params
 from tokenloom.encoder import EncoderConfig, LanguageModel, LanguageModelConfig
+from tokenloom.training.throughput import PEAK_TFLOPS
 
 EXIT_NO_CUDA = 3
 
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]  # ids, targets, segment ids (packed rows)
-
-# dense bf16 peak TFLOP/s by device name (vendor data sheets, without sparsity)
-PEAK_TFLOPS = {"H200": 989.0, "H100": 989.0, "A100": 312.0, "L40S": 362.0, "A10": 125.0, "4090": 165.0}
 
 
 # --------------------------------------------------------------------------- the plain peer

@@ -312,7 +312,7 @@ def test_the_graph_sees_the_package() -> None:
     edges = _runtime_edges()
     assert len(MODULES) > 100 and "tokenloom.encoder.patterns" in MODULES
     assert "tokenloom.encoder.model" in edges["tokenloom.encoder"]  # a lazy table entry is an edge
-    assert "tokenloom.vision._checkpoint" in edges["tokenloom.vision._loop"]  # a module-level import
+    assert "tokenloom.training.checkpoint" in edges["tokenloom.vision._loop"]  # a module-level import
     assert any(
         u.target == "tokenloom.encoder.config" and u.typing_only for u in USES["tokenloom.costs.formulas"]
     )

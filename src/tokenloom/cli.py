@@ -36,6 +36,7 @@ __all__ = ["build_parser", "main"]
 # (a module's NAME is the subcommand: train_vit.py is ``train-vit``)
 COMMANDS: tuple[str, ...] = (
     "costs", "demo", "evaluate", "explain", "fertility", "images", "sweep", "tokenize", "train", "train_vit",
+    "train_lm", "eval_lm", "compare_lm",
 )  # fmt: skip
 
 

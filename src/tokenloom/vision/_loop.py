@@ -10,7 +10,6 @@ Shape legend: ``B`` per-process batch, ``K`` classes, ``C, S`` image channels an
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from dataclasses import dataclass
@@ -18,9 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tokenloom.costs import format_bytes, training_memory, vit_tokens
-from tokenloom.vision._checkpoint import CHECKPOINT_NAME, load_checkpoint, restore_rng, save_checkpoint
+from tokenloom.training import distribute
+from tokenloom.training.checkpoint import CHECKPOINT_NAME, load_checkpoint, restore_rng, save_checkpoint
+from tokenloom.training.optim import build_optimizer, build_scheduler, optimizer_step
 from tokenloom.vision._trainlog import format_row, plot_log, write_log
-from tokenloom.vision.optim import cosine_warmup, mix_batch, param_groups, soft_cross_entropy, soft_targets
+from tokenloom.vision.optim import mix_batch, soft_cross_entropy, soft_targets
 from tokenloom.vision.train_data import build_loaders, resized_step, to_device
 
 if TYPE_CHECKING:
@@ -65,19 +66,12 @@ class Loop:
         world: int,
         device: torch.device,
     ) -> None:
-        import torch
-
         self.config, self.out, self.classes = config, out, classes
         self.rank, self.world, self.device = rank, world, device
         self.quiet = False
         self.module = module.to(device)
-        self.model: Any = self.module
-        if world > 1:
-            from torch.nn.parallel import DistributedDataParallel
-
-            ids = [device.index] if device.type == "cuda" else None
-            self.model = DistributedDataParallel(self.module, device_ids=ids)
-        self.optimizer = torch.optim.AdamW(param_groups(self.module, config.weight_decay), lr=config.lr)
+        self.model: Any = distribute.wrap(self.module, world, device)
+        self.optimizer = build_optimizer(self.module, lr=config.lr, weight_decay=config.weight_decay)
         self.train_loader, self.sampler, self.eval_loader = build_loaders(
             train_set, eval_set, batch=config.batch_size, rank=rank, world=world, seed=config.seed,
             workers=config.workers,
@@ -85,9 +79,8 @@ class Loop:
         self.steps_per_epoch = self.sampler.steps_per_epoch
         full = config.epochs * self.steps_per_epoch
         self.total = full if config.max_steps is None else min(full, config.max_steps)
-        warmup, total, floor = config.warmup_steps, self.total, config.min_lr_ratio
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda s: cosine_warmup(s, warmup=warmup, total=total, min_ratio=floor)
+        self.scheduler = build_scheduler(
+            self.optimizer, warmup=config.warmup_steps, total=self.total, min_ratio=config.min_lr_ratio
         )
         self.step = 0
         self.log: list[dict[str, Any]] = []
@@ -135,15 +128,9 @@ class Loop:
     # ----------------------------------------------------------------------------------------- steps
 
     def _autocast(self) -> Any:
-        import torch
-
-        if not self.amp:
-            return contextlib.nullcontext()
-        return torch.autocast(device_type=self.device.type, dtype=torch.bfloat16)
+        return distribute.autocast(self.device, self.amp)
 
     def _train_step(self, images: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        import torch
-
         c = self.config
         targets = soft_targets(labels, self.classes, c.label_smoothing)  # [B, K]
         mix_seed = (c.seed * 1_000_003 + self.step) * 64 + self.rank
@@ -152,24 +139,12 @@ class Loop:
         with self._autocast():
             logits = self.model(images)  # [B, K]
         loss = soft_cross_entropy(logits, targets)
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if c.clip_grad is not None:
-            torch.nn.utils.clip_grad_norm_(self.module.parameters(), c.clip_grad)
-        self.optimizer.step()
-        self.scheduler.step()
+        optimizer_step(loss, self.module, self.optimizer, self.scheduler, clip_grad=c.clip_grad)
         return loss.detach()
 
     def _mean(self, values: list[float]) -> list[float]:
         """Sum ``values`` over processes (the identity in one process)."""
-        if self.world == 1:
-            return values
-        import torch
-        import torch.distributed as dist
-
-        t = torch.tensor(values, dtype=torch.float64, device=self.device)
-        dist.all_reduce(t)
-        return t.tolist()
+        return distribute.sum_over(values, self.world, self.device)
 
     def _to_device(self, batch: Any) -> tuple[torch.Tensor, torch.Tensor]:
         return to_device(batch, self.device, normalize_on_device=self.config.normalize_on_device)

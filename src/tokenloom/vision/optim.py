@@ -1,10 +1,7 @@
 """Optimizer, learning-rate schedule, loss and batch mixing for :mod:`tokenloom.vision.train`.
 
-* :func:`param_groups`: AdamW groups with decoupled weight decay (Loshchilov & Hutter 2019) on weight
-  matrices only; no decay on norms, biases (1-D parameters), position embeddings and class tokens
-  (as in timm / DeiT).
-* :func:`cosine_warmup`: the LR multiplier of step ``t``: linear warmup ``(t + 1) / warmup``, then a cosine
-  from 1 down to ``min_ratio`` at ``total`` steps (Loshchilov & Hutter 2017, without restarts).
+* :func:`param_groups`, :func:`no_decay`, :func:`cosine_warmup`: AdamW groups with decoupled weight decay
+  and the warmup + cosine schedule, shared with every trainer (they live in ``tokenloom.training.optim``).
 * :func:`mix_batch`: mixup (Zhang et al. 2018) or cutmix (Yun et al. 2019) with a per-step seed, so a
   resumed run mixes exactly as an uninterrupted one; :func:`soft_cross_entropy` takes the mixed targets.
 
@@ -14,43 +11,16 @@ Shape legend: ``B`` batch, ``K`` classes, ``C, H, W`` image.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tokenloom.training.optim import cosine_warmup, no_decay, param_groups
+
 if TYPE_CHECKING:
     import torch
-    from torch import nn
 
 __all__ = ["cosine_warmup", "mix_batch", "no_decay", "param_groups", "soft_cross_entropy", "soft_targets"]
-
-
-def no_decay(name: str, param: torch.Tensor) -> bool:
-    """True for parameters trained without weight decay: 1-D (norms, biases), positions, class tokens."""
-    leaf = name.rsplit(".", 1)[-1]
-    return param.ndim <= 1 or leaf in ("cls_token", "pos_embed") or ".pos." in f".{name}"
-
-
-def param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
-    """Two AdamW groups: ``weight_decay`` on weight matrices, 0 on :func:`no_decay` parameters."""
-    decay: list[nn.Parameter] = []
-    keep: list[nn.Parameter] = []
-    for name, p in model.named_parameters():
-        if p.requires_grad:
-            (keep if no_decay(name, p) else decay).append(p)
-    return [
-        {"params": decay, "weight_decay": weight_decay},
-        {"params": keep, "weight_decay": 0.0},
-    ]
-
-
-def cosine_warmup(step: int, *, warmup: int, total: int, min_ratio: float) -> float:
-    """LR multiplier of (0-based) ``step``: linear warmup over ``warmup`` steps, then cosine to ``min_ratio``."""
-    if step < warmup:
-        return (step + 1) / warmup
-    span = max(1, total - warmup)
-    progress = min(1.0, (step - warmup) / span)
-    return min_ratio + (1.0 - min_ratio) * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
 def soft_targets(labels: torch.Tensor, classes: int, smoothing: float) -> torch.Tensor:

@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tokenloom.encoder.config import EncoderConfig
 from tokenloom.errors import ConfigError
+from tokenloom.training import distribute
 from tokenloom.vision._loop import Loop, TrainResult
 from tokenloom.vision.data import ShardDataset
 from tokenloom.vision.train_data import Subset, split_indices
 from tokenloom.vision.transforms import AutoAugment, TransformConfig, eval_transform, train_transform
 
 if TYPE_CHECKING:
-    import torch
     from torch import nn
 
 __all__ = ["TrainConfig", "TrainResult", "build_classifier", "train_vit"]
@@ -135,27 +135,6 @@ def build_classifier(config: TrainConfig, num_classes: int) -> nn.Module:
     return ImageClassifier(embed, Encoder(enc), head, pool=config.pool)
 
 
-def _distributed() -> tuple[int, int, int]:
-    """(rank, world, local_rank); joins the process group under torchrun."""
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world <= 1:
-        return 0, 1, 0
-    import torch
-    import torch.distributed as dist
-
-    if not dist.is_initialized():
-        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
-    return dist.get_rank(), world, int(os.environ.get("LOCAL_RANK", "0"))
-
-
-def _device(config: TrainConfig, local_rank: int) -> torch.device:
-    import torch
-
-    if config.device != "auto":
-        return torch.device(config.device)
-    return torch.device(f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu")
-
-
 def _datasets(config: TrainConfig, data: Path, eval_data: Path | None) -> tuple[Any, Any, int]:
     tcfg = TransformConfig(
         size=config.image_size, auto_augment=config.auto_augment, normalize=not config.normalize_on_device
@@ -198,8 +177,8 @@ def train_vit(
     import torch
 
     config = config or TrainConfig()
-    rank, world, local_rank = _distributed()  # the process group lives until this call returns
-    device = _device(config, local_rank)
+    rank, world, local_rank = distribute.join()  # the process group lives until this call returns
+    device = distribute.pick_device(config.device, local_rank)
     train_set, eval_set, classes = _datasets(
         config, Path(data), None if eval_data is None else Path(eval_data)
     )
@@ -214,8 +193,5 @@ def train_vit(
         result = loop.run(on_step=on_step)
         logger.debug("training took %.1f s", time.perf_counter() - start)
     finally:
-        if world > 1:
-            import torch.distributed as dist
-
-            dist.destroy_process_group()
+        distribute.leave(world)
     return result

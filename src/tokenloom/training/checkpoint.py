@@ -2,9 +2,9 @@
 
 A checkpoint holds the model, optimizer and scheduler states, the step (which fixes the epoch and the
 position inside the epoch's sampler order), the CSV log rows so far, the training settings, the number of
-processes that wrote it (``world``), and the RNG states (torch CPU, CUDA when present, Python, NumPy).
-Sample augmentations and batch mixing are seeded from (seed, epoch, index) and (seed, step), so no loader
-state is needed beyond the step. Written with
+processes that wrote it (``world``), the RNG states (torch CPU, CUDA when present, Python, NumPy) and an
+``extra`` dict a trainer may add (counters such as tokens seen). Data order and sample randomness are
+functions of (seed, epoch, index) and (seed, step), so no loader state is needed beyond the step. Written with
 ``torch.save`` into a temporary file renamed over ``checkpoint.pt``: an interrupted save leaves the
 previous checkpoint. This module does not decide when to save.
 """
@@ -61,6 +61,7 @@ def save_checkpoint(
     log_rows: list[dict[str, Any]],
     settings: dict[str, Any],
     world: int,
+    extra: dict[str, Any] | None = None,
 ) -> None:
     import torch
 
@@ -73,6 +74,7 @@ def save_checkpoint(
         "settings": settings,
         "world": world,
         "rng": rng_state(),
+        "extra": dict(extra or {}),
     }
     with atomic_open(path) as f:
         torch.save(state, f)
