@@ -131,7 +131,13 @@ def _train_row(
     trainer = rustbpe.Tokenizer()
     t_rb, _ = _timed(partial(trainer.train_from_iterator, iter(lines), vocab - 4, pattern=PATTERNS[pre]))
     settings = dict(
-        algorithm="bytelevel-bpe", pretokenizer=pre, vocab_size=vocab, heldout=0, quiet=True, max_bytes=None
+        algorithm="bytelevel-bpe",
+        pretokenizer=pre,
+        vocab_size=vocab,
+        heldout=0,
+        quiet=True,
+        max_bytes=None,
+        max_line_bytes=1 << 24,
     )
     t_auto, auto = _timed(partial(tokenloom.train_tokenizer, iter(lines), **settings))
     engine = auto.record["resolved"]["engine"]
