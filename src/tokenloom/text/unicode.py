@@ -32,12 +32,11 @@ import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from itertools import chain, repeat, starmap
 from typing import Any, Literal, Protocol, overload, runtime_checkable
 
 import numpy as np
 
-from tokenloom.text._word_rule import JOINER_RE, _word_rule, apply_word_rule
+from tokenloom.text._word_rule import JOINER_RE, apply_word_rule
 from tokenloom.text.flat import flat_spans, text_bases
 
 __all__ = [
@@ -328,40 +327,24 @@ class IcuWordSegmenter:
         joined = "\n".join(texts)
         it = self._iterator(lang)
         it.setText(joined)
-        # (boundary, rule status) of every boundary after position 0, read without a Python loop: zip
-        # advances the iterator, then starmap asks the status of the boundary it stopped at
-        status = starmap(it.getRuleStatus, repeat(()))
-        pairs = np.fromiter(chain.from_iterable(zip(it, status)), dtype=np.int64)  # [2B] in UTF-16 units
-        ends = pairs[0::2]  # [B]
-        starts = np.zeros_like(ends)  # [B] start of the segment before each boundary
-        starts[1:] = ends[:-1]
-        word = pairs[1::2] >= _WORD_STATUS_MIN  # [B]
-        spans = np.stack([starts[word], ends[word]], axis=1)  # [W, 2]
+        flat: list[int] = []  # start, end, start, end, ... in UTF-16 units
+        prev = 0
+        status = it.getRuleStatus
+        for boundary in it:
+            if status() >= _WORD_STATUS_MIN:
+                flat += (prev, boundary)
+            prev = boundary
+        spans = np.array(flat, dtype=np.int64).reshape(-1, 2)  # [W, 2]
         if _ASTRAL.search(joined) is not None:  # UTF-16 units -> code points
             cps = code_points(joined)  # [C]
             units = 1 + (cps > 0xFFFF)  # [C] UTF-16 units per code point
             table = np.append(np.repeat(np.arange(cps.size), units), cps.size)  # [U + 1]
             spans = table[spans]  # [W, 2]
-        spans = _joined_word_rule(joined, spans)  # [W', 2]
+        if JOINER_RE.search(joined) is not None:  # the library's rule on segments with joiners
+            kept = apply_word_rule(joined, [(int(a), int(b)) for a, b in spans.tolist()])
+            spans = np.array(kept, dtype=np.int64).reshape(-1, 2)  # [W', 2]
         owner = np.searchsorted(text_bases(texts), spans[:, 0], side="right") - 1  # [W] text of each word
         return np.bincount(owner, minlength=n).astype(np.int64), spans
-
-
-def _joined_word_rule(joined: str, spans: np.ndarray) -> np.ndarray:
-    """The library's word rule (``_word_rule``) on the ``[W, 2]`` code-point spans of ``joined`` that hold
-    a joiner; the others are kept as they are."""
-    at = np.fromiter((m.start() for m in JOINER_RE.finditer(joined)), dtype=np.int64)  # [J] joiner positions
-    if at.size == 0:  # the usual case
-        return spans
-    holds = np.searchsorted(at, spans[:, 0]) < np.searchsorted(at, spans[:, 1])  # [W] a joiner inside
-    out: list[tuple[int, int]] = []
-    last = 0
-    for k in np.flatnonzero(holds).tolist():
-        out += map(tuple, spans[last:k].tolist())
-        out += _word_rule(joined, int(spans[k, 0]), int(spans[k, 1]))
-        last = k + 1
-    out += map(tuple, spans[last:].tolist())
-    return np.array(out, dtype=np.int64).reshape(-1, 2)  # [W', 2]
 
 
 class WhitespaceSegmenter:
