@@ -176,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
 
-    from tokenloom.text.reader import corpus_files, iter_texts
+    from tokenloom.corpus.reader import corpus_files, iter_texts
     from tokenloom.text.tokenizer import load_tokenizer
 
     work = Path(tempfile.mkdtemp(prefix="bench-corpus-"))

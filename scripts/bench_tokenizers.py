@@ -37,7 +37,7 @@ SPECIALS = ["<unk>", "<s>", "</s>", "<pad>"]
 
 def build_corpus(shared: Path, max_mb: float | None, out_dir: Path) -> Path:
     sys.path.insert(0, str(REPO / "src"))
-    from tokenloom.text.sources import resolve_inputs
+    from tokenloom.corpus.sources import resolve_inputs
 
     files = resolve_inputs([shared / "corpora" / "flores200" / "devtest", shared / "corpora" / "train"])
     total = sum(p.stat().st_size for p in files)

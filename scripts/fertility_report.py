@@ -70,9 +70,9 @@ def read_config(path: Path) -> dict[str, Any]:
 
 def run(config: dict[str, Any], *, quiet: bool = False) -> dict[str, Path]:
     """Compute and write the report described by ``config``; returns the written files."""
+    from tokenloom.corpus.records import BATCH_ERRORS
     from tokenloom.fertility.report import ReportConfig, fertility_report
     from tokenloom.fertility.writers import report_table, write_report
-    from tokenloom.text.records import BATCH_ERRORS
 
     corpus = config["corpus"]
     df = fertility_report(

@@ -14,8 +14,8 @@ import argparse
 from pathlib import Path
 
 from tokenloom import TrainerConfig
+from tokenloom.corpus.sources import iter_lines, resolve_inputs
 from tokenloom.fertility.heldout import save_with_fertility
-from tokenloom.text.sources import iter_lines, resolve_inputs
 from tokenloom.text.train import train_with_heldout
 from tokenloom.text.train_config import choices
 

@@ -101,7 +101,7 @@ def test_trainer_equals_the_raw_engine(small: Tokenizer, default_corpus: Path) -
     from tokenizers import Regex, decoders, models, pre_tokenizers, trainers
     from tokenizers import Tokenizer as HFTokenizer
 
-    from tokenloom.text.sources import resolve_inputs
+    from tokenloom.corpus.sources import resolve_inputs
 
     raw = HFTokenizer(models.BPE(ignore_merges=True))
     raw.pre_tokenizer = pre_tokenizers.Sequence(

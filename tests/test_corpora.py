@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tokenloom import _corpora
-from tokenloom.text.corpus import load_corpus
+from tokenloom.corpus.load import load_corpus
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPORA = REPO_ROOT / "corpora"
@@ -80,7 +80,7 @@ def test_every_translation_keeps_numbers_links_and_emoji(path: Path) -> None:
 
 
 def test_the_scripts_in_the_names_are_the_scripts_of_the_text(embedded_corpus: Path) -> None:
-    from tokenloom.text.unicode import dominant_script
+    from tokenloom.unicode import dominant_script
 
     for path in sorted(embedded_corpus.glob("*.txt")):
         script = path.stem.split("_")[1]
@@ -105,7 +105,7 @@ def test_slices_read_as_code_mixed_transliterated_and_code() -> None:
 
 
 def test_code_mixed_texts_mix_scripts_and_romanized_texts_are_latin() -> None:
-    from tokenloom.text.unicode import dominant_script, letter_scripts
+    from tokenloom.unicode import dominant_script, letter_scripts
 
     rows = [
         json.loads(line)

@@ -1,4 +1,4 @@
-"""tokenloom.text.corpus: FLORES folders, tables, code folders, and bad input named by file and line."""
+"""tokenloom.corpus.load: FLORES folders, tables, code folders, and bad input named by file and line."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tokenloom.corpus.load import Corpus, load_corpus, parse_lang_code
 from tokenloom.errors import CorpusError
-from tokenloom.text.corpus import Corpus, load_corpus, parse_lang_code
 
 
 def write(path: Path, data: str | bytes) -> Path:
@@ -93,7 +93,7 @@ def test_two_files_that_disagree_warn_that_no_premiums_follow(
 ) -> None:
     write(tmp_path / "pair" / "eng_Latn.txt", "one\n" * 10)
     write(tmp_path / "pair" / "fra_Latn.txt", "un\n" * 9)  # one line short: no majority to blame
-    with caplog.at_level("WARNING", logger="tokenloom.text.corpus"):
+    with caplog.at_level("WARNING", logger="tokenloom.corpus.load"):
         corpus = load_corpus(tmp_path / "pair")
     assert [p.align for p in corpus] == [None, None]
     assert "eng_Latn.txt 10, fra_Latn.txt 9" in caplog.text

@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tokenloom.corpus.load import load_corpus
+from tokenloom.corpus.reader import iter_records
+from tokenloom.corpus.records import Record, SourceStats
+from tokenloom.corpus.tasks import plan_tasks, read_task
 from tokenloom.errors import CorpusError
-from tokenloom.text.corpus import load_corpus
-from tokenloom.text.reader import iter_records
-from tokenloom.text.records import Record, SourceStats
-from tokenloom.text.tasks import plan_tasks, read_task
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 try:

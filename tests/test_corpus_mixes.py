@@ -20,11 +20,11 @@ import pytest
 import zstandard
 
 from tokenloom import cli, fertility_report, load_corpus, load_tokenizer, train_tokenizer
+from tokenloom.corpus.compression import open_binary
 from tokenloom.errors import CorpusError
 from tokenloom.fertility.report import ReportConfig
 from tokenloom.fertility.runner import RunConfig
 from tokenloom.fertility.summary import format_summary
-from tokenloom.text.compression import open_binary
 
 
 def _bytes_tok(text: str) -> list[int]:

@@ -18,12 +18,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tokenloom.corpus.load import CorpusPart
 from tokenloom.fertility.counting import ChunkCounter, CountOptions, part_id
 from tokenloom.fertility.counts import ChunkCounts, SliceCounts, close_part
 from tokenloom.fertility.slices import SliceConfig
-from tokenloom.text.corpus import CorpusPart
 from tokenloom.text.tokenizer import load_tokenizer
-from tokenloom.text.unicode import get_segmenter
+from tokenloom.unicode import get_segmenter
 
 N_TEXTS = 40
 LANGS = ("eng_Latn", "hin_Deva")

@@ -22,7 +22,7 @@ from tokenloom.fertility import metrics as M
 from tokenloom.fertility import reference as R
 from tokenloom.fertility.report import ReportConfig, fertility_report
 from tokenloom.text.backends.base import flat_ids
-from tokenloom.text.flat import flat_spans, text_bases
+from tokenloom.unicode.flat import flat_spans, text_bases
 
 LANGS = ("eng_Latn", "hin_Deva", "zho_Hans", "tha_Thai", "rus_Cyrl", "arb_Arab")
 LINES = 150  # FLORES devtest sentences per language

@@ -17,6 +17,7 @@ import pytest
 
 import tokenloom
 from tokenloom import cli
+from tokenloom.corpus.load import CorpusPart, load_corpus
 from tokenloom.errors import ConfigError
 from tokenloom.fertility.counting import ChunkCounter, CountOptions, lengths_only_counts
 from tokenloom.fertility.counts import SliceCounts
@@ -32,9 +33,8 @@ from tokenloom.fertility.report import (
 from tokenloom.fertility.slices import SliceConfig
 from tokenloom.fertility.summary import format_summary
 from tokenloom.fertility.writers import report_table, to_markdown, write_report
-from tokenloom.text.corpus import CorpusPart, load_corpus
 from tokenloom.text.tokenizer import Tokenizer
-from tokenloom.text.unicode import get_segmenter
+from tokenloom.unicode import get_segmenter
 
 LANGS = ("eng_Latn", "hin_Deva", "zho_Hans", "rus_Cyrl")
 CONTEXTS = (16, 32, 64, 128)

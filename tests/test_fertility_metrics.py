@@ -15,7 +15,7 @@ from tokenloom.fertility import bootstrap as B
 from tokenloom.fertility import metrics as M
 from tokenloom.fertility import reference as R
 from tokenloom.text.backends.base import flat_ids
-from tokenloom.text.flat import flat_spans, text_bases
+from tokenloom.unicode.flat import flat_spans, text_bases
 
 
 def test_count_text_known_answer() -> None:

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from tokenloom import cli
+from tokenloom.corpus.load import load_corpus
 from tokenloom.errors import ConfigError, CorpusError, TokenizerError
 from tokenloom.fertility import metrics, reference
 from tokenloom.fertility.report import (
@@ -28,9 +29,8 @@ from tokenloom.fertility.report import (
     write_report,
 )
 from tokenloom.fertility.summary import format_summary
-from tokenloom.text.corpus import load_corpus
 from tokenloom.text.tokenizer import load_tokenizer
-from tokenloom.text.unicode import count_words, word_spans
+from tokenloom.unicode import count_words, word_spans
 
 HELLO, THAI, ZHO = "Hello, world!", "ฉันรักภาษาไทยมาก", "我爱北京天安门。"
 BYTES = [f"<0x{i:02X}>" for i in range(256)]

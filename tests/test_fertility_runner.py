@@ -21,13 +21,13 @@ import pandas as pd
 import pytest
 
 import tokenloom
+from tokenloom.corpus.load import load_corpus
+from tokenloom.corpus.plan import plan_corpus_tasks
+from tokenloom.corpus.reader import iter_records
+from tokenloom.corpus.records import SourceStats
 from tokenloom.errors import ConfigError
 from tokenloom.fertility.report import ReportConfig, RunConfig, fertility_report
 from tokenloom.fertility.writers import write_report
-from tokenloom.text.corpus import load_corpus
-from tokenloom.text.corpus_tasks import plan_corpus_tasks
-from tokenloom.text.reader import iter_records
-from tokenloom.text.records import SourceStats
 from tokenloom.text.tokenizer import Tokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tokenloom.corpus.load import CorpusPart, load_corpus
 from tokenloom.fertility.slices import memberships, mixed_name
-from tokenloom.text.corpus import CorpusPart, load_corpus
 
 
 def _part(texts: list[str], lang: str, script: str | None) -> CorpusPart:

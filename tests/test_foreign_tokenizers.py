@@ -252,8 +252,8 @@ def _spans_by_walking(token_bytes: list[bytes], text: str) -> list[tuple[int, in
 def test_byte_offsets_equal_a_byte_walk(kinds: dict[str, Any], texts: list[str]) -> None:
     from tiktoken.load import load_tiktoken_bpe
 
-    from tokenloom.text.flat import text_bases
     from tokenloom.text.offsets import byte_offsets
+    from tokenloom.unicode.flat import text_bases
 
     enc = kinds["enc"]
     lists = [enc.encode_ordinary(t) for t in texts]

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tokenloom.corpus.sources import iter_lines
 from tokenloom.errors import CorpusError, TokenloomError
 from tokenloom.fertility.report import fertility_report
-from tokenloom.text.sources import iter_lines
 from tokenloom.text.train import train_tokenizer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -324,7 +324,7 @@ def test_the_graph_sees_the_package() -> None:
     assert any(u.deferred for u in USES["tokenloom.encoder"])  # a lazy table entry runs later
     assert _private_owner("tokenloom.vision._optim") == "tokenloom.vision"
     assert (
-        _private_owner("tokenloom._atomic") == "tokenloom" and _private_owner("tokenloom.text.corpus") is None
+        _private_owner("tokenloom._atomic") == "tokenloom" and _private_owner("tokenloom.corpus.load") is None
     )
 
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from tokenloom.corpus.sampling import sampled_lines
+from tokenloom.corpus.stream import StreamStats, TrainingCorpus
 from tokenloom.errors import ConfigError, CorpusError
 from tokenloom.text import _engines
-from tokenloom.text._sampling import sampled_lines
-from tokenloom.text._stream import StreamStats, TrainingCorpus
 from tokenloom.text.train import TrainerConfig, train_tokenizer
 
 SIZES = {"eng_Latn": 400, "hin_Deva": 100, "tha_Thai": 20}  # lines of each language

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tokenloom.corpus.sources import SourceStats, iter_lines, resolve_inputs
 from tokenloom.errors import CorpusError
-from tokenloom.text.sources import SourceStats, iter_lines, resolve_inputs
 
 
 def _tree(tmp_path: Path) -> Path:
@@ -58,7 +58,7 @@ def test_empty_path_is_an_error_for_every_reader(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from tokenloom import cli
-    from tokenloom.text.corpus import load_corpus
+    from tokenloom.corpus.load import load_corpus
     from tokenloom.text.train import train_tokenizer
 
     monkeypatch.chdir(_tree(tmp_path))  # "" would be this folder, which has text files to find

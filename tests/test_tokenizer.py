@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tokenloom.corpus.sources import iter_lines, resolve_inputs
 from tokenloom.errors import TokenizerError
 from tokenloom.fertility import reference
 from tokenloom.text.backends.base import Offsets
-from tokenloom.text.sources import iter_lines, resolve_inputs
 from tokenloom.text.tokenizer import PROBES, Tokenizer, load_tokenizer
 from tokenloom.text.train import train_tokenizer
 

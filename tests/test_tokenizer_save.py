@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from tokenloom import cli
+from tokenloom.corpus.sources import iter_lines, resolve_inputs
 from tokenloom.errors import ConfigError, TokenizerError
 from tokenloom.text.backends.sentencepiece import PROBES, SentencePieceBackend, read_model
-from tokenloom.text.sources import iter_lines, resolve_inputs
 from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
 from tokenloom.text.train import train_tokenizer
 

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenloom import cli
+from tokenloom.corpus.sources import resolve_inputs
+from tokenloom.corpus.stream import TrainingCorpus, split_long, stream_lines
 from tokenloom.errors import ConfigError, CorpusError
-from tokenloom.text._stream import TrainingCorpus, split_long, stream_lines
-from tokenloom.text.sources import resolve_inputs
 from tokenloom.text.tokenizer import load_tokenizer
 from tokenloom.text.train import TrainerConfig, train_tokenizer, train_with_heldout
 from tokenloom.text.train_config import BYTE_PIECES
@@ -570,7 +570,7 @@ def test_cli_errors_replace_reports_the_count(tmp_path: Path, capsys: pytest.Cap
 @pytest.mark.parametrize("engine", ["hf", "sentencepiece"])
 def test_a_table_trains_on_its_text_column(default_corpus: Path, tmp_path: Path, engine: str) -> None:
     """Training reads a .jsonl as load_corpus does: the texts, not the JSON around them."""
-    from tokenloom.text.corpus import load_corpus
+    from tokenloom.corpus.load import load_corpus
 
     texts = [ln for p in resolve_inputs(default_corpus) for ln in p.read_text(encoding="utf-8").splitlines()]
     table = tmp_path / "corpus.jsonl"

@@ -1,4 +1,4 @@
-"""tokenloom.text.unicode: scripts, ICU word segmentation (with UTF-16 → code points), transliteration."""
+"""tokenloom.unicode: scripts, ICU word segmentation (with UTF-16 → code points), transliteration."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenloom.text import unicode as U
+from tokenloom import unicode as U
 
 
 def words(text: str, lang: str | None = None, segmenter: str = "icu") -> list[str]:

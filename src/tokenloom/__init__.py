@@ -30,8 +30,8 @@ _LAZY: dict[str, str] = {
     "fertility_by_source": "tokenloom.fertility.report",
     "write_report": "tokenloom.fertility.writers",
     "ReportConfig": "tokenloom.fertility.report",
-    "load_corpus": "tokenloom.text.corpus",
-    "Corpus": "tokenloom.text.corpus",
+    "load_corpus": "tokenloom.corpus.load",
+    "Corpus": "tokenloom.corpus.load",
     # a classifier judged by slice: metrics with intervals, paired models, cascades, selection bias
     "evaluate_slices": "tokenloom.evaluate.evaluation",
     "EvalConfig": "tokenloom.evaluate.config",
@@ -107,6 +107,7 @@ _LAZY: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
+    from tokenloom.corpus.load import Corpus, load_corpus
     from tokenloom.costs import (
         EncoderFlops,
         LanguageModelFlops,
@@ -151,7 +152,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports 
     from tokenloom.lm.bpb import evaluate_bpb
     from tokenloom.lm.scoring import ScoreConfig
     from tokenloom.text.adapt import as_tokenizer
-    from tokenloom.text.corpus import Corpus, load_corpus
     from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
     from tokenloom.text.train import TrainerConfig, train_tokenizer
     from tokenloom.tokens.config import TokenizeConfig

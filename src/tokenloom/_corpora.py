@@ -3,7 +3,7 @@
 The corpora live in the repository's top-level ``corpora/`` folder. A wheel ships that folder as the data
 package ``tokenloom.corpora`` (``setup.py`` maps the package to the folder). From a source checkout
 (``PYTHONPATH=src``, or an editable install of ``src/``) that package is not importable, so the checkout's
-own ``corpora/`` beside ``src/`` is used. What it does not do: read the files (``tokenloom.text.corpus``).
+own ``corpora/`` beside ``src/`` is used. What it does not do: read the files (``tokenloom.corpus.load``).
 """
 
 from __future__ import annotations

@@ -45,8 +45,8 @@ _SUFFIX = {"": 1, "k": 1024, "m": 1024**2}
 
 def add_errors_argument(parser: argparse.ArgumentParser) -> None:
     """``--errors`` of a batch job over a corpus: its default, choices and help are the corpus readers'
-    (``tokenloom.text.records``: ``BATCH_ERRORS``, ``ERRORS``, ``ERRORS_HELP``), the one rule for all."""
-    from tokenloom.text.records import BATCH_ERRORS, ERRORS, ERRORS_HELP
+    (``tokenloom.corpus.records``: ``BATCH_ERRORS``, ``ERRORS``, ``ERRORS_HELP``), the one rule for all."""
+    from tokenloom.corpus.records import BATCH_ERRORS, ERRORS, ERRORS_HELP
 
     parser.add_argument(
         "--errors", choices=ERRORS, default=BATCH_ERRORS, help=f"{ERRORS_HELP} (default: {BATCH_ERRORS})"

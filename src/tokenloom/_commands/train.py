@@ -140,8 +140,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _sample_line(inputs: list[str], text_column: str) -> str:
     """The first non-empty line of the corpus, read as training reads it (a table's text column)."""
-    from tokenloom.text.reader import corpus_files, iter_texts
-    from tokenloom.text.records import Columns
+    from tokenloom.corpus.reader import corpus_files, iter_texts
+    from tokenloom.corpus.records import Columns
 
     for path in corpus_files(inputs)[:5]:
         for text in iter_texts(path, errors="skip", columns=Columns(text_column)):

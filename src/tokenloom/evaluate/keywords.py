@@ -6,7 +6,7 @@ Three ways of matching, each stricter than plain substring search in a different
 - ``"casefold"``: the keyword occurs in the text, both case-folded (``str.casefold``: ``"STRASSE"``
   matches ``"straße"``);
 - ``"word"`` (the default): case-folded, and the occurrence starts where an ICU word starts and ends where
-  one ends (:func:`tokenloom.text.unicode.word_spans`, the word segmenter of the fertility reports, so
+  one ends (:func:`tokenloom.unicode.word_spans`, the word segmenter of the fertility reports, so
   Thai, Chinese and Japanese are segmented by ICU's dictionaries): ``"kill"`` matches ``"KILL you"`` but
   not ``"skills"``; a phrase ``"kill you"`` matches across the space between its words.
 
@@ -23,7 +23,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from tokenloom.errors import ConfigError
-from tokenloom.text.unicode import word_spans
+from tokenloom.unicode import word_spans
 
 __all__ = ["MATCHES", "Match", "check_keywords", "keyword_matches"]
 

@@ -1,8 +1,8 @@
 """A labelled table file read whole into a DataFrame: CSV, TSV, JSON Lines or Parquet, compressed too.
 
 An evaluation needs every column of its table (labels, predictions, scores, propensities), while the
-corpus reader (:mod:`tokenloom.text.reader`) streams text and language labels only; so tables are read
-here with pandas, the format told by :func:`tokenloom.text.formats.file_format` (the suffix, a
+corpus reader (:mod:`tokenloom.corpus.reader`) streams text and language labels only; so tables are read
+here with pandas, the format told by :func:`tokenloom.corpus.formats.file_format` (the suffix, a
 compression suffix removed) and the compression by pandas from the suffix (``.gz``, ``.zst``, ``.xz``,
 ``.bz2``). JSON Lines keep their values' types; CSV/TSV cells are read as pandas reads them (``1`` an
 integer, empty a missing value). What it does not do: check columns (``items``).
@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tokenloom.corpus.formats import file_format
 from tokenloom.errors import CorpusError
-from tokenloom.text.formats import file_format
 
 if TYPE_CHECKING:
     import pandas as pd

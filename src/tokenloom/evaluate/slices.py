@@ -5,13 +5,13 @@ Every item belongs to several slices at once (the tables are tidy, one row per m
 - ``("all", "all")``: every item;
 - ``("language", L)``: the item's language label as given (``hin``, ``hin_Deva``, ``hin_Latn``);
 - ``("script", S)``: the script of the language label when it has one (``hin_Latn`` -> ``Latn``), else the
-  dominant script of the text's letters (:func:`tokenloom.text.unicode.dominant_script`) — as the
+  dominant script of the text's letters (:func:`tokenloom.unicode.dominant_script`) — as the
   fertility reports assign scripts;
 - ``("code_mixed", "<lang>_<S1>+<S2>")``: texts whose letters come from two or more scripts, each holding
   at least ``mixed_min_share`` of them, named as the reports name them
   (:func:`tokenloom.fertility.slices.mixed_name`: Japanese kana with Han is one writing system);
 - ``("transliterated", "<lang>_Latn")``: Latin-script text of a language usually written in another
-  script (:func:`tokenloom.text.unicode.usual_script`, ICU's likely subtags): a label such as
+  script (:func:`tokenloom.unicode.usual_script`, ICU's likely subtags): a label such as
   ``hin_Latn``, or an unlabelled-script text whose letters are all Latin (none of another script holds
   ``mixed_min_share`` of them: Latin-heavy code-mixed text is code-mixed, not transliterated); needs a
   language column;
@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tokenloom.corpus.parts import parse_lang_code
 from tokenloom.evaluate.items import Items
 from tokenloom.fertility.slices import mixed_name
-from tokenloom.text.parts import parse_lang_code
-from tokenloom.text.unicode import dominant_script, letter_script_variety, letter_scripts, usual_script
+from tokenloom.unicode import dominant_script, letter_script_variety, letter_scripts, usual_script
 
 __all__ = ["BASE_KINDS", "Slice", "item_scripts", "item_slices", "transliterated_langs"]
 

@@ -9,7 +9,7 @@ texts) the share of items whose prediction flipped, with a bootstrap interval, a
 change in F1, recall and accuracy. A sample of the flipped examples is kept (``FlipResult.examples``).
 
 Transforms: ``nfkc`` (Unicode NFKC), ``casefold`` (``str.casefold``), ``translit`` (ICU ``Any-Latin``,
-:func:`tokenloom.text.unicode.transliterate`), ``translit_ascii`` (then ``Latin-ASCII``), and every
+:func:`tokenloom.unicode.transliterate`), ``translit_ascii`` (then ``Latin-ASCII``), and every
 perturbation of :mod:`tokenloom.fertility.perturb` (``diacritics``, ``case``, ``fullwidth``,
 ``zerowidth``, ``homoglyphs``, ``keyboard``, ``ocr``), seeded as the reports seed them.
 """
@@ -30,7 +30,7 @@ from tokenloom.evaluate.samples import slice_samples
 from tokenloom.evaluate.slices import item_slices
 from tokenloom.fertility.bootstrap import bootstrap_ratio
 from tokenloom.fertility.perturb import PERTURBATIONS, Perturbation, perturb
-from tokenloom.text.unicode import transliterate
+from tokenloom.unicode import transliterate
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from tokenloom.corpus.parts import CorpusPart
 from tokenloom.errors import CorpusError
 from tokenloom.fertility import metrics
 from tokenloom.fertility.counting import ChunkCounter, Pending, part_id
@@ -26,7 +27,6 @@ from tokenloom.fertility.counts import SliceCounts, close_part
 from tokenloom.fertility.length_tables import histogram_rows
 from tokenloom.fertility.report_config import ReportConfig
 from tokenloom.fertility.slices import KIND_ORDER, SliceKey, generated_parts
-from tokenloom.text.parts import CorpusPart
 from tokenloom.text.tokenizer import Tokenizer
 
 __all__ = ["SliceTable", "TaskCounts", "collect_piece", "count_part", "submit_piece"]

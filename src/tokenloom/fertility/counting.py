@@ -6,7 +6,7 @@
 trips of the whole chunk as flat arrays) is queued on the executor the counter is given
 (:meth:`ChunkCounter.submit`), so the engines — which release the GIL — run while the calling thread
 transliterates and segments words (:meth:`ChunkCounter.collect`); without an executor it runs in place.
-Token and word spans are both in the whole-batch coordinates of :mod:`tokenloom.text.flat`, as
+Token and word spans are both in the whole-batch coordinates of :mod:`tokenloom.unicode.flat`, as
 :func:`tokenloom.fertility.metrics.count_flat` takes them. A chunk's token ids are reduced to per-text
 counts and dropped, so memory follows the chunk size, not the size of a part or of the corpus.
 
@@ -37,14 +37,14 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
+from tokenloom.corpus.load import CorpusPart
 from tokenloom.fertility import metrics
 from tokenloom.fertility.counts import MORE_SUMS, ChunkCounts, SliceCounts
 from tokenloom.fertility.lengths import DEFAULT_CONTEXTS
 from tokenloom.fertility.slices import SliceConfig, SliceKey, memberships
-from tokenloom.text.corpus import CorpusPart
 from tokenloom.text.offsets import FlatBatch
 from tokenloom.text.tokenizer import Tokenizer
-from tokenloom.text.unicode import BatchSegmenter
+from tokenloom.unicode import BatchSegmenter
 
 __all__ = [
     "ChunkCounter",

@@ -204,7 +204,7 @@ def count_flat(
 
     ``tok_len`` [n] tokens per text, ``flat_ids`` [T], ``tok`` [T, 2] token spans, ``word_len`` [n] words
     per text and ``words`` [W, 2] word spans, spans in the whole-batch coordinates of
-    :mod:`tokenloom.text.flat` (text j starts at ``bases[j]``, one position after the end of text j - 1), so
+    :mod:`tokenloom.unicode.flat` (text j starts at ``bases[j]``, one position after the end of text j - 1), so
     one ``searchsorted`` aligns every word with the tokens of its own text: the tokens overlapping
     ``[ws, we)`` are those with ``start < we`` minus those with ``end <= ws`` (``end >= start`` makes the
     second set a subset of the first). Equal to :func:`tokenloom.fertility.reference.count_text` per text.
@@ -273,7 +273,7 @@ def _digit_table() -> np.ndarray:
 
 def digit_runs(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """([n] digit runs per text, [R, 2] their spans) in the whole-batch coordinates of
-    :mod:`tokenloom.text.flat` (``"\\n".join(texts)``; a line feed is no digit, so no run crosses texts):
+    :mod:`tokenloom.unicode.flat` (``"\\n".join(texts)``; a line feed is no digit, so no run crosses texts):
     the runs ``_DIGITS`` finds, from a table of its code points (a few times faster than the pattern)."""
     joined = "\n".join(texts)
     points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # [L]

@@ -36,9 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tokenloom.text.backends.base import Offsets, flat_ids
-from tokenloom.text.flat import Span, flat_spans, text_bases
 from tokenloom.text.offsets import FlatBatch
 from tokenloom.text.tokenizer import Tokenizer
+from tokenloom.unicode.flat import Span, flat_spans, text_bases
 
 __all__ = [
     "TextCounts",

@@ -4,11 +4,11 @@ What it does: turns what it is given into tokenloom ``Tokenizer`` objects once, 
 (:func:`~tokenloom.text.adapt.as_tokenizer`: objects, our folders, any ``tokenizer.json`` or sentencepiece
 ``.model``), then counts the corpus into a :class:`~tokenloom.fertility.accumulate.SliceTable`:
 
-- a corpus given by **paths** is cut into tasks (:mod:`tokenloom.text.corpus_tasks`: a file part, a
+- a corpus given by **paths** is cut into tasks (:mod:`tokenloom.corpus.plan`: a file part, a
   range of Parquet row groups, a byte range of a large file) and counted by :mod:`tokenloom.fertility.runner`
   — in this process, in ``RunConfig(workers=N)`` processes or as Ray tasks, resumably — each task
   **chunk by chunk** (``ReportConfig.chunk_size`` texts of a part at a time, never a whole file);
-- a :class:`~tokenloom.text.corpus.Corpus` or an in-memory corpus is counted here, part by part.
+- a :class:`~tokenloom.corpus.load.Corpus` or an in-memory corpus is counted here, part by part.
 
 Either way a :class:`~tokenloom.fertility.counting.ChunkCounter` encodes each chunk with every tokenizer
 (on two background threads while words are segmented and the chunk is transliterated) and turns it into
@@ -45,6 +45,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeAlias
 
 from tokenloom._progress import progress
+from tokenloom.corpus.load import UNLABELLED, Corpus, CorpusPart, load_corpus
+from tokenloom.corpus.plan import plan_corpus_tasks
+from tokenloom.corpus.reader import is_paths
+from tokenloom.corpus.records import BATCH_ERRORS, Columns, Errors
 from tokenloom.errors import ConfigError
 from tokenloom.fertility.accumulate import SliceTable, count_part
 from tokenloom.fertility.counting import ChunkCounter, CountOptions
@@ -56,12 +60,8 @@ from tokenloom.fertility.runner import Counting, RunConfig, check_pivot, count_c
 from tokenloom.fertility.slices import SliceConfig
 from tokenloom.fertility.writers import report_table, to_markdown, write_report
 from tokenloom.text.adapt import TokenizerLike, as_tokenizer
-from tokenloom.text.corpus import UNLABELLED, Corpus, CorpusPart, load_corpus
-from tokenloom.text.corpus_tasks import plan_corpus_tasks
-from tokenloom.text.reader import is_paths
-from tokenloom.text.records import BATCH_ERRORS, Columns, Errors
 from tokenloom.text.tokenizer import Tokenizer
-from tokenloom.text.unicode import Segmenter, SegmenterName, batch_segmenter
+from tokenloom.unicode import Segmenter, SegmenterName, batch_segmenter
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -156,19 +156,19 @@ def fertility_report(
     (or an object with ``encode``/``decode``), a function ``text -> ids`` or a path; special tokens are never
     added. Metrics adapt to the family (columns ``byte_fallback_def``, ``unk_def``); what an engine cannot give
     (a function has no decoder, vocabulary or offsets) is NaN, not guessed. ``corpus``: a path, a list of
-    paths (see :func:`~tokenloom.text.corpus.load_corpus`) or a :class:`~tokenloom.text.corpus.Corpus`.
+    paths (see :func:`~tokenloom.corpus.load.load_corpus`) or a :class:`~tokenloom.corpus.load.Corpus`.
     ``pivot``: the language slice premiums are measured against (``None`` for none; a pivot absent from a
     corpus that has parallel parts is an error in every mode, ``metrics="lengths"`` included).
     ``translit``: add generated ``<lang>_<Script>_Latn-translit`` slices. ``segmenter``: ``"icu"``,
-    ``"whitespace"`` or a :class:`~tokenloom.text.unicode.Segmenter`. ``errors``: bad input in
-    corpus files, ``"skip"`` (the default of every batch job, ``tokenloom.text.records.BATCH_ERRORS``: every
+    ``"whitespace"`` or a :class:`~tokenloom.unicode.Segmenter`. ``errors``: bad input in
+    corpus files, ``"skip"`` (the default of every batch job, ``tokenloom.corpus.records.BATCH_ERRORS``: every
     bad line, row or file set aside in ``df.attrs["rejects"]``, counted by the summary), ``"strict"`` (an
     error at the first) or ``"replace"`` (invalid UTF-8 replaced, counted in ``df.attrs["replaced"]``).
     ``run``: how a corpus given by paths is counted (:class:`~tokenloom.fertility.runner.RunConfig`:
     worker processes, Ray, a state folder to resume from); the report does not depend on it.
     ``text_column`` / ``lang_column`` / ``script_column``: the cells of table rows holding the text and
     its labels; ``align_column``: a translation key aligning table rows across languages (premiums), off
-    by default (see :func:`~tokenloom.text.corpus.load_corpus`). ``df.attrs`` also records the pivot,
+    by default (see :func:`~tokenloom.corpus.load.load_corpus`). ``df.attrs`` also records the pivot,
     segmenter, config, the rejects, the length histogram and ``tasks`` (``{"tasks": N, "resumed": K}``).
     ``reference``: a tokenizer (anything ``tokenizers`` takes) every slice's tokens are compared with
     (``nsl``: tokens / reference tokens, with an interval). ``perturbations``: names of

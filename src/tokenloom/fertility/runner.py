@@ -1,6 +1,6 @@
 """Count a report's corpus as tasks: in this process, in worker processes or as Ray tasks, resumably.
 
-The tasks are :func:`~tokenloom.text.corpus_tasks.plan_corpus_tasks`'s (a file part, a range of Parquet
+The tasks are :func:`~tokenloom.corpus.plan.plan_corpus_tasks`'s (a file part, a range of Parquet
 row groups, a byte range of a large file). Each is counted by :func:`count_task` into a
 :class:`TaskResult` — its slice counts (:class:`~tokenloom.fertility.accumulate.TaskCounts`), reading
 statistics and rejects — and the results are merged into the report's
@@ -45,6 +45,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
+from tokenloom.corpus.parts import CorpusPart
+from tokenloom.corpus.plan import CorpusTask, read_corpus_task
+from tokenloom.corpus.records import Columns, Errors, SourceStats
+from tokenloom.corpus.tasks import CHUNK_BYTES
 from tokenloom.errors import ConfigError
 from tokenloom.execute import Progress, ResultStore, run_tasks
 from tokenloom.fertility.accumulate import SliceTable, TaskCounts, collect_piece, count_part, submit_piece
@@ -52,12 +56,8 @@ from tokenloom.fertility.counting import ChunkCounter, CountOptions
 from tokenloom.fertility.counts import MORE_SUMS
 from tokenloom.fertility.report_config import ReportConfig
 from tokenloom.fertility.slices import SliceConfig
-from tokenloom.text.corpus_tasks import CorpusTask, read_corpus_task
-from tokenloom.text.parts import CorpusPart
-from tokenloom.text.records import Columns, Errors, SourceStats
-from tokenloom.text.tasks import CHUNK_BYTES
 from tokenloom.text.tokenizer import Tokenizer
-from tokenloom.text.unicode import Segmenter, SegmenterName, batch_segmenter
+from tokenloom.unicode import Segmenter, SegmenterName, batch_segmenter
 
 __all__ = [
     "Counting",

@@ -6,7 +6,7 @@ Every input text belongs to several slices at once (the report is a tidy table, 
 - its part's own slice: ``("language", "eng_Latn")``, a labelled ``("code_mixed", ...)`` /
   ``("transliterated", ...)`` slice, or ``("code", "python")``;
 - ``("script", S)``: natural-language texts by script — the part's labelled script (``Deva``, ``Jpan``,
-  ``Hans``) or, when unlabelled, the dominant script of the text (:func:`tokenloom.text.unicode.dominant_script`);
+  ``Hans``) or, when unlabelled, the dominant script of the text (:func:`tokenloom.unicode.dominant_script`);
 - ``("code_mixed", "<lang>_<S1>+<S2>")``: natural-language texts whose letters come from two or more
   scripts, each holding at least ``mixed_min_share`` of the letters (so a stray acronym in a Hindi sentence
   does not make it code-mixed; Japanese kana + Han and Korean Hangul + Han are one writing system each).
@@ -36,11 +36,11 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from tokenloom.corpus.load import CorpusPart
 from tokenloom.errors import ConfigError
 from tokenloom.fertility.metrics import digit_runs
 from tokenloom.fertility.perturb import PERTURBATIONS, Perturbation, perturb
-from tokenloom.text.corpus import CorpusPart
-from tokenloom.text.unicode import dominant_script, letter_script_variety, letter_scripts, transliterate
+from tokenloom.unicode import dominant_script, letter_script_variety, letter_scripts, transliterate
 
 __all__ = [
     "KIND_ORDER",
@@ -185,7 +185,7 @@ def translit_target(
     """The labels of the generated ``<slice>_Latn-translit`` part of a non-Latin natural-language part.
 
     Decided on all of ``part``'s texts (the most common script when the part has no label); the texts
-    themselves are transliterated separately (:func:`tokenloom.text.unicode.transliterate`), so a caller
+    themselves are transliterated separately (:func:`tokenloom.unicode.transliterate`), so a caller
     may do it chunk by chunk. ``None`` when transliteration is off, the part is code / already
     transliterated / generated, or its (labelled or most common) script is Latin or has no letters.
     """

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tokenloom._tables import plural, set_aside
+from tokenloom.corpus.records import Reject, is_left_out
 from tokenloom.fertility.length_tables import headline
-from tokenloom.text.records import Reject, is_left_out
 
 if TYPE_CHECKING:
     import pandas as pd

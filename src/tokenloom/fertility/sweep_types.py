@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from tokenloom._fields import check_bools, check_ints, check_seed
+from tokenloom.corpus.load import Corpus
+from tokenloom.corpus.records import BATCH_ERRORS, Errors, check_errors
 from tokenloom.errors import ConfigError
 from tokenloom.text.algorithms import AUTO_ENGINE, Engine, resolve_engine
-from tokenloom.text.corpus import Corpus
-from tokenloom.text.records import BATCH_ERRORS, Errors, check_errors
 from tokenloom.text.train_config import TrainerConfig
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ SweepAlgorithm = Literal["bpe", "unigram", "bytelevel-bpe", "parity-bpe"]
 SweepEngine = Literal["auto", "hf", "sentencepiece"]
 # the training corpus: files, folders or globs (read once per training, so not an iterator)
 TrainCorpus = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
-# the evaluation corpus: the same, or a loaded Corpus (tokenloom.text.corpus.load_corpus)
+# the evaluation corpus: the same, or a loaded Corpus (tokenloom.corpus.load.load_corpus)
 EvalCorpus = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Corpus
 
 

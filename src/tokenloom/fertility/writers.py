@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 from tokenloom._atomic import atomic_write
 from tokenloom._tables import format_cell, format_table, markdown_table
+from tokenloom.corpus.records import REJECT_COLUMNS
 from tokenloom.fertility import plots
 from tokenloom.fertility.html import render_html
 from tokenloom.fertility.length_tables import table_columns
 from tokenloom.fertility.slices import KIND_ORDER
-from tokenloom.text.records import REJECT_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -154,7 +154,7 @@ def report_table(df: pd.DataFrame, *, kinds: Sequence[str] = KIND_ORDER, max_row
 
 
 def _rejects_csv(rows: Sequence[dict[str, object]]) -> str:
-    """``rejects.csv``: one row per input set aside (:meth:`tokenloom.text.records.Reject.as_row`)."""
+    """``rejects.csv``: one row per input set aside (:meth:`tokenloom.corpus.records.Reject.as_row`)."""
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=REJECT_COLUMNS, lineterminator="\n")
     writer.writeheader()

@@ -24,15 +24,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tokenloom._progress import show_progress
+from tokenloom.corpus.reader import iter_texts
+from tokenloom.corpus.sampling import training_lines
+from tokenloom.corpus.stream import StreamStats, TrainingCorpus
 from tokenloom.errors import ConfigError, CorpusError, VocabSizeError
 from tokenloom.text._coverage import char_counts, covering_alphabet
 from tokenloom.text._hf_build import META, byte_fallback_model, decoder
-from tokenloom.text._sampling import training_lines
-from tokenloom.text._stream import StreamStats, TrainingCorpus
 from tokenloom.text.backends.hf import HFBackend
 from tokenloom.text.backends.sentencepiece import SentencePieceBackend
 from tokenloom.text.bytelevel import build_pre_tokenizer
-from tokenloom.text.reader import iter_texts
 from tokenloom.text.tokenizer import Tokenizer
 
 if TYPE_CHECKING:

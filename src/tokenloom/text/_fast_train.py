@@ -27,10 +27,10 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tokenloom.corpus.sampling import training_lines
+from tokenloom.corpus.stream import TrainingCorpus
 from tokenloom.errors import ConfigError, CorpusError, TokenizerError
 from tokenloom.text._engines import Trained, TrainingFeed, bytelevel_tokenizer
-from tokenloom.text._sampling import training_lines
-from tokenloom.text._stream import TrainingCorpus
 from tokenloom.text.backends.hf import HFBackend
 from tokenloom.text.ranks import BYTE_CHARS, recover_merges, spell
 from tokenloom.text.tokenizer import Tokenizer

@@ -7,7 +7,7 @@ The tokenizer is a byte-level BPE like ``bytelevel-bpe`` — the same pre-tokeni
 same layout (special tokens ``0..k-1``, the 256 byte characters, merge ``i`` at id ``k + 256 + i``), so it
 is lossless on every string and exports to tiktoken's format — only the order of its merges differs.
 
-What it does: one training iterator per language, from the language-labelled draw of ``_sampling.py``
+What it does: one training iterator per language, from the language-labelled draw of ``corpus.sampling``
 (FLORES-style files or a language column; ``language_sampling`` and ``max_bytes`` apply), held in memory
 per language (the engine counts words per language); the dev set read by the same reader and checked:
 its languages are the training languages and every language has the same number of lines (parallel).
@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tokenloom._progress import show_progress
+from tokenloom.corpus.records import Columns, SourceStats
+from tokenloom.corpus.sampling import labelled_lines, sampled_lines
+from tokenloom.corpus.stream import StreamStats, TrainingCorpus
 from tokenloom.errors import ConfigError, CorpusError
 from tokenloom.text._engines import bytelevel_tokenizer
-from tokenloom.text._sampling import labelled_lines, sampled_lines
-from tokenloom.text._stream import StreamStats, TrainingCorpus
 from tokenloom.text.backends.hf import HFBackend
-from tokenloom.text.records import Columns, SourceStats
 from tokenloom.text.tokenizer import Tokenizer
 
 if TYPE_CHECKING:

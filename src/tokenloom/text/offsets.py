@@ -7,7 +7,7 @@ as many pieces as ``text[start:end]`` has UTF-8 bytes, piece k gets the characte
 (normalization changed the text) every piece keeps the run's span.
 
 :func:`encode_flat` gives a :class:`FlatBatch`: ids, tokens per text and offsets of a whole batch in the
-coordinates of :mod:`tokenloom.text.flat` (text j starts at ``bases[j]`` in ``"\\n".join(texts)``), and
+coordinates of :mod:`tokenloom.unicode.flat` (text j starts at ``bases[j]`` in ``"\\n".join(texts)``), and
 when asked the round-trip flags, made once and read as they are by the fertility counts. Two routes give
 the same offsets: when the backend's :meth:`~tokenloom.text.backends.EngineBackend.piece_widths` says its
 offsets are running sums of piece widths (no normalization, no prefix space: tokenloom's default), the
@@ -36,8 +36,8 @@ import numpy as np
 
 from tokenloom.errors import TokenizerError
 from tokenloom.text.backends.base import flat_ids
-from tokenloom.text.flat import flat_spans, text_bases
-from tokenloom.text.unicode import code_points
+from tokenloom.unicode import code_points
+from tokenloom.unicode.flat import flat_spans, text_bases
 
 if TYPE_CHECKING:
     from tokenloom.text.backends.base import EngineBackend, Offsets
@@ -60,7 +60,7 @@ class FlatBatch:
     lengths: np.ndarray  # [n] tokens per text
     ids: np.ndarray  # [T] token ids, texts one after another
     offsets: np.ndarray  # [T, 2] [start, end) code points of "\n".join(texts): text j starts at bases[j]
-    bases: np.ndarray  # [n] start of each text (tokenloom.text.flat.text_bases)
+    bases: np.ndarray  # [n] start of each text (tokenloom.unicode.flat.text_bases)
     roundtrip: np.ndarray | None = None  # [n] bool decode(ids) == text; None: not asked, or no decoder
     widths: PieceWidths | None = None  # the tables that gave the offsets; None: the engine's offsets did
 
@@ -156,7 +156,7 @@ def split_byte_runs(
     texts: Sequence[str], ids: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, byte_ids: Collection[int]
 ) -> np.ndarray:
     """The byte-run rule (module docstring) for many texts at once, vectorized; ``offsets`` [T, 2] in
-    whole-batch coordinates (:mod:`tokenloom.text.flat`). Equal to ``fertility.reference.fix_byte_runs``
+    whole-batch coordinates (:mod:`tokenloom.unicode.flat`). Equal to ``fertility.reference.fix_byte_runs``
     text by text."""
     out = offsets.copy()
     if not byte_ids or ids.size == 0:
@@ -277,7 +277,7 @@ class PieceWidths:
         """([T, 2] code-point offsets in whole-batch coordinates, [n] bool text whose offsets hold).
 
         ``ids`` [T] the texts' ids one after another, ``lengths`` [n] tokens per text, ``chars`` [n] code
-        points per text, ``bases`` [n] where each text starts (:func:`tokenloom.text.flat.text_bases`).
+        points per text, ``bases`` [n] where each text starts (:func:`tokenloom.unicode.flat.text_bases`).
         Offsets of texts marked False are meaningless (ask the engine for them).
         With ``cps`` (the code points of ``"\\n".join(texts)``), a text also
         holds only if every byte run spells whole characters (a lead piece followed by as many continuation

@@ -184,7 +184,7 @@ class Tokenizer:
         self, texts: Sequence[str], *, decode: bool = False, batch_size: int | None = None
     ) -> FlatBatch:
         """A batch as flat arrays (:class:`~tokenloom.text.offsets.FlatBatch`): ids, tokens per text and
-        offsets in the whole-batch coordinates of :mod:`tokenloom.text.flat` (text j starts at ``bases[j]``
+        offsets in the whole-batch coordinates of :mod:`tokenloom.unicode.flat` (text j starts at ``bases[j]``
         in ``"\\n".join(texts)``); with ``decode``, also whether each text decodes back to itself (``None``
         when the engine has no decoder). ``batch_size``: texts per engine call (``None``: one call)."""
         texts = list(texts)

@@ -38,7 +38,7 @@ Parity-aware byte-level BPE (``algorithm="parity-bpe"``, ``_parity.py``) gives e
 that compresses worst on a parallel ``dev`` set (or furthest below its ``ratios`` target); the tokenizer is
 laid out, saved and exported like ``bytelevel-bpe``. ``character_coverage`` limits the alphabet of BPE on
 either engine (``_coverage.py`` for the tokenizers engine). A ``max_bytes`` budget or ``language_sampling``
-(``p_l ~ n_l**alpha``) is drawn by language in two passes (``_sampling.py``).
+(``p_l ~ n_l**alpha``) is drawn by language in two passes (``corpus.sampling``).
 
 The corpus is streamed (``_stream.stream_lines``), its files read as ``load_corpus`` reads them
 (``reader.py``: a table's ``text`` column, a text file's lines): statistics, fingerprint, deterministic
@@ -58,11 +58,11 @@ from importlib.metadata import version
 from typing import Unpack
 
 from tokenloom._version import __version__
+from tokenloom.corpus.stream import CorpusInput, StreamStats, TrainingCorpus
 from tokenloom.errors import ConfigError, VocabSizeError
 from tokenloom.text._engines import train_bytelevel, train_hf, train_spm
 from tokenloom.text._fast_train import train_gigatoken, train_rustbpe
 from tokenloom.text._parity import train_parity
-from tokenloom.text._stream import CorpusInput, StreamStats, TrainingCorpus
 from tokenloom.text.algorithms import AUTO_ENGINE, FAST_TRAINERS, resolve_engine
 from tokenloom.text.tokenizer import Tokenizer
 from tokenloom.text.train_config import TrainerConfig, TrainerSettings
@@ -142,7 +142,7 @@ def train_tokenizer(
     """Train a tokenizer on ``corpus``: path(s), folder(s) or glob(s) (a str, a PathLike, or a list/tuple of
     them), or any other iterable of str (e.g. ``iter(texts)``; each item is split on newlines) or of dicts,
     a pandas DataFrame or a ``datasets`` dataset (trained on the ``text_column``). Files are read as
-    :func:`~tokenloom.text.corpus.load_corpus` reads them: every format and codec, tables by their text column.
+    :func:`~tokenloom.corpus.load.load_corpus` reads them: every format and codec, tables by their text column.
 
     The settings are :class:`TrainerConfig`'s fields, given as keywords (``vocab_size=4000``) or all at once
     as ``config=`` (keywords beside a config may only repeat its values, :func:`configure`).

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal, TypedDict, get_args, get_origin, get_type_hints
 
 from tokenloom._fields import check_bools, check_ints, check_numbers, check_seed
+from tokenloom.corpus.records import BATCH_ERRORS, ERRORS_HELP, Errors
 from tokenloom.errors import ConfigError
 from tokenloom.text._hf_build import BYTE_PIECES, spelling_chars
 from tokenloom.text._train_values import parse_size, ratio_items
@@ -38,7 +39,6 @@ from tokenloom.text.algorithms import (
     resolve_engine,
 )
 from tokenloom.text.bytelevel import Pretokenizer, resolve_pattern
-from tokenloom.text.records import BATCH_ERRORS, ERRORS_HELP, Errors
 
 __all__ = ["BYTE_PIECES", "TrainerConfig", "TrainerSettings", "choices", "parse_size"]
 

@@ -9,8 +9,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from tokenloom.corpus.records import Errors
 from tokenloom.errors import ConfigError
-from tokenloom.text.records import Errors
 
 __all__ = ["LongDocs", "TokenizeConfig"]
 

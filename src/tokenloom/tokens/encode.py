@@ -1,6 +1,6 @@
 """Tokenize one corpus task: its documents read by the corpus plan, encoded, framed by BOS/EOS, limited.
 
-:func:`tokenize_task` turns a :class:`~tokenloom.text.corpus_tasks.CorpusTask` into :class:`TaskTokens`:
+:func:`tokenize_task` turns a :class:`~tokenloom.corpus.plan.CorpusTask` into :class:`TaskTokens`:
 the token ids of every document (flat, with lengths), its sidecar row (language, script, source, input
 bytes), a SHA-256 of the texts read (the corpus fingerprint is made of these) and what was set aside: a
 document the reader rejects or the engine cannot encode (``errors="skip"``), a document over the length
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tokenloom.text.corpus_tasks import CorpusTask, read_corpus_task
-from tokenloom.text.records import SourceStats
+from tokenloom.corpus.plan import CorpusTask, read_corpus_task
+from tokenloom.corpus.records import SourceStats
 from tokenloom.text.tokenizer import Tokenizer
 from tokenloom.tokens.config import TokenizeConfig
 

@@ -1,6 +1,6 @@
 """``tokenize_corpus``: every document of a corpus as token ids in shards, on the corpus plan and the executor.
 
-1. The corpus is planned into tasks (:func:`~tokenloom.text.corpus_tasks.plan_corpus_tasks`, the one way
+1. The corpus is planned into tasks (:func:`~tokenloom.corpus.plan.plan_corpus_tasks`, the one way
    tokenloom reads a corpus) and each task is tokenized (``encode.py``) on
    :func:`tokenloom.execute.run_tasks`: in this process, ``workers`` processes or Ray tasks. Each finished
    task's result is kept under ``OUT/.state`` (fingerprinted by the settings and the tokenizer), so
@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 
 from tokenloom._atomic import atomic_open
+from tokenloom.corpus.plan import CorpusTask, plan_corpus_tasks
 from tokenloom.errors import ConfigError
 from tokenloom.execute import Distributor, Progress, ResultStore, run_tasks
-from tokenloom.text.corpus_tasks import CorpusTask, plan_corpus_tasks
 from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
 from tokenloom.tokens.config import TokenizeConfig
 from tokenloom.tokens.encode import Framing, TaskTokens, tokenize_task

@@ -35,8 +35,8 @@ from tokenloom.text.backends.base import (
     partial_char_ids,
 )
 from tokenloom.text.bytelevel import PATTERNS
-from tokenloom.text.flat import text_bases
 from tokenloom.text.offsets import FlatBatch, PieceWidths, byte_offsets, decoder_offsets
+from tokenloom.unicode.flat import text_bases
 
 __all__ = ["TiktokenBackend", "load_tiktoken_file"]
 

@@ -11,7 +11,7 @@ corpus in memory, it:
   every text on ``\\n``; bad input is raised or, with ``errors="skip"``, set aside and counted
   (``records.py``);
 - counts what was read (files, bytes, lines, characters) and fingerprints it (SHA-256 of the lines);
-- (a ``max_bytes`` budget or ``language_sampling`` is drawn in two passes by ``_sampling.py`` instead);
+- (a ``max_bytes`` budget or ``language_sampling`` is drawn in two passes by ``sampling.py`` instead);
 - holds out a fraction of lines (``heldout``) for the fertility check, as (source name, text) records,
   at most ``MAX_HELDOUT`` of them;
 - splits lines longer than ``max_line_bytes`` into chunks (at a space near the limit when there is one,
@@ -36,11 +36,11 @@ from typing import TYPE_CHECKING, Any
 from tqdm.auto import tqdm
 
 from tokenloom._progress import show_progress
+from tokenloom.corpus.memory import iter_object_records
+from tokenloom.corpus.reader import iter_texts, record_left_out, scan_files
+from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats
+from tokenloom.corpus.sources import LeftOut
 from tokenloom.errors import CorpusError
-from tokenloom.text.memory import iter_object_records
-from tokenloom.text.reader import iter_texts, record_left_out, scan_files
-from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats
-from tokenloom.text.sources import LeftOut
 
 if TYPE_CHECKING:
     from tokenloom.text.train_config import TrainerConfig
@@ -142,7 +142,7 @@ class StreamStats:
     heldout_lines: int
     heldout: tuple[tuple[str, str], ...]  # (source name, line), at most MAX_HELDOUT
     sample: tuple[str, ...]  # evenly spread training lines, for export verification
-    # per language: bytes available and used (a draw by language, ``_sampling.py``; empty otherwise)
+    # per language: bytes available and used (a draw by language, ``sampling.py``; empty otherwise)
     languages: dict[str, dict[str, int]] = field(default_factory=dict)
     dev: dict[str, Any] = field(default_factory=dict)  # parity-bpe: the development set read
 

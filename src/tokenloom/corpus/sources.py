@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
 
+from tokenloom.corpus.records import REPLACE_ADVICE, Errors, Reject, SourceStats, check_errors, reject
 from tokenloom.errors import CorpusError
-from tokenloom.text.records import REPLACE_ADVICE, Errors, Reject, SourceStats, check_errors, reject
 
 __all__ = [
     "Errors",
@@ -208,7 +208,7 @@ def iter_lines(
     ``max_line_bytes``: a longer line raises ``CorpusError`` naming file, line and limit, after reading at
     most that many bytes of it (so a file that is one 200 MB line costs no more memory than the limit).
     With ``errors="skip"`` such a line, a line of invalid UTF-8 or a UTF-16/32 file is a reject in
-    ``stats`` (``tokenloom.text.records``) instead, and the other lines are read.
+    ``stats`` (``tokenloom.corpus.records``) instead, and the other lines are read.
     """
     check_errors(errors)
     _refuse_empty(os.fspath(path))

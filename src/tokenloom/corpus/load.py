@@ -25,18 +25,18 @@ What it reads (:func:`load_corpus`):
 - **Source files** (``.py``, ``.rs``, ...): one text per file, a ``code`` slice per programming language,
   the language taken from the file extension.
 
-Files are found and read by ``tokenloom.text.reader``, the reader training uses too. Bad input raises
+Files are found and read by ``tokenloom.corpus.reader``, the reader training uses too. Bad input raises
 :class:`~tokenloom.errors.CorpusError` naming file and line: missing ``text`` column,
 empty file, null / non-string text, invalid JSON, undecodable bytes (or, with ``errors="replace"``,
 U+FFFD substitutions counted in :attr:`Corpus.stats`), mismatched line counts in a parallel folder. With
 ``errors="skip"`` every such line, row or file but the last (line counts are a property of a folder) is a
-:class:`~tokenloom.text.records.Reject` in ``Corpus.stats.rejects`` instead, and the rest is read; a text
+:class:`~tokenloom.corpus.records.Reject` in ``Corpus.stats.rejects`` instead, and the rest is read; a text
 file's ids are then the line numbers of the lines kept. Nothing else is dropped: blank lines are texts too
 (with no words and no tokens).
 
 Files are read lazily, one part at a time (``part.load()``), so a report holds one language's texts at
 once; tables are read when loaded (their rows must be grouped) — or, with ``read_tables=False``, listed
-for a reader that takes them piece by piece (``corpus_tasks.py``, what reports on paths use). What it does not do: tokenize, segment
+for a reader that takes them piece by piece (``plan.py``, what reports on paths use). What it does not do: tokenize, segment
 words or transliterate (``tokenloom.fertility.slices`` generates transliterated slices).
 """
 
@@ -50,11 +50,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tokenloom.errors import CorpusError
-from tokenloom.text.formats import read_file_records
-from tokenloom.text.memory import MEMORY_SOURCE, iter_object_records
-from tokenloom.text.parts import CorpusPart, SliceKind, parse_lang_code
-from tokenloom.text.reader import (
+from tokenloom.corpus.formats import read_file_records
+from tokenloom.corpus.memory import MEMORY_SOURCE, iter_object_records
+from tokenloom.corpus.parts import CorpusPart, SliceKind, parse_lang_code
+from tokenloom.corpus.reader import (
     CODE_EXTENSIONS,
     corpus_files,
     file_kind,
@@ -62,8 +61,9 @@ from tokenloom.text.reader import (
     iter_numbered_texts,
     iter_texts,
 )
-from tokenloom.text.records import Columns, Errors, Record, Reject, SourceStats, check_errors, reject
-from tokenloom.text.table_parts import TableGroups
+from tokenloom.corpus.records import Columns, Errors, Record, Reject, SourceStats, check_errors, reject
+from tokenloom.corpus.table_parts import TableGroups
+from tokenloom.errors import CorpusError
 
 __all__ = [
     "CODE_EXTENSIONS",
@@ -289,14 +289,14 @@ def load_corpus(
     ``datasets`` dataset, an iterable of str or dict, grouped like a table). ``errors``: ``"strict"``
     raises at the first bad input, ``"replace"`` substitutes U+FFFD for invalid UTF-8 (counted in
     ``corpus.stats``) and raises on other bad input, ``"skip"`` sets every bad input aside in
-    ``corpus.stats.rejects`` and reads the rest (``tokenloom.text.records``). ``parallel``: ``None``
+    ``corpus.stats.rejects`` and reads the rest (``tokenloom.corpus.records``). ``parallel``: ``None``
     decides per folder from the line counts (see the module docstring), ``True`` requires FLORES-style
     files of one folder to be parallel, ``False`` never aligns them. ``text_column`` / ``lang_column`` /
     ``script_column``: the cells of a table row that hold the text and its labels (defaults: ``text``;
     ``lang`` or ``language``; ``script`` or ``language_script``). ``align_column``: the column of a
     translation key that aligns a table's rows across languages (``None``: tables are not aligned).
     ``read_tables=False``: table files are
-    not read but listed in ``corpus.tables`` (a caller reading them piece by piece, ``corpus_tasks.py``).
+    not read but listed in ``corpus.tables`` (a caller reading them piece by piece, ``plan.py``).
     """
     check_errors(errors)
     columns = Columns.of(text_column, lang_column, script_column, align_column)

@@ -11,7 +11,7 @@
 - any other file — compressed (a stream cannot be entered in the middle), CSV/TSV (a quoted field may hold
   a newline), code, small — is one task.
 
-:func:`read_task` reads one task into :class:`~tokenloom.text.records.Record` s (``formats.py``), exactly
+:func:`read_task` reads one task into :class:`~tokenloom.corpus.records.Record` s (``formats.py``), exactly
 the records — texts, labels, positions — that reading the whole file yields for that range, so reading every
 task in plan order gives the records of reading the files whole, and rejects are counted once. A task's
 :attr:`Task.id` names the file and range; it does not change between runs over the same files, so work
@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from tokenloom.text.compression import detect_compression
-from tokenloom.text.formats import file_format, read_file_records
-from tokenloom.text.reader import corpus_files
-from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
+from tokenloom.corpus.compression import detect_compression
+from tokenloom.corpus.formats import file_format, read_file_records
+from tokenloom.corpus.reader import corpus_files
+from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
 
 __all__ = ["CHUNK_BYTES", "Task", "plan_tasks", "read_task"]
 

@@ -1,6 +1,6 @@
 """The one reader of corpora: which files an input names, and the records every input holds.
 
-Evaluation (:func:`tokenloom.text.corpus.load_corpus`) and training (``train.py``, through ``_stream.py``)
+Evaluation (:func:`tokenloom.corpus.load.load_corpus`) and training (``train.py``, through ``stream.py``)
 read a corpus through this module, so a folder, a JSONL shard or a DataFrame is the same corpus to both:
 
 - :func:`corpus_files` expands files, folders (searched recursively for :data:`CORPUS_SUFFIXES`) and globs
@@ -12,13 +12,13 @@ read a corpus through this module, so a folder, a JSONL shard or a DataFrame is 
 - :func:`file_kind`: JSON Lines / CSV / TSV / Parquet files are **tables**, files with a programming
   language's extension (:data:`CODE_EXTENSIONS`) are **code**, everything else is **text** (the kind of
   ``a.jsonl.gz`` is the kind of ``a.jsonl``);
-- :func:`iter_records` streams the :class:`~tokenloom.text.records.Record` s of paths (``formats.py``)
+- :func:`iter_records` streams the :class:`~tokenloom.corpus.records.Record` s of paths (``formats.py``)
   or of in-memory corpora (``memory.py``); :func:`iter_texts` the texts of one file.
 
-Bad input is a :class:`~tokenloom.text.records.Reject`: raised as ``CorpusError`` naming file and line
+Bad input is a :class:`~tokenloom.corpus.records.Reject`: raised as ``CorpusError`` naming file and line
 under ``errors="strict"`` (the default) or ``"replace"`` (which replaces invalid UTF-8 by U+FFFD), set
 aside in ``stats.rejects`` under ``errors="skip"`` (``records.py``). What it does not do: label parts
-(``corpus.py``), sample or split lines for training (``_stream.py``), split inputs into tasks (``tasks.py``).
+(``load.py``), sample or split lines for training (``stream.py``), split inputs into tasks (``tasks.py``).
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from tokenloom.text.compression import COMPRESSION_SUFFIXES, detect_compression
-from tokenloom.text.formats import CODE_EXTENSIONS, file_format, read_file_records
-from tokenloom.text.memory import iter_object_records
-from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats, reject
-from tokenloom.text.sources import LeftOut, iter_handle_lines, resolve_inputs
+from tokenloom.corpus.compression import COMPRESSION_SUFFIXES, detect_compression
+from tokenloom.corpus.formats import CODE_EXTENSIONS, file_format, read_file_records
+from tokenloom.corpus.memory import iter_object_records
+from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats, reject
+from tokenloom.corpus.sources import LeftOut, iter_handle_lines, resolve_inputs
 
 __all__ = [
     "CODE_EXTENSIONS",

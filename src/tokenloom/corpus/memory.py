@@ -4,8 +4,8 @@ iterables of strings or of dicts.
 :func:`is_table_object` recognises a DataFrame or a Hugging Face dataset by ``isinstance`` against the
 library's class, looked up only when that library is already imported (``sys.modules``): nobody passes a
 DataFrame without having imported pandas, so checking never imports pandas or ``datasets``.
-:func:`iter_object_records` yields :class:`~tokenloom.text.records.Record` s: a string is a text with no
-labels; a dict, a DataFrame row or a dataset row is read through :class:`~tokenloom.text.records.Columns`
+:func:`iter_object_records` yields :class:`~tokenloom.corpus.records.Record` s: a string is a text with no
+labels; a dict, a DataFrame row or a dataset row is read through :class:`~tokenloom.corpus.records.Columns`
 as a table row is. Anything else (a number, ``None``, a row without a string text) is a reject
 (``records.reject``: raised unless ``errors="skip"``), numbered by its position (``row N``, from 1).
 What it does not do: read files (``formats.py``).
@@ -17,8 +17,8 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from tokenloom.text.formats import record_of
-from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats, reject
+from tokenloom.corpus.formats import record_of
+from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats, reject
 
 __all__ = ["MEMORY_SOURCE", "is_table_object", "iter_object_records"]
 

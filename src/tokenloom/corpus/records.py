@@ -10,7 +10,7 @@ by default ``text``; the language from ``lang`` or else ``language``; the script
 Bad input becomes a :class:`Reject` (source, position, reason, how many documents it covers), handled by
 :func:`reject` according to ``errors``:
 
-- ``"strict"`` (the readers' default, and :func:`~tokenloom.text.corpus.load_corpus`'s): the first bad input
+- ``"strict"`` (the readers' default, and :func:`~tokenloom.corpus.load.load_corpus`'s): the first bad input
   raises :class:`~tokenloom.errors.CorpusError` whose
   message is the reject's (``"FILE: line N: reason"``);
 - ``"replace"``: invalid UTF-8 is replaced by U+FFFD and counted (``SourceStats.replaced``); any other bad

@@ -4,7 +4,7 @@ A :class:`CorpusPart` is one language file, one group of a table's rows or one p
 files. Its ``load()`` gives the texts and their ids; the labels alone travel to other processes (a part
 whose ``load`` is :func:`no_texts`, the default, pickles). :func:`parse_lang_code` reads FLORES-style
 ``<lang>_<Script>`` labels, :func:`slice_kind_of` the kind a table's ``slice`` label names. What it does
-not do: find or read files (``reader.py``, ``corpus.py``).
+not do: find or read files (``reader.py``, ``load.py``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The library's word rule on top of ICU's word-like segments (stated in :mod:`tokenloom.text.unicode`).
+"""The library's word rule on top of ICU's word-like segments (stated in :mod:`tokenloom.unicode.words`).
 
 UAX #29 joins words across ExtendNumLet characters — connector punctuation (``_``, ``‿``, ``＿``) and
 U+202F NARROW NO-BREAK SPACE — so ``__init__`` is one word; ICU also gives a run of them alone (``__``)

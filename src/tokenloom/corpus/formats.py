@@ -22,7 +22,7 @@ implementation and reads one row group's columns without touching the rest; none
 
 Bad input — a malformed JSON line, a row without a string text, invalid UTF-8, a file with no text column,
 a truncated or corrupt compressed stream, a file that cannot be opened — is a
-:class:`~tokenloom.text.records.Reject` handled by ``errors`` (``records.reject``): raised under
+:class:`~tokenloom.corpus.records.Reject` handled by ``errors`` (``records.reject``): raised under
 ``"strict"``, set aside and counted under ``"skip"``. ``byte_range`` (start, end, first line) reads the
 lines of an uncompressed text or JSONL file that start in ``[start, end)``; ``row_groups`` reads some row
 groups of a Parquet file (``tasks.py`` makes both).
@@ -40,9 +40,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from tokenloom.errors import CorpusError
-from tokenloom.text.compression import detect_compression, inner_name, open_binary
-from tokenloom.text.records import (
+from tokenloom.corpus.compression import detect_compression, inner_name, open_binary
+from tokenloom.corpus.records import (
     DEFAULT_COLUMNS,
     LEFT_OUT,
     Columns,
@@ -52,7 +51,8 @@ from tokenloom.text.records import (
     SourceStats,
     reject,
 )  # fmt: skip
-from tokenloom.text.sources import complete_lines, decode_utf8, error_reason, iter_handle_lines
+from tokenloom.corpus.sources import complete_lines, decode_utf8, error_reason, iter_handle_lines
+from tokenloom.errors import CorpusError
 
 __all__ = ["CODE_EXTENSIONS", "Format", "file_format", "read_file_records", "record_of"]
 

@@ -2,11 +2,11 @@
 
 A row's part is given by its labels (:func:`row_labels`): the language (``hin`` or ``hin_Deva``), the
 script (labelled, from a language code, or the row's dominant script), and the ``slice`` label (default
-``<lang>_<Script>``), whose wording gives the kind (:func:`~tokenloom.text.parts.slice_kind_of`).
+``<lang>_<Script>``), whose wording gives the kind (:func:`~tokenloom.corpus.parts.slice_kind_of`).
 
 A table is *aligned* only when its align column is declared (``Columns.align``): rows sharing a key are the
 same content in several languages. Within an aligned table, a row without a key and a key seen before in
-the same part (language) are each a :class:`~tokenloom.text.records.Reject` under the row's own file and
+the same part (language) are each a :class:`~tokenloom.corpus.records.Reject` under the row's own file and
 line — the first row with a key is kept. A table read piece by piece is checked for keys repeated across
 pieces before it is read (:func:`repeated_keys`), so every reading rejects the same rows.
 :class:`TableGroups` collects rows into parts in first-seen order; :meth:`TableGroups.take` hands a part's
@@ -19,10 +19,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from tokenloom.text.memory import MEMORY_SOURCE
-from tokenloom.text.parts import CorpusPart, SliceKind, parse_lang_code, script_label, slice_kind_of
-from tokenloom.text.records import Errors, Record, Reject, SourceStats, reject
-from tokenloom.text.unicode import dominant_script
+from tokenloom.corpus.memory import MEMORY_SOURCE
+from tokenloom.corpus.parts import CorpusPart, SliceKind, parse_lang_code, script_label, slice_kind_of
+from tokenloom.corpus.records import Errors, Record, Reject, SourceStats, reject
+from tokenloom.unicode import dominant_script
 
 __all__ = ["TABLE_ALIGN", "PartLabels", "RepeatedKeys", "TableGroups", "repeated_keys", "row_labels"]
 

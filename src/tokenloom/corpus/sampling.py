@@ -2,7 +2,7 @@
 the whole corpus in two passes.
 
 Used when a training asks for ``max_bytes``, ``language_sampling`` other than 1 or ``parity-bpe``
-(otherwise ``_stream.stream_lines`` streams the corpus once):
+(otherwise ``stream.stream_lines`` streams the corpus once):
 
 1. **census** — read every line once (``reader.py``, as every other input), with its language: a table's
    ``lang`` / ``language`` column (with ``script`` / ``language_script`` when given separately), else a
@@ -37,14 +37,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tokenloom.corpus.compression import inner_name
+from tokenloom.corpus.formats import file_format, read_file_records
+from tokenloom.corpus.load import parse_lang_code
+from tokenloom.corpus.memory import iter_object_records
+from tokenloom.corpus.reader import iter_texts, record_left_out
+from tokenloom.corpus.records import Columns, Errors, Record, SourceStats
+from tokenloom.corpus.stream import MAX_HELDOUT, Spread, StreamStats, TrainingCorpus, split_long, stream_lines
 from tokenloom.errors import CorpusError
-from tokenloom.text._stream import MAX_HELDOUT, Spread, StreamStats, TrainingCorpus, split_long, stream_lines
-from tokenloom.text.compression import inner_name
-from tokenloom.text.corpus import parse_lang_code
-from tokenloom.text.formats import file_format, read_file_records
-from tokenloom.text.memory import iter_object_records
-from tokenloom.text.reader import iter_texts, record_left_out
-from tokenloom.text.records import Columns, Errors, Record, SourceStats
 
 if TYPE_CHECKING:
     from tokenloom.text.train_config import TrainerConfig
@@ -60,7 +60,7 @@ UNLABELLED = "und"
 
 
 def needs_census(cfg: TrainerConfig) -> bool:
-    """Whether training reads the corpus in two passes (this module) rather than once (``_stream``)."""
+    """Whether training reads the corpus in two passes (this module) rather than once (``stream``)."""
     return cfg.max_bytes is not None or cfg.language_sampling != 1.0 or cfg.algorithm == "parity-bpe"
 
 
@@ -294,7 +294,7 @@ def training_lines(
     corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool
 ) -> Generator[str, None, StreamStats]:
     """The lines an engine trains on: drawn by language (:func:`sampled_lines`) when the config asks for a
-    budget or language sampling, else the corpus streamed once (``_stream.stream_lines``)."""
+    budget or language sampling, else the corpus streamed once (``stream.stream_lines``)."""
     if needs_census(cfg):
         return texts_only(sampled_lines(corpus, cfg, quiet=quiet))
     return stream_lines(corpus, cfg, quiet=quiet)

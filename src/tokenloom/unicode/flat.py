@@ -3,7 +3,7 @@
 A batch of n texts is laid end to end as ``"\\n".join(texts)``: text j starts at ``bases[j]``
 (:func:`text_bases`), one position after the end of text j - 1. Token offsets
 (:meth:`tokenloom.text.tokenizer.Tokenizer.encode_flat`) and word spans
-(:meth:`tokenloom.text.unicode.BatchSegmenter.flat_word_spans`) of a batch are ``[S, 2]`` arrays in these
+(:meth:`tokenloom.unicode.BatchSegmenter.flat_word_spans`) of a batch are ``[S, 2]`` arrays in these
 coordinates, so one ``searchsorted`` aligns the words and tokens of every text at once. What this module
 does not do: encode, segment or count.
 """

@@ -1,6 +1,6 @@
 """A corpus as tasks: pieces that can be read anywhere, in any order, into the parts ``load_corpus`` gives.
 
-:func:`plan_corpus_tasks` labels the files of an input the way :func:`~tokenloom.text.corpus.load_corpus`
+:func:`plan_corpus_tasks` labels the files of an input the way :func:`~tokenloom.corpus.load.load_corpus`
 does (FLORES-style folders and their alignment, text files, code, tables) without reading the tables, and
 cuts the work into :class:`CorpusTask` s of about ``chunk_bytes`` (``tasks.py``):
 
@@ -11,7 +11,7 @@ cuts the work into :class:`CorpusTask` s of about ``chunk_bytes`` (``tasks.py``)
   tasks: a file, a range of Parquet row groups or a byte range of a JSON Lines file. The table is
   *aligned* (its parts share keys across languages) only when ``columns.align`` declares its key column;
   the table is then read once before it is planned, for keys repeated across tasks
-  (:func:`~tokenloom.text.table_parts.repeated_keys`), so every task rejects the same rows.
+  (:func:`~tokenloom.corpus.table_parts.repeated_keys`), so every task rejects the same rows.
 
 :func:`read_corpus_task` reads one task into :class:`Piece` s: a whole file part, or up to ``chunk_size``
 consecutive texts of one part — rows are grouped into parts as in a table read whole
@@ -29,13 +29,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tokenloom.text.compression import detect_compression
-from tokenloom.text.corpus import MAX_TEXT_BYTES, load_corpus, read_code_part, read_text_part, table_source
-from tokenloom.text.formats import read_file_records
-from tokenloom.text.parts import CorpusPart, no_texts
-from tokenloom.text.records import DEFAULT_COLUMNS, Columns, Errors, Reject, SourceStats, reject
-from tokenloom.text.table_parts import RepeatedKeys, TableGroups, repeated_keys
-from tokenloom.text.tasks import CHUNK_BYTES, Task, plan_tasks, read_task
+from tokenloom.corpus.compression import detect_compression
+from tokenloom.corpus.formats import read_file_records
+from tokenloom.corpus.load import MAX_TEXT_BYTES, load_corpus, read_code_part, read_text_part, table_source
+from tokenloom.corpus.parts import CorpusPart, no_texts
+from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Reject, SourceStats, reject
+from tokenloom.corpus.table_parts import RepeatedKeys, TableGroups, repeated_keys
+from tokenloom.corpus.tasks import CHUNK_BYTES, Task, plan_tasks, read_task
 
 __all__ = ["CorpusTask", "Piece", "plan_corpus_tasks", "read_corpus_task"]
 

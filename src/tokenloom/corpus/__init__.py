@@ -1,0 +1,63 @@
+"""Reading corpora at any size: sources → plan → tasks → records.
+
+Every input — files, folders, globs (any format: text, JSON Lines, CSV/TSV, Parquet; any compression), and
+in-memory tables, datasets or iterables — becomes a stream of labelled records, read by line or row group,
+never whole. Submodules, in the order data flows:
+
+- ``sources`` (inputs → files, files → lines), ``compression`` (codecs by magic bytes), ``formats`` (one
+  reader per file format), ``memory`` (in-memory tables and iterables), ``records`` (``Record``, columns,
+  rejects and left-out files), ``reader`` (the one reader: which files an input names, the records it holds);
+- ``parts`` and ``table_parts`` (labels: language, script, slice, alignment), ``load`` (``load_corpus``:
+  labelled parts for evaluation);
+- ``tasks`` and ``plan`` (the corpus cut into tasks any process can read: a file, a row-group range, a
+  line-aligned byte range);
+- ``stream`` and ``sampling`` (the training-line stream; language sampling and byte budgets).
+
+What it does not do: tokenize (``tokenloom.text``), count (``tokenloom.fertility``) or run tasks
+(``tokenloom.execute``). Names are imported lazily: ``import tokenloom.corpus`` pulls in neither pandas nor
+pyarrow.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tokenloom._lazy import lazy_exports
+
+# public name -> module that defines it (imported on first access)
+_LAZY: dict[str, str] = {
+    "resolve_inputs": "tokenloom.corpus.sources",
+    "iter_lines": "tokenloom.corpus.sources",
+    "SourceStats": "tokenloom.corpus.records",
+    "Record": "tokenloom.corpus.records",
+    "Columns": "tokenloom.corpus.records",
+    "load_corpus": "tokenloom.corpus.load",
+    "Corpus": "tokenloom.corpus.load",
+    "CorpusPart": "tokenloom.corpus.load",
+    "CorpusTask": "tokenloom.corpus.plan",
+    "plan_corpus_tasks": "tokenloom.corpus.plan",
+    "read_corpus_task": "tokenloom.corpus.plan",
+}
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
+    from tokenloom.corpus.load import Corpus, CorpusPart, load_corpus
+    from tokenloom.corpus.plan import CorpusTask, plan_corpus_tasks, read_corpus_task
+    from tokenloom.corpus.records import Columns, Record, SourceStats
+    from tokenloom.corpus.sources import iter_lines, resolve_inputs
+
+__all__ = [
+    "Columns",
+    "Corpus",
+    "CorpusPart",
+    "CorpusTask",
+    "Record",
+    "SourceStats",
+    "iter_lines",
+    "load_corpus",
+    "plan_corpus_tasks",
+    "read_corpus_task",
+    "resolve_inputs",
+]
+
+
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
