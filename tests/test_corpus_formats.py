@@ -280,3 +280,40 @@ def test_cli_trains_and_reports_on_a_broken_mix(
     assert cli.main(["fertility", "--tokenizer", str(tmp_path / "tok"), *body_report]) == 0
     clean = (tmp_path / "r2" / "rejects.csv").read_text(encoding="utf-8")
     assert clean == "source,unit,number,row_group,documents,reason\n"  # nothing set aside: the header alone
+
+
+def test_jsonl_lines_read_by_orjson_give_what_json_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines orjson reads give the records ``json`` gives (the oracle: the reader with orjson switched off),
+    and lines it reads otherwise (an integer beyond 64 bits, NaN, a lone surrogate, a float cell) go to
+    ``json``: the same labels, keys and rejects."""
+    import tokenloom.corpus.formats as formats
+    from tokenloom.corpus.records import Columns
+
+    lines = [
+        '{"text": "first", "lang": "eng_Latn", "k": 1}',
+        '{"text": "Привет", "lang": "rus", "script": "Cyrl", "k": 123456789012345678901234567890}',
+        '{"text": "नमस्ते", "lang": "hin_Deva", "k": 2, "n": NaN}',
+        '{"text": "bad \\ud800 escape", "lang": "eng", "k": 3}',
+        '{"text": "float", "lang": "fra_Latn", "k": 1.5, "text": "later key wins"}',
+        '{"text": "मराठी", "language": "mar", "k": "x"}',
+    ]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    columns = Columns("text", None, None, "k")
+
+    def read() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        stats = SourceStats()
+        records = list(iter_records(path, columns=columns, errors="skip", stats=stats))
+        rows = [(r.text, r.lang, r.script, r.number, r.id) for r in records]
+        return rows, [(j.number, j.reason) for j in stats.rejects]
+
+    fast = read()
+    monkeypatch.setattr(formats, "_ORJSON_LOADS", None)
+    assert fast == read()
+    rows, rejects = fast
+    assert [r[4] for r in rows] == [1, 123456789012345678901234567890, 2, 1.5, "x"]
+    assert [(r[1], r[2]) for r in rows] == [
+        ("eng_Latn", None), ("rus", "Cyrl"), ("hin_Deva", None), ("fra_Latn", None), ("mar", None),
+    ]  # fmt: skip
+    assert [line for line, _ in rejects] == [4] and "lone surrogate" in rejects[0][1]
+    assert rows[3][0] == "later key wins"

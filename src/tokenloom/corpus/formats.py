@@ -36,7 +36,8 @@ import lzma
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
@@ -73,6 +74,13 @@ _TABLE_FORMATS: dict[str, Format] = {
 # what a truncated or corrupt compressed stream raises while it is read
 _STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError)
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+try:  # a C JSON parser about 3x faster than ``json`` on corpus lines; optional (see _fast_object)
+    from orjson import loads as _orjson_loads
+
+    _ORJSON_LOADS: Callable[[bytes], Any] | None = _orjson_loads
+except ImportError:  # pragma: no cover - orjson is installed with the dev extras
+    _ORJSON_LOADS = None
 _BOM = "\ufeff"
 
 
@@ -141,9 +149,10 @@ class _Position:
 
 
 def record_of(
-    cells: dict[str, Any], source: str, number: int, columns: Columns, **where: Any
+    cells: dict[str, Any], source: str, number: int, columns: Columns, *, checked: bool = False, **where: Any
 ) -> Record | str:
-    """The record of one row's ``cells``, or the reason it is rejected (no string text)."""
+    """The record of one row's ``cells``, or the reason it is rejected (no string text); ``checked``: the
+    parser refused lone surrogates already (orjson), so the text is not searched for one."""
     text = cells.get(columns.text)
     if not isinstance(text, str):
         if columns.text not in cells:
@@ -152,13 +161,19 @@ def record_of(
                 "fill or remove the row, or pass text_column= (--text-column)"
             )
         return f"{columns.text!r} must be a string, got {text!r:.60}; fill or remove the row"
-    if _SURROGATE.search(text):
+    if not checked and _SURROGATE.search(text):
         return f"{columns.text!r} holds a lone surrogate (invalid UTF-8 or a bad JSON escape)"
-    lang_col, script_col = columns.resolve(tuple(cells))
+    lang_col, script_col = _label_columns(columns, tuple(cells))
     return Record(
         text, _label(cells, lang_col), _label(cells, script_col), source, number,
         slice=_label(cells, "slice"), id=cells.get(columns.align) if columns.align else None, **where,
     )  # fmt: skip
+
+
+@lru_cache(maxsize=256)
+def _label_columns(columns: Columns, names: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """``columns.resolve(names)``, once per distinct set of cell names (a table has one or a few)."""
+    return columns.resolve(names)
 
 
 def _label(cells: dict[str, Any], key: str | None) -> str | None:
@@ -209,6 +224,12 @@ def _jsonl(
         if not raw.strip():
             continue
         seen += 1
+        fast = _fast_object(raw) if offset != size else None  # the first line: BOM and encoding checks
+        if fast is not None:
+            record = _row(path, number, "line", record_of(fast, str(path), number, columns, checked=True), errors, stats)
+            if record is not None:
+                yield record
+            continue
         try:
             line = decode_utf8(raw, path, errors=decoding, stats=stats, line=number, offset=offset - size)
         except CorpusError as exc:
@@ -242,6 +263,21 @@ def _jsonl(
         if record is not None:
             yield record
     _empty(path, seen, errors, stats, whole, "empty file (no rows); remove it or put rows in it")
+
+
+def _fast_object(raw: bytes) -> dict[str, Any] | None:
+    """``raw`` parsed by orjson when it is installed and the line is a JSON object it reads as ``json`` does
+    (valid UTF-8, no lone surrogate, no NaN; no float cell, since orjson reads an integer beyond 64 bits as
+    one); ``None``: read it with ``json``, whose errors say where."""
+    if _ORJSON_LOADS is None:
+        return None
+    try:
+        row = _ORJSON_LOADS(raw)
+    except ValueError:
+        return None
+    if not isinstance(row, dict) or any(type(v) is float for v in row.values()):
+        return None
+    return row
 
 
 def _not_json_lines(first: str, path: Path, errors: Errors, stats: SourceStats) -> bool:
