@@ -282,7 +282,9 @@ def test_cli_trains_and_reports_on_a_broken_mix(
     assert clean == "source,unit,number,row_group,documents,reason\n"  # nothing set aside: the header alone
 
 
-def test_jsonl_lines_read_by_orjson_give_what_json_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_jsonl_lines_read_by_orjson_give_what_json_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Lines orjson reads give the records ``json`` gives (the oracle: the reader with orjson switched off),
     and lines it reads otherwise (an integer beyond 64 bits, NaN, a lone surrogate, a float cell) go to
     ``json``: the same labels, keys and rejects."""

@@ -226,7 +226,9 @@ def _jsonl(
         seen += 1
         fast = _fast_object(raw) if offset != size else None  # the first line: BOM and encoding checks
         if fast is not None:
-            record = _row(path, number, "line", record_of(fast, str(path), number, columns, checked=True), errors, stats)
+            record = _row(
+                path, number, "line", record_of(fast, str(path), number, columns, checked=True), errors, stats
+            )
             if record is not None:
                 yield record
             continue

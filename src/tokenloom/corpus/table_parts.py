@@ -63,7 +63,9 @@ def _parsed(lang_cell: str | None, script_cell: str | None) -> tuple[str, str | 
 
 
 @lru_cache(maxsize=4096)
-def _given_labels(lang_cell: str | None, script_cell: str | None, slice_cell: str | None) -> PartLabels | None:
+def _given_labels(
+    lang_cell: str | None, script_cell: str | None, slice_cell: str | None
+) -> PartLabels | None:
     """The part labels of a row whose cells name its script (``None``: the text decides it); a table holds
     few distinct label cells, so each is parsed once."""
     lang, script = _parsed(lang_cell, script_cell)
