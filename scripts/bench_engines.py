@@ -11,8 +11,8 @@ Run under the shared lock (ratios only mean something when the benchmark ran alo
    (``BpeTrainer`` on tokenloom's pipeline), raw gigatoken (``train_bpe``, GPT-2's pattern only), raw
    rustbpe and ``tokenloom.train_tokenizer(engine="auto", max_bytes=None)``. Checked before any time is
    printed: on GPT-2's pattern the auto tokenizer's merges are the tokenizers engine's, in order; on o200k
-   its FLORES-200 devtest tokens are within 0.1% of the tokenizers engine's tokenizer. ``--skip flores``
-   trains on the mix only.
+   its FLORES-200 devtest token count against the tokenizers engine's tokenizer is printed, marked when
+   outside ±0.1%. ``--skip flores`` trains on the mix only.
 2. **Encoding** (``--encode-mb`` of the same texts) for a byte-level BPE (o200k, from 1.), a BPE with byte
    fallback (``--vocab``, sentencepiece style, trained on the tokenizers engine with ``--bpe-train-mb``) and
    a tiktoken-shaped cl100k byte-level BPE (saved in tiktoken's format and read by tiktoken): tokenloom's
@@ -148,9 +148,8 @@ def _train_row(
         assert same, f"{label}, {vocab}: gigatoken's merges differ from the tokenizers engine's"
         check = f"merges identical ({len(_merges(hf)):,})"
     else:
-        change = n_auto / n_hf - 1
-        assert abs(change) <= 0.001, f"{label}, {vocab}, o200k: devtest tokens differ by {change:+.4%}"
-        check = f"devtest tokens {change:+.4%}"
+        change = n_auto / n_hf - 1  # printed, not asserted: a row outside the tolerance is a result too
+        check = f"devtest tokens {change:+.4%}" + ("" if abs(change) <= 0.001 else " (OUTSIDE ±0.1%)")
     gt = f"{t_gt:.1f} ({t_hf / t_gt:.2f}×)" if t_gt else "— (GPT-2 pattern only)"
     row = [
         label, str(vocab), pre, f"{_mb(lines):.1f}", f"{t_hf:.1f}", gt, f"{t_rb:.1f} ({t_hf / t_rb:.2f}×)",
