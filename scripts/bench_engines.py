@@ -159,13 +159,17 @@ def _train_row(
 
 
 def training(
-    corpora: dict[str, list[str]], devtest: list[str], vocabs: Sequence[int], markdown: bool
+    corpora: dict[str, list[str]],
+    devtest: list[str],
+    vocabs: Sequence[int],
+    markdown: bool,
+    patterns: Sequence[str] = ("gpt2", "o200k"),
 ) -> dict[str, Any]:
     """Section 1: every text × vocabulary × pattern; returns the first text's first-vocabulary tokenizers."""
     rows, made = [], {}
     for label, lines in corpora.items():
         for vocab in vocabs:
-            for pre in ("gpt2", "o200k"):
+            for pre in patterns:
                 row, auto = _train_row(label, lines, devtest, pre, vocab)
                 rows.append(row)
                 print("  " + " | ".join(row), file=sys.stderr, flush=True)  # progress: long runs
@@ -318,6 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bpe-train-mb", type=float, default=8)
     parser.add_argument("--report-lines", type=int, default=1012)
     parser.add_argument("--repeat", type=int, default=2, help="encoding: best of this many runs")
+    parser.add_argument("--patterns", default="gpt2,o200k", help="training split patterns, comma-separated")
     parser.add_argument("--skip", default="", help="comma list of sections to skip: flores,encoding,report")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
@@ -331,7 +336,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     corpora = {} if "flores" in skip else {"FLORES + training text": _lines(args.shared, args.train_mb)}
     if args.mix is not None:
         corpora[f"mix ({args.mix.name})"] = _mix_lines(args.mix, args.mix_mb)
-    made = training(corpora, devtest, vocabs, args.markdown)
+    patterns = [p.strip() for p in args.patterns.split(",") if p.strip()]
+    made = training(corpora, devtest, vocabs, args.markdown, patterns)
     if {"encoding", "report"} <= skip:
         return 0
     texts = _lines(args.shared, args.encode_mb)
