@@ -4,13 +4,15 @@ Run under the shared lock (ratios only mean something when the benchmark ran alo
 
     flock /tmp/tokenloom-bench.lock python scripts/bench_engines.py --shared ../shared --markdown
 
-1. **Training** byte-level BPE (``--vocab``, default 32k) with GPT-2's and the o200k split pattern on
-   FLORES-200 dev + devtest and the shared training text (Bible New Testaments, literature), or a
-   deterministic share of every file (``--train-mb``): the raw tokenizers engine (``BpeTrainer`` on
-   tokenloom's pipeline), raw gigatoken (``train_bpe``, GPT-2's pattern only), raw rustbpe and
-   ``tokenloom.train_tokenizer(engine="auto")``. Checked before any time is printed: on GPT-2's pattern the
-   auto tokenizer's merges are the tokenizers engine's, in order; on o200k its FLORES-200 devtest tokens
-   are within 0.1% of the tokenizers engine's tokenizer.
+1. **Training** byte-level BPE (``--vocab``, comma-separated: 32000,64000) with GPT-2's and the o200k split
+   pattern on FLORES-200 dev + devtest and the shared training text (Bible New Testaments, literature), or a
+   deterministic share of every file (``--train-mb``), and on the first ``--mix-mb`` of a generated mix
+   (``--mix``: ``scripts/make_mix.py OUT --formats txt:none --size-mb 520``): the raw tokenizers engine
+   (``BpeTrainer`` on tokenloom's pipeline), raw gigatoken (``train_bpe``, GPT-2's pattern only), raw
+   rustbpe and ``tokenloom.train_tokenizer(engine="auto", max_bytes=None)``. Checked before any time is
+   printed: on GPT-2's pattern the auto tokenizer's merges are the tokenizers engine's, in order; on o200k
+   its FLORES-200 devtest token count against the tokenizers engine's tokenizer is printed, marked when
+   outside ±0.1%. ``--skip flores`` trains on the mix only.
 2. **Encoding** (``--encode-mb`` of the same texts) for a byte-level BPE (o200k, from 1.), a BPE with byte
    fallback (``--vocab``, sentencepiece style, trained on the tokenizers engine with ``--bpe-train-mb``) and
    a tiktoken-shaped cl100k byte-level BPE (saved in tiktoken's format and read by tiktoken): tokenloom's
@@ -19,7 +21,8 @@ Run under the shared lock (ratios only mean something when the benchmark ran alo
    per core (every engine runs on all cores), best of ``--repeat``. Token totals are checked equal.
 3. **Lengths report** (``fertility_report(metrics="lengths")``) on FLORES-200 devtest (``--report-lines``
    per language) with ``engine="auto"`` against ``engine="reference"`` (the code path before the fast
-   engine); the two reports are checked equal.
+   engine) and against datatrove's ``TokensCounter`` given the same texts as documents from memory, all in
+   this one process; the two reports are checked equal and datatrove's token total equal to theirs.
 
 ``--markdown`` prints every table as Markdown under a line naming the machine and the date.
 """
@@ -111,54 +114,86 @@ def _merges(hf: Any) -> list[tuple[str, str]]:
     return [tuple(m) for m in json.loads(hf.to_str())["model"]["merges"]]
 
 
-def training(lines: list[str], devtest: list[str], vocab: int, markdown: bool) -> dict[str, Any]:
+def _train_row(
+    label: str, lines: list[str], devtest: list[str], pre: str, vocab: int
+) -> tuple[list[str], Any]:
+    """One training row: the four trainers on ``lines``, checked (merges / devtest tokens), and ``auto``."""
     import gigatoken
     import rustbpe
 
+    t_hf, hf = _timed(partial(_train_raw_hf, lines, pre, vocab))
+    t_gt = None
+    if pre == "gpt2":
+        data = SEP.join(ln.encode() for ln in lines)
+        with quiet_native_output():  # its progress lines, printed by the Rust code
+            t_gt, _ = _timed(partial(gigatoken.train_bpe, data, vocab - 4, [], separator=SEP))
+        del data
+    trainer = rustbpe.Tokenizer()
+    t_rb, _ = _timed(partial(trainer.train_from_iterator, iter(lines), vocab - 4, pattern=PATTERNS[pre]))
+    settings = dict(
+        algorithm="bytelevel-bpe",
+        pretokenizer=pre,
+        vocab_size=vocab,
+        heldout=0,
+        quiet=True,
+        max_bytes=None,
+        max_line_bytes=1 << 24,
+    )
+    t_auto, auto = _timed(partial(tokenloom.train_tokenizer, iter(lines), **settings))
+    engine = auto.record["resolved"]["engine"]
+    ref = tokenloom.Tokenizer(name="hf", backend=HFBackend(hf))
+    n_hf, n_auto = int(ref.count_tokens(devtest).sum()), int(auto.count_tokens(devtest).sum())
+    if pre == "gpt2":
+        same = _merges(auto.hf_export()) == _merges(hf)
+        assert same, f"{label}, {vocab}: gigatoken's merges differ from the tokenizers engine's"
+        check = f"merges identical ({len(_merges(hf)):,})"
+    else:
+        change = n_auto / n_hf - 1  # printed, not asserted: a row outside the tolerance is a result too
+        check = f"devtest tokens {change:+.4%}" + ("" if abs(change) <= 0.001 else " (OUTSIDE ±0.1%)")
+    gt = f"{t_gt:.1f} ({t_hf / t_gt:.2f}×)" if t_gt else "— (GPT-2 pattern only)"
+    row = [
+        label, str(vocab), pre, f"{_mb(lines):.1f}", f"{t_hf:.1f}", gt, f"{t_rb:.1f} ({t_hf / t_rb:.2f}×)",
+        f"{t_auto:.1f} ({t_hf / t_auto:.2f}×)", engine, check,
+    ]  # fmt: skip
+    return row, auto
+
+
+def training(
+    corpora: dict[str, list[str]],
+    devtest: list[str],
+    vocabs: Sequence[int],
+    markdown: bool,
+    patterns: Sequence[str] = ("gpt2", "o200k"),
+) -> dict[str, Any]:
+    """Section 1: every text × vocabulary × pattern; returns the first text's first-vocabulary tokenizers."""
     rows, made = [], {}
-    mb = _mb(lines)
-    for pre in ("gpt2", "o200k"):
-        t_hf, hf = _timed(partial(_train_raw_hf, lines, pre, vocab))
-        t_gt = None
-        if pre == "gpt2":
-            data = SEP.join(ln.encode() for ln in lines)
-            with quiet_native_output():  # its progress lines, printed by the Rust code
-                t_gt, _ = _timed(partial(gigatoken.train_bpe, data, vocab - 4, [], separator=SEP))
-        trainer = rustbpe.Tokenizer()
-        t_rb, _ = _timed(partial(trainer.train_from_iterator, iter(lines), vocab - 4, pattern=PATTERNS[pre]))
-        settings = dict(algorithm="bytelevel-bpe", pretokenizer=pre, vocab_size=vocab, heldout=0, quiet=True)
-        t_auto, auto = _timed(partial(tokenloom.train_tokenizer, iter(lines), **settings))
-        engine = auto.record["resolved"]["engine"]
-        ref = tokenloom.Tokenizer(name="hf", backend=HFBackend(hf))
-        n_hf, n_auto = int(ref.count_tokens(devtest).sum()), int(auto.count_tokens(devtest).sum())
-        if pre == "gpt2":
-            assert _merges(auto.hf_export()) == _merges(hf), (
-                "gigatoken's merges differ from the tokenizers engine's"
-            )
-            check = "merges identical"
-        else:
-            change = n_auto / n_hf - 1
-            assert abs(change) <= 0.001, f"o200k: devtest tokens differ by {change:+.4%}"
-            check = f"devtest tokens {change:+.4%}"
-        made[pre] = auto
-        gt = f"{t_gt:.1f} ({t_hf / t_gt:.2f}×)" if t_gt else "— (GPT-2 pattern only)"
-        rows.append([
-            pre, f"{mb:.1f}", f"{t_hf:.1f}", gt, f"{t_rb:.1f} ({t_hf / t_rb:.2f}×)",
-            f"{t_auto:.1f} ({t_hf / t_auto:.2f}×)", engine, check,
-        ])  # fmt: skip
-    print(f"Training byte-level BPE, vocabulary {vocab}: seconds (× the tokenizers engine)\n")
+    for label, lines in corpora.items():
+        for vocab in vocabs:
+            for pre in patterns:
+                row, auto = _train_row(label, lines, devtest, pre, vocab)
+                rows.append(row)
+                print("  " + " | ".join(row), file=sys.stderr, flush=True)  # progress: long runs
+                if not made.get(pre):
+                    made[pre] = auto
+    print("Training byte-level BPE: seconds (× the tokenizers engine)\n")
     headers = [
-        "pattern",
-        "MB",
-        "tokenizers s",
-        "gigatoken s",
-        "rustbpe s",
-        "tokenloom auto s",
-        "auto engine",
-        "check",
-    ]
+        "text", "vocab", "pattern", "MB", "tokenizers s", "gigatoken s", "rustbpe s", "tokenloom auto s",
+        "auto engine", "check",
+    ]  # fmt: skip
     _print_table(headers, rows, markdown=markdown)
     return made
+
+
+def _mix_lines(path: Path, megabytes: float) -> list[str]:
+    """The first ``megabytes`` of a text file's lines (``scripts/make_mix.py --formats txt:none``)."""
+    limit, lines, size = megabytes * 1e6, [], 0
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if size >= limit:
+                break
+            size += len(line.encode())
+            lines.append(line.rstrip("\n"))
+    return lines
 
 
 def _throughput(mb: float, seconds: float) -> str:
@@ -221,15 +256,29 @@ def encoding(toks: dict[str, Any], texts: list[str], repeat: int, markdown: bool
     _print_table(headers, rows, markdown=markdown)
 
 
+def datatrove_count(texts: list[str], tokenizer_json: Path) -> int:
+    """datatrove's ``TokensCounter`` over ``texts`` in this process (documents from memory): its token total."""
+    from datatrove.data import Document
+    from datatrove.pipeline.tokens import TokensCounter
+
+    counter = TokensCounter(str(tokenizer_json), batch_size=1000)
+    docs = (Document(text=t, id=str(i)) for i, t in enumerate(texts))
+    return sum(d.metadata["token_count"] for d in counter.run(docs))
+
+
 def lengths_report(toks: dict[str, Any], shared: Path, lines: int, markdown: bool) -> None:
+    """Section 3: the lengths report on both engines and datatrove's ``TokensCounter``, one process."""
     src = shared / "corpora" / "flores200" / "devtest"
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        texts: list[str] = []
         for path in sorted(src.glob("*.txt")):
             keep = path.read_text("utf-8").splitlines()[:lines]
+            texts += keep
             (Path(tmp) / path.name).write_text("\n".join(keep) + "\n", "utf-8")
         mb = sum(p.stat().st_size for p in Path(tmp).glob("*.txt")) / 1e6
         for kind, tok in toks.items():
+            tok_json = tok.save(Path(tmp) / "tok" / kind.split()[0], formats=("tokenizer.json",))
             frames, seconds = {}, {}
             for engine in ("reference", "auto"):
                 chosen = tok.with_engine(engine)
@@ -240,53 +289,78 @@ def lengths_report(toks: dict[str, Any], shared: Path, lines: int, markdown: boo
                     )
                 )
             assert frames["auto"].equals(frames["reference"]), f"{kind}: reports differ"
+            t_dt, n_dt = _timed(partial(datatrove_count, texts, Path(tok_json) / "tokenizer.json"))
+            all_row = frames["auto"][frames["auto"].slice_kind == "all"]
+            n_ours = int(all_row["tokens"].iloc[0])
+            assert n_dt == n_ours, f"{kind}: datatrove counted {n_dt:,} tokens, the report {n_ours:,}"
             rows.append([
-                kind, f"{mb:.1f}", f"{seconds['reference']:.2f}", f"{seconds['auto']:.2f}",
-                f"{seconds['reference'] / seconds['auto']:.2f}×", "identical",
+                kind, f"{mb:.1f}", f"{n_ours:,}", f"{t_dt:.2f}", f"{seconds['reference']:.2f}",
+                f"{seconds['auto']:.2f}", f"{seconds['reference'] / seconds['auto']:.2f}×",
+                f"{t_dt / seconds['auto']:.2f}×", "identical",
             ])  # fmt: skip
-    print("fertility_report(metrics='lengths') on FLORES-200 devtest: seconds\n")
-    _print_table(
-        ["tokenizer", "MB", "reference engine s", "auto (gigatoken) s", "speed-up", "report"],
-        rows,
-        markdown=markdown,
+    print(
+        "fertility_report(metrics='lengths') on FLORES-200 devtest against datatrove's TokensCounter "
+        "(documents from memory), one process: seconds\n"
     )
+    headers = [
+        "tokenizer", "MB", "tokens", "datatrove s", "report, reference engine s", "report, auto s",
+        "auto vs reference", "auto vs datatrove", "reports",
+    ]  # fmt: skip
+    _print_table(headers, rows, markdown=markdown)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=Path(os.environ.get("TOKENLOOM_SHARED", "../shared")))
-    parser.add_argument("--vocab", type=int, default=32000)
+    parser.add_argument("--vocab", default="32000", help="training vocabularies, comma-separated")
     parser.add_argument("--train-mb", type=float, default=0, help="share of the training text (0: all)")
+    parser.add_argument(
+        "--mix", type=Path, default=None, help="also train on this text file (make_mix.py txt)"
+    )
+    parser.add_argument("--mix-mb", type=float, default=500, help="MB of --mix to train on")
     parser.add_argument("--encode-mb", type=float, default=10)
     parser.add_argument("--bpe-train-mb", type=float, default=8)
     parser.add_argument("--report-lines", type=int, default=1012)
     parser.add_argument("--repeat", type=int, default=2, help="encoding: best of this many runs")
+    parser.add_argument("--patterns", default="gpt2,o200k", help="training split patterns, comma-separated")
+    parser.add_argument("--skip", default="", help="comma list of sections to skip: flores,encoding,report")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
-    print(f"Machine: {_machine()}\n")
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    vocabs = [int(v) for v in args.vocab.split(",")]
+    print(f"Machine: {_machine()}; load average {os.getloadavg()[0]:.1f}\n", flush=True)
     devtest = [
         ln for p in sorted((args.shared / "corpora" / "flores200" / "devtest").glob("*.txt"))
         for ln in p.read_text("utf-8").splitlines()
     ]  # fmt: skip
-    made = training(_lines(args.shared, args.train_mb), devtest, args.vocab, args.markdown)
+    corpora = {} if "flores" in skip else {"FLORES + training text": _lines(args.shared, args.train_mb)}
+    if args.mix is not None:
+        corpora[f"mix ({args.mix.name})"] = _mix_lines(args.mix, args.mix_mb)
+    patterns = [p.strip() for p in args.patterns.split(",") if p.strip()]
+    made = training(corpora, devtest, vocabs, args.markdown, patterns)
+    if {"encoding", "report"} <= skip:
+        return 0
     texts = _lines(args.shared, args.encode_mb)
     small = _lines(args.shared, args.bpe_train_mb)
     toks = {
         "byte-level BPE (o200k)": made["o200k"],
         "byte-fallback BPE": tokenloom.train_tokenizer(
-            iter(small), algorithm="bpe", engine="hf", vocab_size=args.vocab, heldout=0, quiet=True
+            iter(small), algorithm="bpe", engine="hf", vocab_size=vocabs[0], heldout=0, quiet=True
         ),
         "cl100k-shaped (tiktoken)": tokenloom.train_tokenizer(
             iter(small),
             algorithm="bytelevel-bpe",
             pretokenizer="cl100k",
-            vocab_size=args.vocab,
+            vocab_size=vocabs[0],
             heldout=0,
             quiet=True,
         ),
     }
-    encoding(toks, texts, args.repeat, args.markdown)
-    lengths_report(toks, args.shared, args.report_lines, args.markdown)
+    if "encoding" not in skip:
+        encoding(toks, texts, args.repeat, args.markdown)
+    if "report" not in skip:
+        lengths_report(toks, args.shared, args.report_lines, args.markdown)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 
 

@@ -16,7 +16,9 @@ on 3 MB of the FLORES-200 ``dev`` split into a temporary folder (not timed).
    characters, tokens and tokens per document only), then the full report without and with the generated
    transliterated slices (every metric, numbers slices included), and the full report with the second
    tokenizer as the reference tokenizer of the first (``reference=``: the normalized sequence length, one
-   more ids-only encoding of every text). Every report's token counts are checked
+   more ids-only encoding of every text), and the report without transliteration on two worker processes
+   (``run=RunConfig(workers=2)``). Each tokenizer reports which engine computed its ids and offsets
+   (``Tokenizer.engine_info()``). Every report's token counts are checked
    against the raw engines' (an oracle) before any time is printed.
 2. **Memory**, in fresh child processes: the RSS before a full report on the first 10 / 50 / all languages
    (eng_Latn always included; imports done, tokenizers loaded), the peak RSS sampled every 10 ms during it,
@@ -59,6 +61,7 @@ import tracemalloc
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 DEFAULT_SHARED = Path(os.environ.get("TOKENLOOM_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 
@@ -287,6 +290,7 @@ def _speed(args: argparse.Namespace, corpus_line: list[str]) -> None:
     """Section 1 of the module docstring."""
     from tokenloom.fertility.counting import Metrics
     from tokenloom.fertility.report import ReportConfig, fertility_report
+    from tokenloom.fertility.runner import RunConfig
     from tokenloom.text.tokenizer import load_tokenizer
 
     files = _languages(args.corpus, None)
@@ -295,7 +299,13 @@ def _speed(args: argparse.Namespace, corpus_line: list[str]) -> None:
     encoders = {name: _raw_encoder(Path(path)) for name, path in zip(names, args.tokenizer, strict=True)}
     corpus_line += [f"raw engine of {name}: {engine}" for name, (engine, _) in encoders.items()]
     toks = {name: load_tokenizer(path) for name, path in zip(names, args.tokenizer, strict=True)}
+    for name, tok in toks.items():
+        info = tok.engine_info()
+        corpus_line.append(
+            f"report engines of {name}: ids {info['ids'].engine}, offsets {info['offsets'].engine}"
+        )
     raw_tokens: dict[str, dict[str, int]] = {}
+    frames: dict[tuple[bool, str, bool, int], Any] = {}
 
     def raw() -> None:
         for name, (_, encode) in encoders.items():
@@ -306,10 +316,11 @@ def _speed(args: argparse.Namespace, corpus_line: list[str]) -> None:
             for ts in texts.values():
                 tok.encode_batch_with_offsets(ts)
 
-    def report(translit: bool, metrics: Metrics = "full", reference: bool = False) -> None:
+    def report(translit: bool, metrics: Metrics = "full", reference: bool = False, workers: int = 1) -> None:
         ref = toks[names[-1]] if reference else None
-        config = ReportConfig(metrics=metrics)
-        df = fertility_report(toks, args.corpus, translit=translit, config=config, reference=ref)
+        config, run = ReportConfig(metrics=metrics), RunConfig(workers=workers)
+        df = fertility_report(toks, args.corpus, translit=translit, config=config, reference=ref, run=run)
+        frames[(translit, metrics, reference, workers)] = df
         for name in names:  # oracle: the report counted exactly the raw engines' tokens
             got = df[(df.tokenizer == name) & (df.slice_kind == "language")].set_index("slice")["tokens"]
             assert got.to_dict() == raw_tokens[name], (
@@ -321,6 +332,7 @@ def _speed(args: argparse.Namespace, corpus_line: list[str]) -> None:
         "Tokenizer.encode_batch_with_offsets only (ids + offsets, no metrics)": wrapper,
         'report, metrics="lengths" (tokens per document only)': lambda: report(False, "lengths"),
         "report, no transliteration": lambda: report(False),
+        "report, no transliteration, 2 worker processes": lambda: report(False, workers=2),
         "report, full (with transliterated slices)": lambda: report(True),
         "report, full, with a reference tokenizer (NSL)": lambda: report(True, reference=True),
     }
@@ -330,6 +342,8 @@ def _speed(args: argparse.Namespace, corpus_line: list[str]) -> None:
             start = time.perf_counter()
             func()
             timings[label] = min(timings.get(label, math.inf), time.perf_counter() - start)
+    one, two = frames[(False, "full", False, 1)], frames[(False, "full", False, 2)]
+    assert one.equals(two), "the report on 2 worker processes differs from the report in this process"
     raw_seconds = timings["raw engines' batch encoding"]
     rows = [(label, f"{sec:.2f}", f"{sec / raw_seconds:.2f}") for label, sec in timings.items()]
     print("\n".join(corpus_line) + "\n")
@@ -339,7 +353,10 @@ def _speed(args: argparse.Namespace, corpus_line: list[str]) -> None:
         "ratio vs raw",
     ]
     _print_table(headers, rows, markdown=args.markdown)
-    print("\n(report token counts == raw engine token counts for every tokenizer and language: checked)")
+    print(
+        "\n(report token counts == raw engine token counts for every tokenizer and language; the report on 2"
+        " worker processes == the report in this process: checked)"
+    )
 
 
 _MODES = ("lengths", "full")  # section 4: the report's two modes, the full one with transliterated slices

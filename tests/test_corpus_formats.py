@@ -371,3 +371,42 @@ def test_a_new_format_is_one_reader_and_its_registration(
     assert [line for _, line in training] == ["Hallo", "Bonjour", "Welt"]
     with pytest.raises(ValueError, match="registered already"):
         formats.register(_TaggedReader(name="tagged-again", suffixes=(".TAGGED",)))
+
+
+def test_jsonl_lines_read_by_orjson_give_what_json_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines orjson reads give the records ``json`` gives (the oracle: the reader with orjson switched off),
+    and lines it reads otherwise (an integer beyond 64 bits, NaN, a lone surrogate, a float cell) go to
+    ``json``: the same labels, keys and rejects."""
+    from tokenloom.corpus.formats import jsonl
+    from tokenloom.corpus.records import Columns
+
+    lines = [
+        '{"text": "first", "lang": "eng_Latn", "k": 1}',
+        '{"text": "Привет", "lang": "rus", "script": "Cyrl", "k": 123456789012345678901234567890}',
+        '{"text": "नमस्ते", "lang": "hin_Deva", "k": 2, "n": NaN}',
+        '{"text": "bad \\ud800 escape", "lang": "eng", "k": 3}',
+        '{"text": "float", "lang": "fra_Latn", "k": 1.5, "text": "later key wins"}',
+        '{"text": "मराठी", "language": "mar", "k": "x"}',
+    ]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    columns = Columns("text", None, None, "k")
+
+    def read() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        stats = SourceStats()
+        records = list(iter_records(path, columns=columns, errors="skip", stats=stats))
+        rows = [(r.text, r.lang, r.script, r.number, r.id) for r in records]
+        return rows, [(j.number, j.reason) for j in stats.rejects]
+
+    fast = read()
+    monkeypatch.setattr(jsonl, "_ORJSON_LOADS", None)
+    assert fast == read()
+    rows, rejects = fast
+    assert [r[4] for r in rows] == [1, 123456789012345678901234567890, 2, 1.5, "x"]
+    assert [(r[1], r[2]) for r in rows] == [
+        ("eng_Latn", None), ("rus", "Cyrl"), ("hin_Deva", None), ("fra_Latn", None), ("mar", None),
+    ]  # fmt: skip
+    assert [line for line, _ in rejects] == [4] and "lone surrogate" in rejects[0][1]
+    assert rows[3][0] == "later key wins"

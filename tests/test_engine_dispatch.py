@@ -250,3 +250,36 @@ def test_cli_engine_flag_gives_the_same_report(
         cli.main(
             ["fertility", "--tokenizer", str(folder), "--corpus", str(default_corpus), "--engine", "fast"]
         )
+
+
+FLORES_SAMPLE = ("eng_Latn", "rus_Cyrl", "arb_Arab", "hin_Deva", "tha_Thai", "zho_Hans", "jpn_Jpan", "amh_Ethi")  # fmt: skip
+
+
+def test_full_report_on_flores_devtest_is_identical_with_the_fast_engine(
+    toks: dict[str, Tokenizer], shared_dir: Path, tmp_path: Path
+) -> None:
+    """The full report (transliterated and numbers slices included) on a FLORES-200 devtest sample: ids from
+    the fast engine and offsets from piece widths give the same DataFrame and the same files as the
+    reference engine doing every job."""
+    corpus = tmp_path / "devtest"
+    corpus.mkdir()
+    folder = shared_dir / "corpora" / "flores200" / "devtest"
+    for lang in FLORES_SAMPLE:  # scripts with byte pieces (Ethiopic, CJK, Thai) and without
+        lines = (folder / f"{lang}.txt").read_text("utf-8").splitlines()[:120]
+        (corpus / f"{lang}.txt").write_text("\n".join(lines) + "\n", "utf-8")
+    frames, files = {}, {}
+    for engine in ("auto", "reference"):
+        chosen = {k: toks[k].with_engine(engine) for k in ("bytelevel-o200k", "bpe-byte-fallback")}  # type: ignore[arg-type]
+        df = fertility_report(chosen, corpus, translit=True, config=ReportConfig(n_boot=50))  # type: ignore[arg-type]
+        frames[engine] = df
+        paths = write_report(df, tmp_path / engine)
+        files[engine] = {kind: p.read_bytes() for kind, p in paths.items() if p.suffix in (".csv", ".md")}
+        if engine == "auto":
+            for tok in chosen.values():
+                assert tok.engine_info()["ids"].engine == "gigatoken"
+            assert chosen["bpe-byte-fallback"].engine_info()["offsets"].engine == "gigatoken"
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(frames["auto"], frames["reference"], check_exact=True)
+    assert set(frames["auto"].slice_kind) >= {"language", "transliterated", "numbers"}
+    assert files["auto"] and files["auto"] == files["reference"]

@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tokenloom
 from tokenloom.errors import ConfigError
@@ -147,3 +149,28 @@ def test_object_keeping_the_contract_becomes_a_tokenizer(saved: dict[str, Path])
     texts = ["hello world", "ᎠᏍᎦᏯ 𞤀 naïve"]
     _same(tok.encode_flat(texts, decode=True), inner.encode_flat(texts, decode=True))
     assert tok.encode_batch_with_offsets(texts) == inner.encode_batch_with_offsets(texts)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.text(alphabet=st.characters(exclude_categories=("Cs",))), max_size=8))
+def test_sentencepiece_normalize_without_the_engine_equals_the_engine(
+    saved: dict[str, Path], shared_dir: Path, texts: list[str]
+) -> None:
+    """The identity normalizer (tokenloom's default) is computed without calling sentencepiece per text; it
+    equals the engine's ``normalize`` on FLORES-200 devtest lines, edge strings and random text of all planes."""
+    src = shared_dir / "corpora" / "flores200" / "devtest"
+    flores = [t for code in ("eng_Latn", "tha_Thai", "jpn_Jpan") for t in (src / f"{code}.txt").read_text("utf-8").splitlines()[:50]]  # fmt: skip
+    edges = [
+        "",
+        " ",
+        "  a  b ",
+        "\u2581x\u2581 ",
+        "\t\r\n\x0b\x0c\x85\u3000\u00a0",
+        "\x00a\x00",
+        "\U0010ffff",
+    ]
+    for name in ("unigram", "unigram-nfkc"):
+        backend = load_tokenizer(saved[name]).backend
+        assert backend._plain_normalizer == (name == "unigram")
+        batch = [*flores, *edges, *texts]
+        assert backend.normalize_batch(batch) == [str(t) for t in backend.handle.normalize(batch)]

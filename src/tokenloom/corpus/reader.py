@@ -55,8 +55,9 @@ __all__ = [
 ]
 
 FileKind = Literal["text", "table", "code"]
-PathInputs: TypeAlias = "str | os.PathLike[str] | list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...]"
-
+PathInputs: TypeAlias = (
+    "str | os.PathLike[str] | list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...]"
+)
 
 
 def corpus_suffixes() -> tuple[str, ...]:

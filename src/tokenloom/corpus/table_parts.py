@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Literal
 
 from tokenloom.corpus.memory import MEMORY_SOURCE
@@ -43,12 +44,34 @@ class PartLabels:
 
 def row_labels(row: Record) -> PartLabels:
     """The part labels of one row (see the module docstring)."""
-    lang, script = row.lang or "und", script_label(row.script)
+    labels = _given_labels(row.lang, row.script, row.slice)
+    if labels is not None:
+        return labels
+    lang, _ = _parsed(row.lang, row.script)
+    script = dominant_script(row.text)
+    label = row.slice or f"{lang}_{script}"
+    return PartLabels(lang, script, label, slice_kind_of(label))
+
+
+def _parsed(lang_cell: str | None, script_cell: str | None) -> tuple[str, str | None]:
+    """(language, script or ``None`` when the row's text decides it) from a row's two label cells."""
+    lang, script = lang_cell or "und", script_label(script_cell)
     parsed = parse_lang_code(lang)
     if parsed:
         lang, script = parsed[0], script or parsed[1]
-    script = script or dominant_script(row.text)
-    label = row.slice or f"{lang}_{script}"
+    return lang, script or None
+
+
+@lru_cache(maxsize=4096)
+def _given_labels(
+    lang_cell: str | None, script_cell: str | None, slice_cell: str | None
+) -> PartLabels | None:
+    """The part labels of a row whose cells name its script (``None``: the text decides it); a table holds
+    few distinct label cells, so each is parsed once."""
+    lang, script = _parsed(lang_cell, script_cell)
+    if script is None:
+        return None
+    label = slice_cell or f"{lang}_{script}"
     return PartLabels(lang, script, label, slice_kind_of(label))
 
 

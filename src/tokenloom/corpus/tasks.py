@@ -75,14 +75,18 @@ class FilePlan:
 
 
 def plan_files(
-    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *, chunk_bytes: int | None = CHUNK_BYTES
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    chunk_bytes: int | None = CHUNK_BYTES,
 ) -> FilePlan:
     """The plan of ``inputs`` (files, folders, globs; ``reader.scan_files``): file by file in sorted order,
     each file's tasks in file order (see the module docstring); ``chunk_bytes=None``: one task per file."""
     if chunk_bytes is not None and (not isinstance(chunk_bytes, int) or chunk_bytes < 1):
         raise ValueError(f"chunk_bytes must be a positive int or None, got {chunk_bytes!r}")
     files, left_out = scan_files(inputs)
-    tasks = [Task(path) for path in files] if chunk_bytes is None else file_tasks(files, chunk_bytes=chunk_bytes)
+    tasks = (
+        [Task(path) for path in files] if chunk_bytes is None else file_tasks(files, chunk_bytes=chunk_bytes)
+    )
     return FilePlan(tuple(tasks), tuple(left_out))
 
 
@@ -112,7 +116,9 @@ def _file_tasks(path: Path, chunk_bytes: int) -> list[Task]:
     split = reader_for(path).split  # how the file's format is cut: by line starts, by row groups or not
     if size <= chunk_bytes or codec != "none" or split == "none":
         return [Task(path, compressed=codec != "none")]
-    return _row_group_tasks(path, chunk_bytes) if split == "row_groups" else _byte_tasks(path, size, chunk_bytes)
+    return (
+        _row_group_tasks(path, chunk_bytes) if split == "row_groups" else _byte_tasks(path, size, chunk_bytes)
+    )
 
 
 def _row_group_tasks(path: Path, chunk_bytes: int) -> list[Task]:

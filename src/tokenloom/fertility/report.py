@@ -192,7 +192,9 @@ def fertility_report(
     seg_name = seg.name if config.metrics == "full" else ""
     premium_pivot = config.premium_pivot
     table = SliceTable(toks, config=config, pivot=premium_pivot, segmenter=seg_name, reference=ref_name)
-    tasks = plan_corpus_tasks(corpus, errors=config.errors, columns=config.columns, chunk_bytes=run.task_bytes)
+    tasks = plan_corpus_tasks(
+        corpus, errors=config.errors, columns=config.columns, chunk_bytes=run.task_bytes
+    )
     parts = task_parts(tasks)  # the parts named before reading (a table's are known once read)
     stats, summary = count_corpus(table, tasks, parts, Counting(toks, config, ref), run, quiet=quiet)
     columns_ = [*REPORT_COLUMNS, *EXTRA_COLUMNS, *METRIC_COLUMNS, *distribution_columns(config.contexts)]

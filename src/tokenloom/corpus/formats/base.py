@@ -21,6 +21,7 @@ import lzma
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, Protocol, TypeAlias
 
@@ -175,9 +176,10 @@ def read_file_records(
 
 
 def record_of(
-    cells: dict[str, Any], source: str, number: int, columns: Columns, **where: Any
+    cells: dict[str, Any], source: str, number: int, columns: Columns, *, checked: bool = False, **where: Any
 ) -> Record | str:
-    """The record of one row's ``cells``, or the reason it is rejected (no string text)."""
+    """The record of one row's ``cells``, or the reason it is rejected (no string text); ``checked``: the
+    parser refused lone surrogates already (orjson), so the text is not searched for one."""
     text = cells.get(columns.text)
     if not isinstance(text, str):
         if columns.text not in cells:
@@ -186,13 +188,19 @@ def record_of(
                 "fill or remove the row, or pass text_column= (--text-column)"
             )
         return f"{columns.text!r} must be a string, got {text!r:.60}; fill or remove the row"
-    if SURROGATE.search(text):
+    if not checked and SURROGATE.search(text):
         return f"{columns.text!r} holds a lone surrogate (invalid UTF-8 or a bad JSON escape)"
-    lang_col, script_col = columns.resolve(tuple(cells))
+    lang_col, script_col = _label_columns(columns, tuple(cells))
     return Record(
         text, _label(cells, lang_col), _label(cells, script_col), source, number,
         slice=_label(cells, "slice"), id=cells.get(columns.align) if columns.align else None, **where,
     )  # fmt: skip
+
+
+@lru_cache(maxsize=256)
+def _label_columns(columns: Columns, names: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """``columns.resolve(names)``, once per distinct set of cell names (a table has one or a few)."""
+    return columns.resolve(names)
 
 
 def _label(cells: dict[str, Any], key: str | None) -> str | None:

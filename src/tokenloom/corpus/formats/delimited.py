@@ -85,7 +85,9 @@ class DelimitedReader:
                     why = f"cannot parse as CSV (expected {len(header)} fields, saw {len(fields)})"
                     reject(Reject(str(path), why, "line", number), errors, stats)
                     continue
-                result = _record(dict(zip(header, fields, strict=False)), path, number, columns, errors, stats)
+                result = _record(
+                    dict(zip(header, fields, strict=False)), path, number, columns, errors, stats
+                )
                 record = keep_row(path, number, "line", result, errors, stats)
                 if record is not None:
                     yield record

@@ -10,10 +10,10 @@ no string text is a reject of that line.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Any, BinaryIO, Literal
 
 from tokenloom.corpus.formats.base import (
     BOM,
@@ -30,6 +30,13 @@ from tokenloom.corpus.sources import complete_lines, decode_utf8, error_reason
 from tokenloom.errors import CorpusError
 
 __all__ = ["JSON_LINES", "JsonLinesReader"]
+
+try:  # a C JSON parser about 3x faster than ``json`` on corpus lines; optional (see _fast_object)
+    from orjson import loads as _orjson_loads
+
+    _ORJSON_LOADS: Callable[[bytes], Any] | None = _orjson_loads
+except ImportError:  # pragma: no cover - orjson is installed with the dev extras
+    _ORJSON_LOADS = None
 
 
 @dataclass(frozen=True)
@@ -58,39 +65,67 @@ class JsonLinesReader:
             if not raw.strip():
                 continue
             seen += 1
-            try:
-                line = decode_utf8(raw, path, errors=decoding, stats=stats, line=number, offset=offset - size)
-            except CorpusError as exc:
-                if errors != "skip":
-                    raise
-                wide = offset == size and str(exc).startswith(f"{path}: the ")  # UTF-16/32: the whole file
-                reason = error_reason(str(exc), f"{path}: line {number} ")
-                unit: Literal["line", "file"] = "file" if wide else "line"
-                reject(Reject(str(path), reason, unit, number, documents=None if wide else 1), errors, stats)
-                if wide:
-                    return
-                continue
-            try:
-                row = json.loads(line.removeprefix(BOM) if offset == size else line)
-            except json.JSONDecodeError as exc:
-                if offset == size and _not_json_lines(line, path, errors, stats):
-                    return
-                reject(
-                    Reject(str(path), f"invalid JSON ({exc.msg} at column {exc.colno})", "line", number),
-                    errors,
-                    stats,
-                )
-                continue
+            row = _fast_object(raw) if offset != size else None  # the first line: BOM and encoding checks
+            checked = row is not None
+            if row is None:
+                try:
+                    line = decode_utf8(
+                        raw, path, errors=decoding, stats=stats, line=number, offset=offset - size
+                    )
+                except CorpusError as exc:
+                    if errors != "skip":
+                        raise
+                    wide = offset == size and str(exc).startswith(
+                        f"{path}: the "
+                    )  # UTF-16/32: the whole file
+                    reason = error_reason(str(exc), f"{path}: line {number} ")
+                    unit: Literal["line", "file"] = "file" if wide else "line"
+                    reject(
+                        Reject(str(path), reason, unit, number, documents=None if wide else 1), errors, stats
+                    )
+                    if wide:
+                        return
+                    continue
+                try:
+                    row = json.loads(line.removeprefix(BOM) if offset == size else line)
+                except json.JSONDecodeError as exc:
+                    if offset == size and _not_json_lines(line, path, errors, stats):
+                        return
+                    why = f"invalid JSON ({exc.msg} at column {exc.colno})"
+                    reject(Reject(str(path), why, "line", number), errors, stats)
+                    continue
             if not isinstance(row, dict):
                 why = f"expected a JSON object with a {columns.text!r} key, got {row!r:.60}"
                 reject(Reject(str(path), why, "line", number), errors, stats)
                 continue
             if seen == 1 and columns.text not in row and errors != "skip":
                 raise CorpusError(f"{path}: {no_text_column(path, columns, row)}")
-            record = keep_row(path, number, "line", record_of(row, str(path), number, columns), errors, stats)
+            record = keep_row(
+                path,
+                number,
+                "line",
+                record_of(row, str(path), number, columns, checked=checked),
+                errors,
+                stats,
+            )
             if record is not None:
                 yield record
         reject_empty(path, seen, errors, stats, whole, "empty file (no rows); remove it or put rows in it")
+
+
+def _fast_object(raw: bytes) -> dict[str, Any] | None:
+    """``raw`` parsed by orjson when it is installed and the line is a JSON object it reads as ``json`` does
+    (valid UTF-8, no lone surrogate, no NaN; no float cell, since orjson reads an integer beyond 64 bits as
+    one); ``None``: read it with ``json``, whose errors say where."""
+    if _ORJSON_LOADS is None:
+        return None
+    try:
+        row = _ORJSON_LOADS(raw)
+    except ValueError:
+        return None
+    if not isinstance(row, dict) or any(type(v) is float for v in row.values()):
+        return None
+    return row
 
 
 def _not_json_lines(first: str, path: Path, errors: Errors, stats: SourceStats) -> bool:

@@ -50,7 +50,10 @@ class ParquetReader:
             meta, names = pf.metadata, pf.schema_arrow.names
             groups = range(meta.num_row_groups) if row_groups is None else row_groups
             if columns.text not in names:  # every row of the groups read is covered by this reject
-                why, rows = no_text_column(path, columns, names), sum(meta.row_group(g).num_rows for g in groups)
+                why, rows = (
+                    no_text_column(path, columns, names),
+                    sum(meta.row_group(g).num_rows for g in groups),
+                )
                 reject(Reject(str(path), why, "file", documents=rows), errors, stats)
                 return
             if meta.num_rows == 0 and row_groups is None:
@@ -74,9 +77,11 @@ def _row_group(
         n = pf.metadata.row_group(g).num_rows
         reject(Reject(str(path), f"cannot read row group {g} ({exc})", "file", None, g, n), errors, stats)
         return
-    data = {name: table.column(name).to_pylist() for name in table.column_names}  # one row group in memory
-    for r in range(table.num_rows):
-        cells = {name: values[r] for name, values in data.items()}
+    names = table.column_names
+    columns_ = [table.column(name).to_pylist() for name in names]  # one row group in memory
+    rows = zip(*columns_, strict=True) if columns_ else [()] * table.num_rows
+    for r, values in enumerate(rows):
+        cells = dict(zip(names, values, strict=True))
         number = before + r + 1
         result = record_of(cells, str(path), number, columns, row_group=g, row=r)
         if isinstance(result, str):

@@ -113,7 +113,21 @@ class SentencePieceBackend:
         return str(self._sp.id_to_piece(token_id))
 
     def normalize_batch(self, texts: Sequence[str]) -> list[str]:
-        return [str(t) for t in self._sp.normalize(list(texts))] if texts else []
+        if not texts:
+            return []
+        if self._plain_normalizer:  # what the engine returns, without a call per text
+            escape = self.proto.normalizer_spec.escape_whitespaces
+            return [t.replace(" ", "\u2581") for t in texts] if escape else list(texts)
+        return [str(t) for t in self._sp.normalize(list(texts))]
+
+    @functools.cached_property
+    def _plain_normalizer(self) -> bool:
+        """The ``identity`` rule without a character map, dummy prefix or whitespace removal: sentencepiece's
+        normalizer then only writes each space as U+2581 when it escapes whitespace (``normalize_batch``
+        skips the engine; ``tests/test_fertility_encoding.py`` checks it against the engine's)."""
+        norm = self.proto.normalizer_spec
+        plain = norm.name == "identity" and not norm.precompiled_charsmap
+        return bool(plain and not norm.add_dummy_prefix and not norm.remove_extra_whitespaces)
 
     def piece_widths(self) -> PieceWidths | None:
         if self._widths is False:
@@ -122,9 +136,7 @@ class SentencePieceBackend:
 
     def _build_widths(self) -> PieceWidths | None:
 
-        norm = self.proto.normalizer_spec
-        plain = norm.name == "identity" and not norm.precompiled_charsmap
-        if not plain or norm.add_dummy_prefix or norm.remove_extra_whitespaces:
+        if not self._plain_normalizer:
             return None
         sp = self._sp
         unsafe = [i for i in range(self.vocab_size) if sp.is_unknown(i) or sp.is_control(i)]
