@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from tokenloom.corpus.columnar import read_part_range, read_table_task
 from tokenloom.corpus.formats import read_file_records
 from tokenloom.corpus.load import (
     MAX_TEXT_BYTES,
@@ -183,18 +184,21 @@ def read_corpus_task(
         yield Piece(part, texts, ids, whole=True)
         return
     assert piece is not None
-    records = read_task(piece, columns=columns, errors=errors, stats=stats, max_line_bytes=MAX_TEXT_BYTES)
-    if part is not None:  # a byte range of a text file part
-        texts, ids = [], []
-        for record in records:
-            texts.append(record.text)
-            ids.append(record.number)
-            if len(texts) == chunk_size:
-                yield Piece(part, texts, ids, whole=False)
-                texts, ids = [], []
-        if texts:
-            yield Piece(part, texts, ids, whole=False)
+    if part is not None:  # a byte range of a text file part, read a batch of lines at a time
+        for texts, numbers in read_part_range(
+            piece, columns=columns, errors=errors, stats=stats, chunk_size=chunk_size,
+            max_line_bytes=MAX_TEXT_BYTES,
+        ):  # fmt: skip
+            yield Piece(part, texts, list(numbers), whole=False)
         return
+    if not task.aligned:  # a table's rows, read column-wise and grouped as below
+        for got in read_table_task(
+            piece, task.table, columns=columns, errors=errors, stats=stats, chunk_size=chunk_size,
+            max_line_bytes=MAX_TEXT_BYTES,
+        ):  # fmt: skip
+            yield Piece(*got, whole=False)
+        return
+    records = read_task(piece, columns=columns, errors=errors, stats=stats, max_line_bytes=MAX_TEXT_BYTES)
     align = columns.align if task.aligned else None
     groups = TableGroups(task.table, align=align, errors=errors, stats=stats, repeated=dict(task.repeated))
     for record in records:

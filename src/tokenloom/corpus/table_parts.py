@@ -15,7 +15,7 @@ rows over and starts it again, so a reader can pass on fixed-size pieces. What i
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Literal
@@ -44,12 +44,18 @@ class PartLabels:
 
 def row_labels(row: Record) -> PartLabels:
     """The part labels of one row (see the module docstring)."""
-    labels = _given_labels(row.lang, row.script, row.slice)
-    if labels is not None:
-        return labels
-    lang, _ = _parsed(row.lang, row.script)
-    script = dominant_script(row.text)
-    label = row.slice or f"{lang}_{script}"
+    return _given_labels(row.lang, row.script, row.slice) or _text_labels(
+        row.text, row.lang, row.script, row.slice
+    )
+
+
+def _text_labels(
+    text: str, lang_cell: str | None, script_cell: str | None, slice_cell: str | None
+) -> PartLabels:
+    """The part labels of a row whose script its text decides."""
+    lang, _ = _parsed(lang_cell, script_cell)
+    script = dominant_script(text)
+    label = slice_cell or f"{lang}_{script}"
     return PartLabels(lang, script, label, slice_kind_of(label))
 
 
@@ -113,6 +119,29 @@ class TableGroups:
         texts.append(row.text)
         ids.append(str(row.id) if self.align is not None else row.number)
         return key
+
+    def add_columns(
+        self, texts: list[str], cells: tuple[list[str | None], ...], numbers: list[int], chunk_size: int
+    ) -> Iterator[tuple[CorpusPart, list[str], list[Any]]]:
+        """Add the rows of a table that is not aligned, given as columns (``cells``: language, script and
+        slice cells), as :meth:`add` adds them one by one; each part that reaches ``chunk_size`` rows is
+        handed over (:meth:`take`) at the row that fills it."""
+        assert self.align is None
+        groups, parts = self.groups, self.parts
+        for text, lang, script, label, number in zip(texts, *cells, numbers, strict=True):
+            key = _given_labels(lang, script, label) or _text_labels(text, lang, script, label)
+            group = groups.get(key)
+            if group is None:
+                if key not in parts:
+                    parts[key] = CorpusPart(
+                        source=f"{self.source}[{key.label}]", slice_kind=key.kind, slice=key.label,
+                        lang=key.lang, script=key.script,
+                    )  # fmt: skip
+                group = groups[key] = ([], [])
+            group[0].append(text)
+            group[1].append(number)
+            if len(group[0]) == chunk_size:
+                yield self.take(key)
 
     def _keyed(self, row: Record, labels: PartLabels) -> bool:
         """Whether ``row`` has a key not seen before in its part; else it is rejected."""

@@ -39,12 +39,14 @@ __all__ = [
     "file_format",
     "keep_row",
     "no_text_column",
+    "open_request",
     "read_file_records",
     "reader_for",
     "readers",
     "record_of",
     "register",
     "reject_empty",
+    "stream_broken",
 ]
 
 Format: TypeAlias = str  # a registered reader's name: "text", "code", "jsonl", "csv", "tsv", "parquet"
@@ -76,6 +78,7 @@ class ReadRequest:
     first_line: int = 1
     row_groups: range | None = None
     streamed: bool = True  # a decompressing stream (its cut-off last line is held back); False: a plain file
+    seen: int = 0  # rows the same read gave before this request (its first row is checked only when 0)
 
 
 class FormatReader(Protocol):
@@ -155,24 +158,38 @@ def read_file_records(
     if reader.opens_itself:
         yield from reader.read(request, None, at)
         return
-    try:
-        codec = detect_compression(path)
-        handle = open_binary(path, codec)
-        request = replace(request, streamed=codec != "none")
-    except OSError as exc:
-        reject(
-            Reject(str(path), f"cannot open ({exc.strerror or exc})", "file", documents=None), errors, stats
-        )
+    opened = open_request(request)
+    if opened is None:
         return
-    stats.files += 1
-    if start:
-        handle.seek(start)
+    handle, request = opened
     with handle:
         try:
             yield from reader.read(request, handle, at)
         except STREAM_ERRORS as exc:
-            why = f"cannot read further: {exc} (a truncated or corrupt file); the lines before it were read"
-            reject(Reject(str(path), why, "line", at.line, documents=None), errors, stats)
+            stream_broken(request, at, exc)
+
+
+def open_request(request: ReadRequest) -> tuple[BinaryIO, ReadRequest] | None:
+    """The decompressed stream of ``request.path`` at ``request.start`` (the file counted), and the request
+    saying whether it is streamed; ``None`` when the file cannot be opened (a reject)."""
+    path = request.path
+    try:
+        codec = detect_compression(path)
+        handle = open_binary(path, codec)
+    except OSError as exc:
+        why = f"cannot open ({exc.strerror or exc})"
+        reject(Reject(str(path), why, "file", documents=None), request.errors, request.stats)
+        return None
+    request.stats.files += 1
+    if request.start:
+        handle.seek(request.start)
+    return handle, replace(request, streamed=codec != "none")
+
+
+def stream_broken(request: ReadRequest, at: Position, exc: BaseException) -> None:
+    """The reject of a truncated or corrupt compressed stream, at the line it broke."""
+    why = f"cannot read further: {exc} (a truncated or corrupt file); the lines before it were read"
+    reject(Reject(str(request.path), why, "line", at.line, documents=None), request.errors, request.stats)
 
 
 def record_of(

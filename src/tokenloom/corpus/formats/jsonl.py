@@ -54,7 +54,7 @@ class JsonLinesReader:
         assert handle is not None  # opened by read_file_records
         path, columns, errors, stats = request.path, request.columns, request.errors, request.stats
         offset, end = request.start, request.end
-        number, seen, whole = at.line - 1, 0, end is None
+        number, seen, whole = at.line - 1, request.seen, end is None
         decoding: Errors = "replace" if errors == "replace" else "strict"
         for raw in complete_lines(handle):
             if end is not None and offset >= end:

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO, Literal, TypeVar
 
 from tokenloom.corpus.compression import detect_compression, open_binary
 from tokenloom.corpus.formats.base import Format, Position, ReadRequest, no_text_column, record_of
 from tokenloom.corpus.records import Columns, Errors, Record, Reject, SourceStats, reject
 
-__all__ = ["PARQUET", "ParquetReader"]
+__all__ = ["PARQUET", "ParquetReader", "RowGroupReader", "read_row_groups"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -33,38 +35,47 @@ class ParquetReader:
     opens_itself: bool = True
 
     def read(self, request: ReadRequest, handle: BinaryIO | None, at: Position) -> Iterator[Record]:
-        import pyarrow.parquet as pq
+        yield from read_row_groups(request, _row_group)
 
-        path, columns, errors, stats = request.path, request.columns, request.errors, request.stats
-        row_groups = request.row_groups
-        with tempfile.TemporaryDirectory(prefix="tokenloom-") as tmp:
-            try:
-                source = _seekable(path, Path(tmp))
-                pf = pq.ParquetFile(source)
-            except Exception as exc:  # pyarrow raises several types for corrupt files; decompression others
-                why = f"cannot read as Parquet ({exc}); check the file"
-                reject(Reject(str(path), why, "file", documents=None), errors, stats)
-                return
-            stats.files += 1
-            stats.bytes += path.stat().st_size
-            meta, names = pf.metadata, pf.schema_arrow.names
-            groups = range(meta.num_row_groups) if row_groups is None else row_groups
-            if columns.text not in names:  # every row of the groups read is covered by this reject
-                why, rows = (
-                    no_text_column(path, columns, names),
-                    sum(meta.row_group(g).num_rows for g in groups),
-                )
-                reject(Reject(str(path), why, "file", documents=rows), errors, stats)
-                return
-            if meta.num_rows == 0 and row_groups is None:
-                why = "no rows; remove it or put rows in it"
-                reject(Reject(str(path), why, "file", documents=0), errors, stats)
-                return
-            wanted = columns.used(names)
-            before = sum(meta.row_group(g).num_rows for g in range(groups.start))
-            for g in groups:
-                yield from _row_group(pf, g, before, wanted, path, columns, errors, stats)
-                before += meta.row_group(g).num_rows
+
+RowGroupReader = Callable[[Any, int, int, list[str], Path, Columns, Errors, SourceStats], Iterator[T]]
+
+
+def read_row_groups(request: ReadRequest, each: RowGroupReader[T]) -> Iterator[T]:
+    """Open the Parquet file of ``request`` (its checks and rejects) and give what ``each`` reads of every
+    row group asked for: ``each(file, group, rows before it, columns read, path, columns, errors, stats)``."""
+    import pyarrow.parquet as pq
+
+    path, columns, errors, stats = request.path, request.columns, request.errors, request.stats
+    row_groups = request.row_groups
+    with tempfile.TemporaryDirectory(prefix="tokenloom-") as tmp:
+        try:
+            source = _seekable(path, Path(tmp))
+            pf = pq.ParquetFile(source)
+        except Exception as exc:  # pyarrow raises several types for corrupt files; decompression others
+            why = f"cannot read as Parquet ({exc}); check the file"
+            reject(Reject(str(path), why, "file", documents=None), errors, stats)
+            return
+        stats.files += 1
+        stats.bytes += path.stat().st_size
+        meta, names = pf.metadata, pf.schema_arrow.names
+        groups = range(meta.num_row_groups) if row_groups is None else row_groups
+        if columns.text not in names:  # every row of the groups read is covered by this reject
+            why, rows = (
+                no_text_column(path, columns, names),
+                sum(meta.row_group(g).num_rows for g in groups),
+            )
+            reject(Reject(str(path), why, "file", documents=rows), errors, stats)
+            return
+        if meta.num_rows == 0 and row_groups is None:
+            why = "no rows; remove it or put rows in it"
+            reject(Reject(str(path), why, "file", documents=0), errors, stats)
+            return
+        wanted = columns.used(names)
+        before = sum(meta.row_group(g).num_rows for g in range(groups.start))
+        for g in groups:
+            yield from each(pf, g, before, wanted, path, columns, errors, stats)
+            before += meta.row_group(g).num_rows
 
 
 def _row_group(
