@@ -18,6 +18,16 @@ each, the best of ``--repeat``:
 
 The token totals of 2 and 3 must be equal. ``--markdown`` prints the table under a line naming the
 machine and the date.
+
+``--corpus DIR`` runs on a generated mix instead (``scripts/bench_corpus.py``'s layout, e.g. ``/tmp/mix-1g``:
+JSON Lines ``.zst`` / ``.gz`` and Parquet shards; ``--limit N`` keeps the first N files of each format, and
+``--datatrove-limit N`` gives datatrove only the first N files of each format — its time is then scaled
+to the whole input by bytes, which the output says). Its tokenizer (``--tokenizer``, default: a byte-level
+BPE of ``--vocab-size`` trained by ``tokenloom.train_tokenizer(engine="auto")`` on FLORES dev, not timed)
+must be served by the fast engine; ``--eos`` names the end-of-text token (default ``</s>``, tokenloom's).
+Timed, one pass each: tokenloom's ``tokenize_corpus`` from the files, ``Tokenizer.encode_ids_flat`` and
+the bare gigatoken ``encode_batch`` (one flat array, 8,192 texts a call) over the texts in memory, and
+datatrove's ``DocumentTokenizer`` (texts from memory). Token totals are checked equal.
 """
 
 from __future__ import annotations
@@ -81,16 +91,120 @@ def train_default(out: Path, vocab_size: int) -> Path:
     return out
 
 
-def datatrove_tokens(texts: list[str], tokenizer_json: Path, out: Path) -> int:
+def datatrove_tokens(texts: list[str], tokenizer_json: Path, out: Path, eos: str = EOS) -> int:
     from datatrove.data import Document
     from datatrove.pipeline.tokens.tokenizer import DocumentTokenizer
 
     step = DocumentTokenizer(
-        str(out), tokenizer_name_or_path=str(tokenizer_json), eos_token=EOS, shuffle_documents=False,
+        str(out), tokenizer_name_or_path=str(tokenizer_json), eos_token=eos, shuffle_documents=False,
         save_final_metadata=False,
     )  # fmt: skip
     step.run((Document(text=t, id=str(i)) for i, t in enumerate(texts)), rank=0, world_size=1)
     return sum(p.stat().st_size for p in out.glob("*.ds")) // 2
+
+
+def mix_files(corpus: Path, limit: int) -> list[Path]:
+    """The first ``limit`` files of each format of a mix folder (0: all), sorted."""
+    out: list[Path] = []
+    for pattern in ("*.jsonl.zst", "*.jsonl.gz", "*.parquet"):
+        found = sorted(corpus.glob(pattern))
+        out += found[:limit] if limit else found
+    return out
+
+
+def timed(func: Callable[[], Any]) -> tuple[float, float, Any]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = func()
+    return time.perf_counter() - wall, time.process_time() - cpu, out
+
+
+def bare_gigatoken(engine: Any, texts: list[str], batch: int = 8192) -> int:
+    """Token total of the bare gigatoken engine's flat arrays, ``batch`` texts a call."""
+    import awkward as ak
+
+    return sum(
+        int(ak.sum(ak.num(engine.encode_batch(texts[i : i + batch]), axis=1)))
+        for i in range(0, len(texts), batch)
+    )
+
+
+def run_mix(args: argparse.Namespace) -> int:
+    """The ``--corpus`` benchmark (see the module docstring)."""
+    import gigatoken
+
+    from tokenloom.corpus.reader import iter_records
+
+    work = Path(tempfile.mkdtemp(prefix="bench-tokenize-"))
+    try:
+        files = mix_files(args.corpus, args.limit)
+        links = work / "corpus"
+        links.mkdir()
+        for f in files:
+            (links / f.name).symlink_to(f.resolve())
+        if args.tokenizer is None:
+            dev = sorted((shared() / "corpora" / "flores200" / "dev").glob("*.txt"))
+            trained = tokenloom.train_tokenizer(
+                dev, algorithm="bytelevel-bpe", vocab_size=args.vocab_size, engine="auto", quiet=True
+            )
+            args.tokenizer = Path(trained.save(work / "tok"))
+        tok = tokenloom.load_tokenizer(args.tokenizer)
+        assert tok.engine_info()["ids"].engine == "gigatoken", tok.engine_info()["ids"].reason
+        texts = [r.text for r in iter_records(files)]
+        mb = sum(len(t.encode()) for t in texts) / 1e6
+        dt_files = mix_files(args.corpus, args.datatrove_limit) if args.datatrove_limit else files
+        dt_texts = texts if dt_files == files else [r.text for r in iter_records(dt_files)]
+        dt_mb = sum(len(t.encode()) for t in dt_texts) / 1e6
+        config = tokenloom.TokenizeConfig(shuffle=False, eos=args.eos)
+        ours = timed(lambda: tokenloom.tokenize_corpus(links, tok, work / "ours", config=config))
+        tok.encode_ids_flat(texts[:200])  # thread pool start: not timed
+        flat = timed(lambda: tok.encode_ids_flat(texts, batch_size=8192))
+        engine = gigatoken.Tokenizer.from_json(tok.hf_export().to_str())
+        bare_gigatoken(engine, texts[:200])
+        bare = timed(lambda: bare_gigatoken(engine, texts))
+        tok_json = Path(tok.save(work / "tok-json", formats=("tokenizer.json",))) / "tokenizer.json"
+        dt = timed(lambda: datatrove_tokens(dt_texts, tok_json, work / "dt", args.eos))
+        total = int(flat[2][0].sum()) + len(texts)
+        assert ours[2].tokens == total == bare[2] + len(texts), (ours[2].tokens, total, bare[2])
+        dt_total = int(tok.encode_ids_flat(dt_texts, batch_size=8192)[0].sum()) + len(dt_texts)
+        assert dt[2] == dt_total, (dt[2], dt_total)
+        scale = mb / dt_mb  # datatrove's time for the whole input, by bytes
+        rows = [
+            ["tokenloom tokenize_corpus (files, 1 process)", ours[0], ours[1]],
+            ["Tokenizer.encode_ids_flat (memory)", flat[0], flat[1]],
+            ["bare gigatoken flat array (memory)", bare[0], bare[1]],
+            [
+                f"datatrove DocumentTokenizer (memory{', scaled' if scale != 1 else ''})",
+                dt[0] * scale,
+                dt[1] * scale,
+            ],
+        ]
+        print(f"# {machine()}; load average {os.getloadavg()[0]:.1f}")
+        print(
+            f"{len(files)} files, {len(texts):,} documents, {mb:.1f} MB of UTF-8, {ours[2].tokens:,} tokens "
+            f"(EOS included; equal to the flat and bare encodings); tokenizer vocab {tok.vocab_size}, ids on "
+            f"{tok.engine_info()['ids'].engine}"
+        )
+        if scale != 1:
+            print(
+                f"datatrove ran on {len(dt_files)} files ({dt_mb:.1f} MB, {dt[0]:.1f} s wall, token total equal "
+                f"to the engine's): its times are scaled by {scale:.2f} to the whole input"
+            )
+        headers = ["path", "wall s", "CPU s", "MB/s (wall)", "tokenloom faster by (wall)", "(CPU)"]
+        out = [
+            [name, f"{w:.2f}", f"{c:.2f}", f"{mb / w:.1f}", f"{w / ours[0]:.2f}x", f"{c / ours[1]:.2f}x"]
+            for name, w, c in rows
+        ]
+        if args.markdown:
+            print("| " + " | ".join(headers) + " |\n|" + "---|" * len(headers))
+            for r in out:
+                print("| " + " | ".join(r) + " |")
+        else:
+            for r in [headers, *out]:
+                print("  ".join(f"{c:>22}" for c in r))
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -100,7 +214,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--vocab-size", type=int, default=32000)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--corpus", type=Path, default=None, help="a mix folder (jsonl.zst/jsonl.gz/parquet)")
+    parser.add_argument(
+        "--limit", type=int, default=0, help="--corpus: first N files of each format (0: all)"
+    )
+    parser.add_argument(
+        "--datatrove-limit", type=int, default=0, help="--corpus: datatrove on the first N of each"
+    )
+    parser.add_argument("--eos", default="</s>", help="--corpus: the end-of-text token")
     args = parser.parse_args(argv)
+    if args.corpus is not None:
+        return run_mix(args)
     work = Path(tempfile.mkdtemp(prefix="bench-tokenize-"))
     try:
         corpus = work / "corpus"

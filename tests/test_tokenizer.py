@@ -132,6 +132,16 @@ def test_count_tokens_is_the_length_of_each_id_list(trained: Tokenizer, corpus_l
     assert trained.count_tokens([]).tolist() == []
 
 
+def test_encode_ids_flat_is_each_id_list_end_to_end(trained: Tokenizer, corpus_lines: list[str]) -> None:
+    texts = [*corpus_lines[:300], "", "a\u0307\u0323 ☃ 😀", *EDGE_CASES]
+    want = trained.encode_batch(texts)
+    for batch_size in (None, 1, 7):
+        lengths, ids = trained.encode_ids_flat(texts, batch_size=batch_size)
+        assert lengths.tolist() == [len(w) for w in want]
+        assert ids.tolist() == [i for w in want for i in w]
+    assert [a.tolist() for a in trained.encode_ids_flat([])] == [[], []]
+
+
 def _byte_runs_fix_per_token(ids: list[int], offsets: list, text: str, byte_ids: frozenset[int]) -> list:
     """The original per-token loop (an independent oracle for the run-by-run ``_byte_runs_fix``)."""
     out = list(offsets)

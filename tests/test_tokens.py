@@ -347,3 +347,71 @@ def test_a_packed_row_equals_each_document_run_alone(plain: Path, position: str)
                 worst = max(worst, (packed[b][at] - alone[0]).abs().max().item())
     print(f"max |packed - alone| = {worst:.2e}")
     assert worst < 1e-10
+
+
+@pytest.mark.parametrize(("limit", "long_docs"), [(None, "split"), (25, "split"), (25, "drop")])
+def test_tasks_encoded_as_flat_arrays_equal_each_document_encoded_alone(
+    mix: Path,
+    bad_file: Path,
+    tok_path: Path,
+    limit: int | None,
+    long_docs: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every task's ids (the engine's flat arrays, BOS and EOS placed by array indexing, long documents split
+    or dropped) and sidecar values equal each document encoded alone and framed one by one; a text the
+    engine refuses is a reject naming its piece and position, the rest of its batch kept."""
+    from tokenloom.corpus.plan import plan_corpus_tasks, read_corpus_task
+    from tokenloom.corpus.records import SourceStats
+    from tokenloom.tokens.encode import Framing, tokenize_task
+
+    tok = load_tokenizer(tok_path)
+    framing = Framing(bos=3, eos=tok.engine_handle().token_to_id("<|endoftext|>"))
+    config = TokenizeConfig(max_doc_tokens=limit, long_docs=long_docs)  # type: ignore[arg-type]
+    tasks = plan_corpus_tasks([mix, bad_file], errors="skip")
+    refused = "Welt refuses"  # the engine raises on it: the batch, then one by one
+    (mix.parent / "refused").mkdir(exist_ok=True)
+    extra = mix.parent / "refused" / "deu_Latn.txt"
+    extra.write_text(f"Hallo\n{refused}\nnoch eins\n", encoding="utf-8")
+    tasks += plan_corpus_tasks(extra, errors="skip")
+    plain_encode = load_tokenizer(tok_path).with_engine("reference").encode  # the oracle: the plain engine
+
+    def encode(text: str) -> list[int]:
+        if text == refused:
+            raise ValueError("refused")
+        return plain_encode(text)
+
+    def flat(texts: list[str], batch_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        if refused in texts:
+            raise ValueError("refused")
+        lists = [plain_encode(t) for t in texts]
+        return np.asarray([len(x) for x in lists]), np.asarray([i for x in lists for i in x], np.int64)
+
+    monkeypatch.setattr(tok, "encode", encode)
+    monkeypatch.setattr(tok, "encode_batch", lambda texts: [encode(t) for t in texts])
+    monkeypatch.setattr(tok, "encode_ids_flat", flat)
+    for task in tasks:
+        got = tokenize_task(task, tok, framing, config)
+        want, reasons = [], []
+        for piece in read_corpus_task(task, errors="skip", stats=SourceStats()):
+            for i, text in enumerate(piece.texts):
+                if text == refused:
+                    reasons.append(
+                        f"{piece.part.source} document {i}: cannot be encoded (ValueError: refused)"
+                    )
+                    continue
+                doc = [3, *plain_encode(text), framing.eos]
+                if limit is not None and len(doc) > limit and long_docs == "drop":
+                    continue
+                step = limit if limit is not None else len(doc)
+                for k in range(0, len(doc), step):
+                    size = len(text.encode("utf-8")) if k == 0 else 0
+                    want.append(
+                        (doc[k : k + step], piece.part.lang, piece.part.script or "", piece.part.source, size)
+                    )
+        ends = np.cumsum(got.lengths).tolist()
+        docs = [got.tokens[e - n : e].tolist() for e, n in zip(ends, got.lengths, strict=True)]
+        assert list(zip(docs, got.langs, got.scripts, got.sources, got.nbytes, strict=True)) == want, task.id
+        assert got.tokens.dtype == np.uint32 and got.reasons[: len(reasons)] == reasons
+    refusals = [r for r in tokenize_task(tasks[-1], tok, framing, config).reasons if "cannot be encoded" in r]
+    assert len(refusals) == 1 and "document 1: cannot be encoded" in refusals[0]

@@ -172,6 +172,21 @@ class Tokenizer:
             parts = [ids.count_batch(texts[s : s + step]) for s in range(0, len(texts), step)]
         return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
+    def encode_ids_flat(
+        self, texts: Sequence[str], *, batch_size: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """([n] tokens per text, [T] ids, texts one after another): :meth:`encode_batch`'s ids as two flat
+        arrays from the engine's ids-only batch call (no offsets, no lists of Python ints), ``batch_size``
+        texts per call (``None``: one call)."""
+        texts = list(texts)
+        step = batch_size or max(len(texts), 1)
+        with clear_input_errors(texts):
+            ids = self._engines.ids_backend()
+            parts = [ids.encode_batch_flat(texts[s : s + step]) for s in range(0, len(texts), step)]
+        if not parts:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
     def encode_with_offsets(self, text: str) -> tuple[list[int], Offsets]:
         """Ids and per-token ``[start, end)`` code-point offsets into ``text`` (see module docstring)."""
         return self.encode_batch_with_offsets([text])[0]

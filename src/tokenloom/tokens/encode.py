@@ -4,7 +4,11 @@
 the token ids of every document (flat, with lengths), its sidecar row (language, script, source, input
 bytes), a SHA-256 of the texts read (the corpus fingerprint is made of these) and what was set aside: a
 document the reader rejects or the engine cannot encode (``errors="skip"``), a document over the length
-limit (dropped, or split into pieces). It runs anywhere — this process, a worker process, a Ray task — and
+limit (dropped, or split into pieces). Consecutive pieces are encoded together (up to ``_ENGINE_TEXTS``
+texts) in the engine's ids-only flat call (:meth:`Tokenizer.encode_ids_flat
+<tokenloom.text.tokenizer.Tokenizer.encode_ids_flat>`: the fast engine where it is verified exact), and BOS
+and EOS are placed by array indexing — no list of ids per document; after an engine error the batch is
+encoded piece by piece and text by text, so only the texts it refuses are rejects. It runs anywhere — this process, a worker process, a Ray task — and
 its result does not depend on where. What it does not do: order documents or write files (``job.py``).
 """
 
@@ -15,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tokenloom.corpus.parts import CorpusPart
 from tokenloom.corpus.plan import CorpusTask, read_corpus_task
 from tokenloom.corpus.records import SourceStats
 from tokenloom.text.tokenizer import Tokenizer
@@ -52,6 +57,9 @@ class TaskTokens:
     digest: str = ""  # SHA-256 of the texts read (each UTF-8, newline-terminated)
 
 
+_ENGINE_TEXTS = 8192  # texts per engine call: consecutive pieces are encoded together
+
+
 def _encode(tok: Tokenizer, texts: list[str], out: TaskTokens, where: str) -> list[list[int] | None]:
     """Ids of each text; a text the engine refuses is None (a reject) — one by one only after a failure."""
     try:
@@ -68,38 +76,116 @@ def _encode(tok: Tokenizer, texts: list[str], out: TaskTokens, where: str) -> li
         return result
 
 
+class _Pending:
+    """Pieces read but not yet encoded: their texts, each text's part and where it was read."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.parts: list[CorpusPart] = []
+        self.counts: list[int] = []
+
+    def add(self, part: CorpusPart, texts: list[str]) -> None:
+        self.texts += texts
+        self.parts.append(part)
+        self.counts.append(len(texts))
+
+
+def _encode_flat(
+    tok: Tokenizer, pending: _Pending, out: TaskTokens
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """([n] kept, [k] tokens per kept text, [T] ids) of the pending texts from the engine's flat ids-only
+    call; after an engine error piece by piece, text by text (:func:`_encode`), a text it refuses a reject."""
+    try:
+        lengths, ids = tok.encode_ids_flat(pending.texts)
+        return np.ones(len(pending.texts), bool), lengths, ids
+    except Exception:  # find the texts the engine refuses, as the per-piece encoding did
+        kept, lists, start = np.zeros(len(pending.texts), bool), [], 0
+        for part, n in zip(pending.parts, pending.counts, strict=True):
+            for i, got in enumerate(_encode(tok, pending.texts[start : start + n], out, part.source)):
+                if got is not None:
+                    kept[start + i] = True
+                    lists.append(got)
+            start += n
+        lengths = np.fromiter(map(len, lists), np.int64, count=len(lists))
+        ids = np.fromiter((i for ids_ in lists for i in ids_), np.int64, count=int(lengths.sum()))
+        return kept, lengths, ids
+
+
+def _framed(lengths: np.ndarray, ids: np.ndarray, framing: Framing) -> tuple[np.ndarray, np.ndarray]:
+    """([k] tokens per document, [T'] uint32 ids) with BOS before and EOS after each document."""
+    head, tail = int(framing.bos is not None), int(framing.eos is not None)
+    sizes = lengths + head + tail  # [k]
+    ends = np.cumsum(sizes)  # [k]
+    tokens = np.empty(int(ends[-1]) if len(ends) else 0, np.uint32)  # [T']
+    body = np.ones(len(tokens), bool)
+    if framing.bos is not None:
+        tokens[ends - sizes] = framing.bos
+        body[ends - sizes] = False
+    if framing.eos is not None:
+        tokens[ends - 1] = framing.eos
+        body[ends - 1] = False
+    tokens[body] = ids
+    return sizes, tokens
+
+
+def _flush(
+    pending: _Pending, tok: Tokenizer, framing: Framing, config: TokenizeConfig, out: TaskTokens,
+    chunks: list[np.ndarray],
+) -> None:  # fmt: skip
+    """Encode the pending texts in one engine call and keep their documents (see the module docstring)."""
+    texts = pending.texts
+    if not texts:
+        return
+    kept, lengths, ids = _encode_flat(tok, pending, out)
+    sizes, tokens = _framed(lengths, ids, framing)
+    owner = np.repeat(np.arange(len(pending.parts)), pending.counts)[kept]  # [k] each kept text's piece
+    nbytes = [len(t.encode("utf-8", "surrogatepass")) for t, k in zip(texts, kept.tolist(), strict=True) if k]
+    limit = config.max_doc_tokens
+    if limit is None or not len(sizes) or int(sizes.max()) <= limit:
+        chunks.append(tokens)
+        out.lengths += sizes.tolist()
+        out.nbytes += nbytes
+        for i in owner.tolist():
+            part = pending.parts[i]
+            out.langs.append(part.lang)
+            out.scripts.append(part.script or "")
+            out.sources.append(part.source)
+        return
+    ends = np.cumsum(sizes).tolist()
+    for end, size, i, nb in zip(ends, sizes.tolist(), owner.tolist(), nbytes, strict=True):
+        pieces = [tokens[end - size : end]]
+        if size > limit:
+            if config.long_docs == "drop":
+                out.dropped_long += 1
+                continue
+            out.split_long += 1
+            pieces = [pieces[0][j : j + limit] for j in range(0, size, limit)]
+        part = pending.parts[i]
+        for k, p in enumerate(pieces):
+            chunks.append(p)
+            out.lengths.append(len(p))
+            out.langs.append(part.lang)
+            out.scripts.append(part.script or "")
+            out.sources.append(part.source)
+            out.nbytes.append(nb if k == 0 else 0)
+
+
 def tokenize_task(task: CorpusTask, tok: Tokenizer, framing: Framing, config: TokenizeConfig) -> TaskTokens:
     """Read and encode every document of ``task`` (see the module docstring)."""
     stats = SourceStats()
     out = TaskTokens(np.zeros(0, np.uint32))
     digest = hashlib.sha256()
     chunks: list[np.ndarray] = []
-    head = [framing.bos] if framing.bos is not None else []
-    tail = [framing.eos] if framing.eos is not None else []
-    limit = config.max_doc_tokens
+    pending = _Pending()
     for piece in read_corpus_task(task, errors=config.errors, stats=stats):
-        part = piece.part
-        for text in piece.texts:
-            digest.update(text.encode("utf-8", "surrogatepass") + b"\n")
+        if piece.texts:
+            digest.update("\n".join(piece.texts).encode("utf-8", "surrogatepass") + b"\n")
         out.input_documents += len(piece.texts)
-        for text, ids in zip(piece.texts, _encode(tok, piece.texts, out, part.source), strict=True):
-            if ids is None:
-                continue
-            doc = np.asarray(head + ids + tail, dtype=np.uint32)  # [n]
-            pieces = [doc]
-            if limit is not None and len(doc) > limit:
-                if config.long_docs == "drop":
-                    out.dropped_long += 1
-                    continue
-                out.split_long += 1
-                pieces = [doc[i : i + limit] for i in range(0, len(doc), limit)]
-            for k, p in enumerate(pieces):
-                chunks.append(p)
-                out.lengths.append(len(p))
-                out.langs.append(part.lang)
-                out.scripts.append(part.script or "")
-                out.sources.append(part.source)
-                out.nbytes.append(len(text.encode("utf-8", "surrogatepass")) if k == 0 else 0)
+        pending.add(piece.part, piece.texts)
+        if len(pending.texts) >= _ENGINE_TEXTS:
+            _flush(pending, tok, framing, config, out, chunks)
+            pending = _Pending()
+    _flush(pending, tok, framing, config, out, chunks)
     out.input_documents += stats.rejected
     out.rejected += stats.rejected
     out.reasons += [f"{r.where}: {r.reason}" for r in stats.rejects]
