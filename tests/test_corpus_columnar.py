@@ -118,6 +118,18 @@ def test_the_plan_reads_tables_into_the_pieces_of_records(mix_dirs: tuple[Path, 
                 stats = SourceStats()
                 got = list(read_corpus_task(task, errors="skip", stats=stats, chunk_size=chunk_size))
                 assert (got, _stats(stats)) == _record_pieces(task, chunk_size), task.id
+                held = list(read_corpus_task(task, errors="skip", chunk_size=chunk_size, held_rows=5))
+                assert _per_part(held) == _per_part(got) and all(len(p.texts) <= chunk_size for p in held)
+                assert len(held) >= len(got)
+
+
+def _per_part(pieces: list[Piece]) -> dict[Any, tuple[list[str], list[Any]]]:
+    out: dict[Any, tuple[list[str], list[Any]]] = {}
+    for p in pieces:
+        texts, ids = out.setdefault(p.part, ([], []))
+        texts += p.texts
+        ids += p.ids
+    return out
 
 
 def test_a_text_file_part_read_in_byte_ranges_gives_its_lines(shared_dir: Path, tmp_path: Path) -> None:

@@ -53,16 +53,18 @@ def read_table_task(
     stats: SourceStats,
     chunk_size: int,
     max_line_bytes: int | None = None,
+    held_rows: int | None = None,
 ) -> Iterator[tuple[CorpusPart, list[str], list[Any]]]:
     """(part, texts, row numbers) of a task of table ``table`` that is not aligned: each part's rows handed
     over when it holds ``chunk_size`` of them, then every part's rest in first-seen order — the pieces
-    ``plan.read_corpus_task`` makes of its records."""
+    ``plan.read_corpus_task`` makes of its records; ``held_rows``: also every part's rows whenever that
+    many are held in all (other pieces, the same texts of each part in the same order)."""
     groups = TableGroups(table, align=None, errors=errors, stats=stats)
     for batch in read_task_batches(
         task, columns=columns, errors=errors, stats=stats, max_line_bytes=max_line_bytes
     ):
         cells = (batch.langs, batch.scripts, batch.slices)
-        yield from groups.add_columns(batch.texts, cells, batch.numbers, chunk_size)
+        yield from groups.add_columns(batch.texts, cells, batch.numbers, chunk_size, held_rows)
     for key in list(groups.parts):
         if groups.size(key):
             yield groups.take(key)

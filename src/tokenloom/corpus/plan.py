@@ -164,9 +164,12 @@ def read_corpus_task(
     stats: SourceStats | None = None,
     chunk_size: int = 1024,
     first: str | None = None,
+    held_rows: int | None = None,
 ) -> Iterator[Piece]:
     """The pieces of one task (see the module docstring), its reading counted in ``stats``; the parts of an
-    in-memory corpus are read whole, the language slice ``first`` (a report's pivot) before the others."""
+    in-memory corpus are read whole, the language slice ``first`` (a report's pivot) before the others.
+    ``held_rows``: a table that is not aligned also hands over every part's rows whenever that many are
+    held (``columnar.read_table_task``: the same texts in each part, cut into other pieces)."""
     stats = SourceStats() if stats is None else stats
     for item in task.rejects:
         reject(item, "skip", stats)  # raised when planned, unless errors="skip"
@@ -194,7 +197,7 @@ def read_corpus_task(
     if not task.aligned:  # a table's rows, read column-wise and grouped as below
         for got in read_table_task(
             piece, task.table, columns=columns, errors=errors, stats=stats, chunk_size=chunk_size,
-            max_line_bytes=MAX_TEXT_BYTES,
+            max_line_bytes=MAX_TEXT_BYTES, held_rows=held_rows,
         ):  # fmt: skip
             yield Piece(*got, whole=False)
         return

@@ -121,13 +121,20 @@ class TableGroups:
         return key
 
     def add_columns(
-        self, texts: list[str], cells: tuple[list[str | None], ...], numbers: list[int], chunk_size: int
+        self,
+        texts: list[str],
+        cells: tuple[list[str | None], ...],
+        numbers: list[int],
+        chunk_size: int,
+        held_rows: int | None = None,
     ) -> Iterator[tuple[CorpusPart, list[str], list[Any]]]:
         """Add the rows of a table that is not aligned, given as columns (``cells``: language, script and
         slice cells), as :meth:`add` adds them one by one; each part that reaches ``chunk_size`` rows is
-        handed over (:meth:`take`) at the row that fills it."""
+        handed over (:meth:`take`) at the row that fills it, and with ``held_rows`` every part's rows are
+        handed over, in first-seen order, whenever that many are held in all."""
         assert self.align is None
         groups, parts = self.groups, self.parts
+        held = sum(len(g[0]) for g in groups.values())
         for text, lang, script, label, number in zip(texts, *cells, numbers, strict=True):
             key = _given_labels(lang, script, label) or _text_labels(text, lang, script, label)
             group = groups.get(key)
@@ -140,8 +147,14 @@ class TableGroups:
                 group = groups[key] = ([], [])
             group[0].append(text)
             group[1].append(number)
+            held += 1
             if len(group[0]) == chunk_size:
+                held -= chunk_size
                 yield self.take(key)
+            elif held_rows is not None and held >= held_rows:
+                for every in [k for k in parts if k in groups]:
+                    yield self.take(every)
+                held = 0
 
     def _keyed(self, row: Record, labels: PartLabels) -> bool:
         """Whether ``row`` has a key not seen before in its part; else it is rejected."""

@@ -121,8 +121,8 @@ class ChunkCounter:
     def _encode(self, name: str, texts: list[str]) -> FlatBatch | np.ndarray:
         opts = self.options
         with self.locks[name]:
-            if opts.metrics == "lengths":
-                return self.toks[name].count_tokens(texts, batch_size=opts.batch_size)
+            if opts.metrics == "lengths":  # ids only: no lists to bound, one engine call for the chunk
+                return self.toks[name].count_tokens(texts)
             return self.toks[name].encode_flat(texts, decode=opts.roundtrip, batch_size=opts.batch_size)
 
     def _encode_reference(self, texts: list[str]) -> np.ndarray:

@@ -28,7 +28,9 @@ The tasks run on :func:`tokenloom.execute.run_tasks` (the one executor of batch 
   at any point (``kill -9``) and resumed writes the identical report.
 
 Progress (on a terminal): bytes/s of input read and documents/s, with an ETA over the input's bytes.
-Memory: a worker holds one chunk of texts per part of its task, never a whole file; the merged counts
+Memory: a worker holds one chunk of texts per part of its task (``chunk_size`` texts; with
+``metrics="lengths"`` at least :data:`LENGTHS_CHUNK`, each encoded in one ids-only engine call), never a
+whole file; the merged counts
 hold sums, histograms and sketches, plus per-text values for the bootstrap only for parts spread over
 tasks (none with ``metrics="lengths"``).
 """
@@ -72,6 +74,9 @@ __all__ = [
 ]
 
 Phase: TypeAlias = Literal["all", "pivot", "rest"]  # which texts of a task are counted
+# texts counted at once with metrics="lengths" at least: a text holds a few numbers there, and the engine's
+# ids-only call, one per chunk, costs a fixed time per call
+LENGTHS_CHUNK = 8192
 PivotTokens: TypeAlias = dict[tuple[str, str], dict[Any, int]]  # (tokenizer, align) -> id -> tokens
 
 
@@ -155,6 +160,7 @@ def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counti
     seg_name = seg.name if cfg.metrics == "full" else ""
     table = SliceTable(counting.toks, config=cfg, pivot=counting.pivot, segmenter=seg_name)
     stats, whole, docs = SourceStats(), [], 0
+    chunk = cfg.chunk_size if cfg.metrics == "full" else max(cfg.chunk_size, LENGTHS_CHUNK)
     parts: dict[tuple[str, str], CorpusPart] = {}
     # two threads: one tokenizer's array work (GIL-bound) overlaps the other's engine call (GIL released)
     pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fertility-encode") if cfg.prefetch else None
@@ -165,8 +171,8 @@ def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counti
         )  # fmt: skip
         counter.pivot_tokens.update(pivot_tokens)  # read only here: tasks given them count no pivot text
         pieces = read_corpus_task(
-            task, columns=counting.columns, errors=counting.errors, stats=stats, chunk_size=cfg.chunk_size,
-            first=counting.pivot,
+            task, columns=counting.columns, errors=counting.errors, stats=stats, chunk_size=chunk,
+            first=counting.pivot, held_rows=chunk if cfg.metrics == "lengths" else None,
         )  # fmt: skip
         queued: list[Any] = []  # the piece being encoded while the next one is read
         for piece in pieces:
@@ -183,7 +189,7 @@ def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counti
                     piece.part,
                     piece.texts,
                     piece.ids,
-                    chunk_size=cfg.chunk_size,
+                    chunk_size=chunk,
                     finish=False,
                 )
             else:
