@@ -370,9 +370,11 @@ def test_tasks_encoded_as_flat_arrays_equal_each_document_encoded_alone(
     config = TokenizeConfig(max_doc_tokens=limit, long_docs=long_docs)  # type: ignore[arg-type]
     tasks = plan_corpus_tasks([mix, bad_file], errors="skip")
     refused = "Welt refuses"  # the engine raises on it: the batch, then one by one
-    (mix.parent / "refused").mkdir(exist_ok=True)
-    extra = mix.parent / "refused" / "deu_Latn.txt"
-    extra.write_text(f"Hallo\n{refused}\nnoch eins\n", encoding="utf-8")
+    extra = mix.parent / "refused"
+    extra.mkdir(exist_ok=True)
+    (extra / "deu_Latn.txt").write_text(f"Hallo\n{refused}\nnoch eins\n", encoding="utf-8")
+    rows = [{"text": t, "lang": lang} for t in ("Hallo", refused, "noch eins") for lang in ("deu", "nld")]
+    (extra / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     tasks += plan_corpus_tasks(extra, errors="skip")
     plain_encode = load_tokenizer(tok_path).with_engine("reference").encode  # the oracle: the plain engine
 
@@ -413,5 +415,5 @@ def test_tasks_encoded_as_flat_arrays_equal_each_document_encoded_alone(
         docs = [got.tokens[e - n : e].tolist() for e, n in zip(ends, got.lengths, strict=True)]
         assert list(zip(docs, got.langs, got.scripts, got.sources, got.nbytes, strict=True)) == want, task.id
         assert got.tokens.dtype == np.uint32 and got.reasons[: len(reasons)] == reasons
-    refusals = [r for r in tokenize_task(tasks[-1], tok, framing, config).reasons if "cannot be encoded" in r]
-    assert len(refusals) == 1 and "document 1: cannot be encoded" in refusals[0]
+    refusals = [r for t in tasks for r in tokenize_task(t, tok, framing, config).reasons if "cannot be" in r]
+    assert len(refusals) == 3 and all("document 1: cannot be encoded" in r for r in refusals)

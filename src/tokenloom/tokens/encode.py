@@ -15,7 +15,9 @@ its result does not depend on where. What it does not do: order documents or wri
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -58,6 +60,7 @@ class TaskTokens:
 
 
 _ENGINE_TEXTS = 8192  # texts per engine call: consecutive pieces are encoded together
+_PIECE_TEXTS = 1024  # texts per piece read (``read_corpus_task``'s chunk_size): it decides the order
 
 
 def _encode(tok: Tokenizer, texts: list[str], out: TaskTokens, where: str) -> list[list[int] | None]:
@@ -83,6 +86,7 @@ class _Pending:
         self.texts: list[str] = []
         self.parts: list[CorpusPart] = []
         self.counts: list[int] = []
+        self.encoded: list[tuple[np.ndarray, np.ndarray]] = []  # the texts' ids, when encoded already
 
     def add(self, part: CorpusPart, texts: list[str]) -> None:
         self.texts += texts
@@ -95,6 +99,9 @@ def _encode_flat(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """([n] kept, [k] tokens per kept text, [T] ids) of the pending texts from the engine's flat ids-only
     call; after an engine error piece by piece, text by text (:func:`_encode`), a text it refuses a reject."""
+    if pending.encoded:
+        lengths, ids = (np.concatenate([e[k] for e in pending.encoded]) for k in (0, 1))
+        return np.ones(len(pending.texts), bool), lengths, ids
     try:
         lengths, ids = tok.encode_ids_flat(pending.texts)
         return np.ones(len(pending.texts), bool), lengths, ids
@@ -172,12 +179,21 @@ def _flush(
 
 def tokenize_task(task: CorpusTask, tok: Tokenizer, framing: Framing, config: TokenizeConfig) -> TaskTokens:
     """Read and encode every document of ``task`` (see the module docstring)."""
+    if task.piece is not None and task.part is None and not task.aligned:  # a table's rows
+        done = _overlapped(task, tok, framing, config)
+        if done is not None:
+            return done
+    return _sequential(task, tok, framing, config)
+
+
+def _sequential(task: CorpusTask, tok: Tokenizer, framing: Framing, config: TokenizeConfig) -> TaskTokens:
+    """Every piece in reading order, encoded a few pieces at a time after they are read."""
     stats = SourceStats()
     out = TaskTokens(np.zeros(0, np.uint32))
     digest = hashlib.sha256()
     chunks: list[np.ndarray] = []
     pending = _Pending()
-    for piece in read_corpus_task(task, errors=config.errors, stats=stats):
+    for piece in read_corpus_task(task, errors=config.errors, stats=stats, chunk_size=_PIECE_TEXTS):
         if piece.texts:
             digest.update("\n".join(piece.texts).encode("utf-8", "surrogatepass") + b"\n")
         out.input_documents += len(piece.texts)
@@ -186,6 +202,11 @@ def tokenize_task(task: CorpusTask, tok: Tokenizer, framing: Framing, config: To
             _flush(pending, tok, framing, config, out, chunks)
             pending = _Pending()
     _flush(pending, tok, framing, config, out, chunks)
+    return _finish(out, stats, digest, chunks)
+
+
+def _finish(out: TaskTokens, stats: SourceStats, digest: Any, chunks: list[np.ndarray]) -> TaskTokens:
+    """``out`` with what reading set aside, the texts' digest and every kept document's ids."""
     out.input_documents += stats.rejected
     out.rejected += stats.rejected
     out.reasons += [f"{r.where}: {r.reason}" for r in stats.rejects]
@@ -193,3 +214,94 @@ def tokenize_task(task: CorpusTask, tok: Tokenizer, framing: Framing, config: To
     out.digest = digest.hexdigest()
     out.tokens = np.concatenate(chunks) if chunks else out.tokens
     return out
+
+
+def _overlapped(
+    task: CorpusTask, tok: Tokenizer, framing: Framing, config: TokenizeConfig
+) -> TaskTokens | None:
+    """A table task whose rows are encoded on a thread while the next rows are read (the parts' rows handed
+    over as they come, ``held_rows``), then put in the order of :func:`_sequential`'s pieces
+    (:func:`_piece_order`); ``None`` after an engine error (the task is then read again, piece by piece)."""
+    stats = SourceStats()
+    held: dict[CorpusPart, list[tuple[list[str], list[Any]]]] = {}
+    calls: list[tuple[list[tuple[CorpusPart, int]], Future[tuple[np.ndarray, np.ndarray]]]] = []
+    batch: list[tuple[CorpusPart, list[str]]] = []
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenize-encode") as pool:
+
+        def submit() -> None:
+            texts = [t for _, ts in batch for t in ts]
+            calls.append(([(p, len(ts)) for p, ts in batch], pool.submit(tok.encode_ids_flat, texts)))
+            batch.clear()
+
+        pieces = read_corpus_task(
+            task, errors=config.errors, stats=stats, chunk_size=_PIECE_TEXTS, held_rows=_ENGINE_TEXTS
+        )
+        for piece in pieces:
+            held.setdefault(piece.part, []).append((piece.texts, piece.ids))
+            batch.append((piece.part, piece.texts))
+            if sum(len(ts) for _, ts in batch) >= _ENGINE_TEXTS:
+                submit()
+        if batch:
+            submit()
+        try:
+            encoded: dict[CorpusPart, list[tuple[np.ndarray, np.ndarray]]] = {}
+            for owners, call in calls:
+                lengths, ids = call.result()
+                ends = np.cumsum(lengths)  # [n]
+                at = 0
+                for part, n in owners:
+                    lo, hi = int(ends[at - 1]) if at else 0, int(ends[at + n - 1]) if n else 0
+                    encoded.setdefault(part, []).append((lengths[at : at + n], ids[lo:hi] if n else ids[:0]))
+                    at += n
+        except Exception:  # an engine error: the texts it refuses are found piece by piece
+            return None
+    return _ordered(held, encoded, stats, tok, framing, config)
+
+
+def _ordered(
+    held: dict[CorpusPart, list[tuple[list[str], list[Any]]]],
+    encoded: dict[CorpusPart, list[tuple[np.ndarray, np.ndarray]]],
+    stats: SourceStats,
+    tok: Tokenizer,
+    framing: Framing,
+    config: TokenizeConfig,
+) -> TaskTokens:
+    """The task's documents, encoded already, kept in the order of :func:`_sequential`'s pieces."""
+    out = TaskTokens(np.zeros(0, np.uint32))
+    digest = hashlib.sha256()
+    chunks: list[np.ndarray] = []
+    pending = _Pending()
+    texts = {p: [t for ts, _ in rows for t in ts] for p, rows in held.items()}
+    lengths = {p: np.concatenate([e[0] for e in encoded[p]]) for p in held}
+    ids = {p: np.concatenate([e[1] for e in encoded[p]]) for p in held}
+    starts = {p: np.concatenate([[0], np.cumsum(n)]) for p, n in lengths.items()}  # [n + 1] per part
+    for part, lo, hi in _piece_order({p: [i for _, ns in rows for i in ns] for p, rows in held.items()}):
+        docs = texts[part][lo:hi]
+        digest.update("\n".join(docs).encode("utf-8", "surrogatepass") + b"\n")
+        out.input_documents += len(docs)
+        pending.add(part, docs)
+        first, last = int(starts[part][lo]), int(starts[part][hi])
+        pending.encoded.append((lengths[part][lo:hi], ids[part][first:last]))
+        if len(pending.texts) >= _ENGINE_TEXTS:
+            _flush(pending, tok, framing, config, out, chunks)
+            pending = _Pending()
+    _flush(pending, tok, framing, config, out, chunks)
+    return _finish(out, stats, digest, chunks)
+
+
+def _piece_order(numbers: dict[CorpusPart, list[Any]]) -> list[tuple[CorpusPart, int, int]]:
+    """(part, first, stop) of the pieces a table task is read into with ``chunk_size=_PIECE_TEXTS`` and no
+    ``held_rows``, in order, from each part's row numbers (increasing in reading order): a part's rows are
+    handed over when it holds ``_PIECE_TEXTS``, at the row that fills it, then every part's rest in the
+    order the parts were first seen."""
+    size = _PIECE_TEXTS
+    full = [
+        (ns[k + size - 1], part, k, k + size)
+        for part, ns in numbers.items()
+        for k in range(0, len(ns) - size + 1, size)
+    ]
+    order = [(part, lo, hi) for _, part, lo, hi in sorted(full, key=lambda f: f[0])]
+    seen = sorted(numbers, key=lambda p: numbers[p][0])
+    return order + [
+        (p, len(numbers[p]) // size * size, len(numbers[p])) for p in seen if len(numbers[p]) % size
+    ]
