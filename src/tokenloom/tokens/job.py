@@ -172,6 +172,7 @@ def _write_split(
     limit: int,
 ) -> list[dict[str, Any]]:
     starts = [np.concatenate([[0], np.cumsum(r.lengths)]) for r in results]
+    tokens = [np.asarray(r.tokens) for r in results]  # plain views of the memory maps: cheap slices
     shards: list[dict[str, Any]] = []
     batch: list[tuple[int, int]] = []
     size = 0
@@ -179,7 +180,7 @@ def _write_split(
     def flush() -> None:
         nonlocal batch, size
         name = f"{split}-{len(shards):05d}"
-        arrays = [results[t].tokens[starts[t][d] : starts[t][d + 1]] for t, d in batch]
+        arrays = [tokens[t][starts[t][d] : starts[t][d + 1]] for t, d in batch]
         meta = np.zeros(len(batch), DOC_DTYPE)
         for i, (t, d) in enumerate(batch):
             r = results[t]
