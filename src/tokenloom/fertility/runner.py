@@ -41,6 +41,7 @@ import contextlib
 import hashlib
 import os
 import pickle
+from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -174,15 +175,18 @@ def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counti
             task, columns=counting.columns, errors=counting.errors, stats=stats, chunk_size=chunk,
             first=counting.pivot, held_rows=chunk if cfg.metrics == "lengths" else None,
         )  # fmt: skip
-        queued: list[Any] = []  # the piece being encoded while the next one is read
+        # the pieces being encoded while the next ones are read, counted in order: the last one (full
+        # metrics), or up to twice a chunk of texts (lengths: a table hands several parts over at once)
+        queued: deque[tuple[list[Any], int]] = deque()
+        ahead = 0 if cfg.metrics == "full" else 2 * chunk
         for piece in pieces:
             if not _keep(piece.part, phase, counting.pivot):
                 continue
             docs += len(piece.texts)
             parts.setdefault((piece.part.slice_kind, piece.part.slice), piece.part)
             if piece.whole:
-                collect_piece(counter, table, queued)
-                queued = []
+                while queued:
+                    collect_piece(counter, table, queued.popleft()[0])
                 whole += count_part(
                     counter,
                     table,
@@ -193,10 +197,13 @@ def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counti
                     finish=False,
                 )
             else:
-                now = submit_piece(counter, table, piece.part, piece.texts, piece.ids)
-                collect_piece(counter, table, queued)
-                queued = now
-        collect_piece(counter, table, queued)
+                queued.append(
+                    (submit_piece(counter, table, piece.part, piece.texts, piece.ids), len(piece.texts))
+                )
+                while len(queued) > 1 and sum(n for _, n in queued) - queued[-1][1] >= ahead:
+                    collect_piece(counter, table, queued.popleft()[0])
+        while queued:
+            collect_piece(counter, table, queued.popleft()[0])
     made = {} if pivot_tokens else counter.pivot_tokens  # a task given the pivot's counts makes none
     return TaskResult(
         task.id, phase, table.export(whole), made, stats, docs, task.bytes, list(parts.values())
