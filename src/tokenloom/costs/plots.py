@@ -6,13 +6,13 @@ atomically. It computes nothing itself: the rows come from :mod:`tokenloom.costs
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokenloom._atomic import atomic_write
+from tokenloom._plot import png_bytes, pyplot
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,25 +23,16 @@ __all__ = ["plot_languages", "plot_pattern_sweep", "plot_sweep"]
 
 
 def _figure(ncols: int, width: float, height: float):
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt, *plt.subplots(1, ncols, figsize=(width, height))
+    return pyplot().subplots(1, ncols, figsize=(width, height))
 
 
-def _save(plt, fig, path: str | os.PathLike[str], *, bottom: float = 0.0) -> Path:
-    buffer = io.BytesIO()
-    fig.tight_layout(rect=(0, bottom, 1, 1))
-    fig.savefig(buffer, format="png", dpi=120)
-    plt.close(fig)
-    return atomic_write(path, buffer.getvalue())
+def _save(fig, path: str | os.PathLike[str], *, bottom: float = 0.0) -> Path:
+    return atomic_write(path, png_bytes(fig, dpi=120, bottom=bottom))
 
 
 def plot_sweep(rows: Sequence[SweepRow], path: str | os.PathLike[str], *, title: str = "") -> Path:
     """Log-log chart of each cost term against N: FLOPs (∝ N and ∝ N²) left, memory (∝ N², ∝ N) right."""
-    plt, fig, (ax_f, ax_m) = _figure(2, 11, 4.2)
+    fig, (ax_f, ax_m) = _figure(2, 11, 4.2)
     rows = sorted(rows, key=lambda r: r.seq_len)  # lines over N, whatever order the table used
     n = [r.seq_len for r in rows]
     ax_f.plot(n, [r.linear_flops for r in rows], "o-", label="projections + MLP (∝ N)")
@@ -57,14 +48,14 @@ def plot_sweep(rows: Sequence[SweepRow], path: str | os.PathLike[str], *, title:
         ax.legend(fontsize=8)
     if title:
         fig.suptitle(title)
-    return _save(plt, fig, path)
+    return _save(fig, path)
 
 
 def plot_pattern_sweep(
     lengths: Sequence[int], edges: dict[str, list[int]], path: str | os.PathLike[str], *, title: str = ""
 ) -> Path:
     """Log-log chart of each attention pattern's edges against N (dense grows as N², a window as N·w)."""
-    plt, fig, ax = _figure(1, 6.5, 4.2)
+    fig, ax = _figure(1, 6.5, 4.2)
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     n = [lengths[i] for i in order]
     for spec, values in edges.items():
@@ -75,7 +66,7 @@ def plot_pattern_sweep(
     ax.legend(fontsize=8)
     if title:
         ax.set_title(title, fontsize=10)
-    return _save(plt, fig, path)
+    return _save(fig, path)
 
 
 def plot_languages(frame: pd.DataFrame, path: str | os.PathLike[str], *, title: str = "") -> Path:
@@ -86,7 +77,7 @@ def plot_languages(frame: pd.DataFrame, path: str | os.PathLike[str], *, title: 
     data = frame.dropna(subset=["premium"])
     tokenizers = sorted(data["tokenizer"].unique())
     rows = max(len(data[data["tokenizer"] == t]) for t in tokenizers) if tokenizers else 1
-    plt, fig, axes = _figure(len(tokenizers) or 1, 4.8 * max(1, len(tokenizers)), max(3.0, 0.3 * rows + 1.4))
+    fig, axes = _figure(len(tokenizers) or 1, 4.8 * max(1, len(tokenizers)), max(3.0, 0.3 * rows + 1.4))
     axes = [axes] if not hasattr(axes, "__len__") else list(axes)
     log = bool(len(data)) and float(data["attention_flops_ratio"].max()) > 10
     bars = (("kv_cache_ratio", "KV cache (∝ p)"), ("encoder_flops_ratio", "encoder FLOPs"),
@@ -108,4 +99,4 @@ def plot_languages(frame: pd.DataFrame, path: str | os.PathLike[str], *, title: 
     fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
     if title:
         fig.suptitle(title, fontsize=10)
-    return _save(plt, fig, path, bottom=min(0.12, 0.4 / fig.get_figheight()))
+    return _save(fig, path, bottom=min(0.12, 0.4 / fig.get_figheight()))

@@ -11,30 +11,14 @@ matplotlib is imported inside the functions.
 
 from __future__ import annotations
 
-import io
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tokenloom._plot import png_bytes, pyplot
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["forest_chart", "frontier_chart"]
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _png(plt: Any, fig: Any) -> bytes:
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
-    return buf.getvalue()
 
 
 def forest_chart(paired: pd.DataFrame, metric: str, *, flips: pd.DataFrame | None = None) -> bytes | None:
@@ -53,7 +37,7 @@ def forest_chart(paired: pd.DataFrame, metric: str, *, flips: pd.DataFrame | Non
         if flips is None
         else {(r.slice_kind, r.slice) for r in flips[flips["metric"] == metric].itertuples()}
     )
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 0.3 * len(rows) + 1.4))
     for y, r in enumerate(rows.itertuples()):
         color = "#d62728" if (r.slice_kind, r.slice) in flipped else ("#999999" if r.flag else "#1f77b4")
@@ -70,7 +54,7 @@ def forest_chart(paired: pd.DataFrame, metric: str, *, flips: pd.DataFrame | Non
         f"{first['model_a']} vs {first['model_b']}, class {first['class']}: red = ranking flips, grey = flagged",
         fontsize=9,
     )
-    return _png(plt, fig)
+    return png_bytes(fig)
 
 
 def frontier_chart(frontier: pd.DataFrame) -> bytes | None:
@@ -78,7 +62,7 @@ def frontier_chart(frontier: pd.DataFrame) -> bytes | None:
     rows = frontier[frontier["f1"].notna()]
     if rows.empty:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     ax.scatter(rows["cost_per_1k"], rows["f1"], s=10, color="#bbbbbb", label="threshold pairs")
     best = rows[rows["pareto"]].sort_values("cost_per_1k")
@@ -87,4 +71,4 @@ def frontier_chart(frontier: pd.DataFrame) -> bytes | None:
     ax.set_ylabel("end-to-end F1")
     ax.legend(fontsize=8)
     ax.set_title("cascade: quality against cost", fontsize=10)
-    return _png(plt, fig)
+    return png_bytes(fig)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import math
 import os
 from collections.abc import Sequence
@@ -10,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tokenloom._atomic import atomic_write
+from tokenloom._plot import png_bytes, pyplot
 
 __all__ = ["figure", "jsonable", "num", "table", "vec", "write_png"]
 
@@ -52,20 +52,9 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 
 def write_png(fig: Any, path: str | os.PathLike[str]) -> Path:
     """Save a matplotlib figure atomically and close it."""
-    import matplotlib.pyplot as plt
-
-    buffer = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buffer, format="png", dpi=120)
-    plt.close(fig)
-    return atomic_write(path, buffer.getvalue())
+    return atomic_write(path, png_bytes(fig, dpi=120))
 
 
 def figure(width: float = 5.0, height: float = 4.0) -> tuple[Any, Any]:
     """A new matplotlib figure and axes (Agg backend: no display needed)."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(figsize=(width, height))
+    return pyplot().subplots(figsize=(width, height))

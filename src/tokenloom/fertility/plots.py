@@ -20,10 +20,10 @@ report does) or write files (``writers``). matplotlib is imported inside the fun
 
 from __future__ import annotations
 
-import io
 import math
 from typing import TYPE_CHECKING, Any
 
+from tokenloom._plot import png_bytes, pyplot
 from tokenloom.fertility.length_tables import contexts_of
 
 if TYPE_CHECKING:
@@ -58,23 +58,6 @@ def _language_rows(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["slice_kind"] == "language"]
 
 
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _png(plt: Any, fig: Any, *, bottom: float = 0.0) -> bytes:
-    fig.tight_layout(rect=(0, bottom, 1, 1))  # bottom: room for a figure legend
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
-    return buf.getvalue()
-
-
 def _panel(ax: Any, rows: pd.DataFrame, column: str, colors: dict[str, str], scale: float) -> None:
     """Horizontal bars of ``column`` sorted high to low, whiskers from ``column_lo``/``column_hi`` if present."""
     rows = rows.sort_values(column, ascending=False, kind="stable")
@@ -107,7 +90,7 @@ def _bars(
     sub = sub[sub[column].notna()]
     if sub.empty:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     colors = script_colors(df)
     names = list(dict.fromkeys(sub["tokenizer"]))
     n = max(int((sub["tokenizer"] == name).sum()) for name in names)
@@ -123,7 +106,7 @@ def _bars(
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[s]) for s in used]
     fig.legend(handles, used, loc="lower center", ncol=min(10, len(used)), fontsize=7, frameon=False)
     fig.suptitle(title)
-    return _png(plt, fig, bottom=min(0.2, 0.5 / fig.get_figheight()))
+    return png_bytes(fig, bottom=min(0.2, 0.5 / fig.get_figheight()))
 
 
 def fertility_chart(df: pd.DataFrame) -> bytes | None:
@@ -163,7 +146,7 @@ def comparison_chart(df: pd.DataFrame) -> bytes | None:
     names = list(dict.fromkeys(sub["tokenizer"]))
     if len(names) < 2:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     colors = script_colors(df)
     base = sub[sub["tokenizer"] == names[0]].set_index("slice")
     others = names[1:]
@@ -185,7 +168,7 @@ def comparison_chart(df: pd.DataFrame) -> bytes | None:
         ax.set_ylabel(f"premium, {other}")
         ax.set_title(f"below the diagonal: {other} is cheaper", fontsize=9)
     fig.suptitle("Per-language premium, tokenizer against tokenizer")
-    return _png(plt, fig)
+    return png_bytes(fig)
 
 
 def lengths_chart(df: pd.DataFrame) -> bytes | None:
@@ -197,7 +180,7 @@ def lengths_chart(df: pd.DataFrame) -> bytes | None:
     sub = hist[(hist["slice_kind"] == "all") & (hist["bin_lo"] > 0)]
     if sub.empty or not sub["documents"].sum():
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.0))
     for i, (name, rows) in enumerate(sub.groupby("tokenizer", sort=False)):
         edges = [*rows["bin_lo"].tolist(), int(rows["bin_hi"].iloc[-1])]  # contiguous bins of one slice
@@ -211,7 +194,7 @@ def lengths_chart(df: pd.DataFrame) -> bytes | None:
     ax.set_ylabel("share of documents")
     ax.legend(fontsize=8, frameon=False)
     fig.suptitle("Tokens per document, all slice (dashed: context lengths)")
-    return _png(plt, fig)
+    return png_bytes(fig)
 
 
 def render_all(df: pd.DataFrame) -> dict[str, bytes]:

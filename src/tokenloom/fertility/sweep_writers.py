@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokenloom._atomic import atomic_write
+from tokenloom._plot import png_bytes, pyplot
 from tokenloom._tables import format_cell, format_table
 from tokenloom.fertility.sweep_types import SweepResult
 from tokenloom.fertility.writers import write_report
@@ -47,12 +47,7 @@ def format_sweep(table: pd.DataFrame) -> str:
 
 
 def _chart(table: pd.DataFrame, columns: dict[str, str], title: str, ylabel: str) -> bytes:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    fig, ax = pyplot().subplots(figsize=(6.5, 4.2))
     for algorithm, group in table.groupby("algorithm", sort=False):
         group = group.sort_values("vocab_size")
         for column, style in columns.items():
@@ -67,11 +62,7 @@ def _chart(table: pd.DataFrame, columns: dict[str, str], title: str, ylabel: str
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
-    return buf.getvalue()
+    return png_bytes(fig)
 
 
 def sweep_charts(table: pd.DataFrame) -> dict[str, bytes]:

@@ -29,9 +29,9 @@ from tokenloom.errors import ConfigError
 from tokenloom.lm.run_config import RUN_FILE, LmTrainConfig, steps_for_budget
 from tokenloom.tokens.dataset import TokenShardDataset
 from tokenloom.training import distribute
-from tokenloom.training.checkpoint import CHECKPOINT_NAME, load_checkpoint, restore_rng, save_checkpoint
+from tokenloom.training.checkpoint import CHECKPOINT_NAME, load_checkpoint, restore, save_checkpoint
 from tokenloom.training.log import plot_curves, write_csv
-from tokenloom.training.optim import build_optimizer, build_scheduler, optimizer_step
+from tokenloom.training.optim import build_optimizer, build_scheduler, optimizer_step, schedule_at
 from tokenloom.training.throughput import mfu, peak_flops
 
 __all__ = ["LOG_COLUMNS", "LmLoop", "format_row", "train_bytes_per_token"]
@@ -140,20 +140,13 @@ class LmLoop:
         the run goes on from about the same place in the data, not exactly)."""
         path = self.out / CHECKPOINT_NAME
         state = load_checkpoint(path, self.config.settings(), world=self.world, allow_resize=allow_resize)
-        self.module.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
+        restore(state, model=self.module, optimizer=self.optimizer, scheduler=self.scheduler)
         self.step, self.log = int(state["step"]), list(state["log"])
         self.tokens, self.seconds = int(state["extra"]["tokens"]), float(state["extra"]["seconds"])
-        restore_rng(state["rng"])
         old_batch = int(state["settings"]["batch_size"])
         if old_batch != self.config.batch_size:
             self.step = self.step * old_batch // self.config.batch_size
-            self.scheduler.last_epoch = self.step  # the new schedule, at the new step
-            for group, base, lr_at in zip(
-                self.optimizer.param_groups, self.scheduler.base_lrs, self.scheduler.lr_lambdas, strict=True
-            ):
-                group["lr"] = base * lr_at(self.step)
+            schedule_at(self.optimizer, self.scheduler, self.step)  # the new schedule, at the new step
 
     def _save(self) -> None:
         if self.rank == 0:

@@ -12,10 +12,11 @@ matplotlib is imported inside the functions.
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tokenloom._plot import png_bytes, pyplot
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,23 +26,6 @@ if TYPE_CHECKING:
 __all__ = ["bpb_chart", "correlation_chart"]
 
 _COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _png(plt: Any, fig: Any) -> bytes:
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
-    return buf.getvalue()
 
 
 def _models(df: pd.DataFrame) -> list[str]:
@@ -55,7 +39,7 @@ def bpb_chart(df: pd.DataFrame) -> bytes | None:
         return None
     models = _models(rows)
     slices = list(dict.fromkeys(map(str, rows["slice"])))
-    plt = _pyplot()
+    plt = pyplot()
     height = 0.8 / len(models)
     fig, ax = plt.subplots(figsize=(7.5, 0.22 * len(slices) * max(1, len(models) * 0.7) + 1.6))
     for k, model in enumerate(models):
@@ -79,7 +63,7 @@ def bpb_chart(df: pd.DataFrame) -> bytes | None:
     ax.set_ylim(len(slices) - 0.5, -0.5)
     ax.set_xlabel("bits per byte (held out; lower is better)")
     ax.legend(fontsize=7, loc="lower right")
-    return _png(plt, fig)
+    return png_bytes(fig)
 
 
 def correlation_chart(table: pd.DataFrame, correlations: Sequence[Correlation]) -> bytes | None:
@@ -88,7 +72,7 @@ def correlation_chart(table: pd.DataFrame, correlations: Sequence[Correlation]) 
     if not shown:
         return None
     models = _models(table)
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(shown), figsize=(3.6 * len(shown) + 0.6, 3.6), squeeze=False)
     for ax, corr in zip(axes[0], shown, strict=True):
         for k, model in enumerate(models):
@@ -102,4 +86,4 @@ def correlation_chart(table: pd.DataFrame, correlations: Sequence[Correlation]) 
         ax.grid(alpha=0.3)
     if models != [""]:
         axes[0][0].legend(fontsize=7)
-    return _png(plt, fig)
+    return png_bytes(fig)

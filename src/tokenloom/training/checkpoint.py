@@ -23,7 +23,7 @@ from tokenloom.errors import ConfigError
 if TYPE_CHECKING:
     from torch import nn
 
-__all__ = ["CHECKPOINT_NAME", "load_checkpoint", "restore_rng", "rng_state", "save_checkpoint"]
+__all__ = ["CHECKPOINT_NAME", "load_checkpoint", "restore", "restore_rng", "rng_state", "save_checkpoint"]
 
 CHECKPOINT_NAME = "checkpoint.pt"
 
@@ -49,6 +49,14 @@ def restore_rng(state: dict[str, Any]) -> None:
     np.random.set_state(state["numpy"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def restore(state: dict[str, Any], *, model: nn.Module, optimizer: Any, scheduler: Any) -> None:
+    """Put a loaded checkpoint's model, optimizer, schedule and random generators back in place."""
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    restore_rng(state["rng"])
 
 
 def save_checkpoint(

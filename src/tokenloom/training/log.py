@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tokenloom._atomic import atomic_write
+from tokenloom._plot import png_bytes, pyplot
 
 __all__ = ["plot_curves", "write_csv"]
 
@@ -38,11 +39,7 @@ def plot_curves(
     right: tuple[str, str, tuple[float, float] | None] | None = None,
 ) -> Path:
     """Train and eval loss (left axis) against ``x``; ``right = (key, label, limits)``: an eval metric."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     train = [r for r in rows if r["kind"] == "train"]
     evals = [r for r in rows if r["kind"] == "eval"]
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -62,9 +59,5 @@ def plot_curves(
         handles, labels = handles + more[0], labels + more[1]
     ax.legend(handles, labels, loc="upper right")
     ax.set_title(title)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    plt.close(fig)
-    atomic_write(path, buf.getvalue())
+    atomic_write(path, png_bytes(fig, dpi=100))
     return path

@@ -25,6 +25,7 @@ __all__ = [
     "no_decay",
     "optimizer_step",
     "param_groups",
+    "schedule_at",
 ]
 
 
@@ -70,6 +71,16 @@ def build_scheduler(optimizer: Any, *, warmup: int, total: int, min_ratio: float
     return torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: cosine_warmup(s, warmup=warmup, total=total, min_ratio=min_ratio)
     )
+
+
+def schedule_at(optimizer: Any, scheduler: Any, step: int) -> None:
+    """Move ``scheduler`` to ``step`` and set each group's learning rate there (a resumed run whose steps
+    were resized)."""
+    scheduler.last_epoch = step
+    for group, base, lr_at in zip(
+        optimizer.param_groups, scheduler.base_lrs, scheduler.lr_lambdas, strict=True
+    ):
+        group["lr"] = base * lr_at(step)
 
 
 def optimizer_step(

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tokenloom.costs import format_bytes, training_memory, vit_tokens
 from tokenloom.training import distribute
-from tokenloom.training.checkpoint import CHECKPOINT_NAME, load_checkpoint, restore_rng, save_checkpoint
-from tokenloom.training.optim import build_optimizer, build_scheduler, optimizer_step
+from tokenloom.training.checkpoint import CHECKPOINT_NAME, load_checkpoint, restore, save_checkpoint
+from tokenloom.training.optim import build_optimizer, build_scheduler, optimizer_step, schedule_at
 from tokenloom.vision._trainlog import format_row, plot_log, write_log
 from tokenloom.vision.optim import mix_batch, soft_cross_entropy, soft_targets
 from tokenloom.vision.train_data import build_loaders, resized_step, to_device
@@ -95,19 +95,12 @@ class Loop:
         or number of processes (the run goes on from the same epoch and position, not exactly)."""
         path = self.out / CHECKPOINT_NAME
         state = load_checkpoint(path, self.config.settings(), world=self.world, allow_resize=allow_resize)
-        self.module.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
+        restore(state, model=self.module, optimizer=self.optimizer, scheduler=self.scheduler)
         self.step, self.log = int(state["step"]), list(state["log"])
-        restore_rng(state["rng"])
         old_batch = int(state["settings"]["batch_size"])
         if old_batch != self.config.batch_size:
             self.step = resized_step(self.step, n=self.sampler.n, old=old_batch, new=self.config.batch_size)
-            self.scheduler.last_epoch = self.step  # the new schedule, at the new step
-            for group, base, lr_at in zip(
-                self.optimizer.param_groups, self.scheduler.base_lrs, self.scheduler.lr_lambdas, strict=True
-            ):
-                group["lr"] = base * lr_at(self.step)
+            schedule_at(self.optimizer, self.scheduler, self.step)  # the new schedule, at the new step
 
     def _save(self) -> None:
         if self.rank != 0:
