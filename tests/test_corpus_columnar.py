@@ -168,7 +168,6 @@ _LINE = st.one_of(
 @settings(
     max_examples=60,
     deadline=None,
-    derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(

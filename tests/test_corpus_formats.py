@@ -401,7 +401,7 @@ def test_jsonl_lines_read_by_orjson_give_what_json_gives(
         return rows, [(j.number, j.reason) for j in stats.rejects]
 
     fast = read()
-    monkeypatch.setattr(jsonl, "_ORJSON_LOADS", None)
+    monkeypatch.setattr(jsonl, "ORJSON_LOADS", None)
     assert fast == read()
     rows, rejects = fast
     assert [r[4] for r in rows] == [1, 123456789012345678901234567890, 2, 1.5, "x"]

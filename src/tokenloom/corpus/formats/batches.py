@@ -36,8 +36,8 @@ from tokenloom.corpus.formats.base import (
     reject_empty,
     stream_broken,
 )
-from tokenloom.corpus.formats.jsonl import _ORJSON_LOADS, JSON_LINES
-from tokenloom.corpus.formats.parquet import _row_group, read_row_groups
+from tokenloom.corpus.formats.jsonl import JSON_LINES, ORJSON_LOADS
+from tokenloom.corpus.formats.parquet import read_row_groups, row_group_records
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
 from tokenloom.corpus.sources import complete_lines, iter_handle_lines
 
@@ -94,7 +94,7 @@ def read_file_batches(
 ) -> Iterator[RowBatch]:
     """The rows of one file in batches (see the module docstring); arguments as ``read_file_records``."""
     name = reader_for(path).name
-    if columns.align is None and name == "jsonl" and _ORJSON_LOADS is not None:
+    if columns.align is None and name == "jsonl" and ORJSON_LOADS is not None:
         start, end, first = byte_range if byte_range is not None else (0, None, 1)
         request = ReadRequest(path, columns, errors, stats, max_line_bytes, start, end, first)
         yield from _jsonl_batches(request, batch_rows)
@@ -229,8 +229,8 @@ class _JsonLines:
 def _columns(raws: list[bytes], columns: Columns, source: str, first: int) -> RowBatch | None:
     """The rows of ``raws`` (consecutive lines from line ``first``) as columns; ``None`` unless every
     non-blank line is an object orjson reads as the line-by-line reader would (see the module docstring)."""
-    assert _ORJSON_LOADS is not None
-    loads = _ORJSON_LOADS
+    assert ORJSON_LOADS is not None
+    loads = ORJSON_LOADS
     kept = [i for i, raw in enumerate(raws) if not raw.isspace()]  # blank lines (b"" is never read)
     try:
         rows = [loads(raws[i]) for i in kept]
@@ -286,7 +286,7 @@ def _row_group_batch(
         or table.column(columns.text).null_count
         or any(key is not None and table.schema.field(key).type not in strings for key in labels)
     ):
-        rows = _row_group(pf, g, before, wanted, path, columns, errors, stats)
+        rows = row_group_records(pf, g, before, wanted, path, columns, errors, stats)
         yield from _batched(str(path), rows, max(pf.metadata.row_group(g).num_rows, 1))
         return
     # Arrow strings are decoded by Python's strict UTF-8 decoder: no lone surrogate can reach a text

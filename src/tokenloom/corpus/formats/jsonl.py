@@ -29,14 +29,14 @@ from tokenloom.corpus.records import LEFT_OUT, Errors, Record, Reject, SourceSta
 from tokenloom.corpus.sources import complete_lines, decode_utf8, error_reason
 from tokenloom.errors import CorpusError
 
-__all__ = ["JSON_LINES", "JsonLinesReader"]
+__all__ = ["JSON_LINES", "ORJSON_LOADS", "JsonLinesReader"]
 
 try:  # a C JSON parser about 3x faster than ``json`` on corpus lines; optional (see _fast_object)
     from orjson import loads as _orjson_loads
 
-    _ORJSON_LOADS: Callable[[bytes], Any] | None = _orjson_loads
+    ORJSON_LOADS: Callable[[bytes], Any] | None = _orjson_loads
 except ImportError:  # pragma: no cover - orjson is installed with the dev extras
-    _ORJSON_LOADS = None
+    ORJSON_LOADS = None
 
 
 @dataclass(frozen=True)
@@ -117,10 +117,10 @@ def _fast_object(raw: bytes) -> dict[str, Any] | None:
     """``raw`` parsed by orjson when it is installed and the line is a JSON object it reads as ``json`` does
     (valid UTF-8, no lone surrogate, no NaN; no float cell, since orjson reads an integer beyond 64 bits as
     one); ``None``: read it with ``json``, whose errors say where."""
-    if _ORJSON_LOADS is None:
+    if ORJSON_LOADS is None:
         return None
     try:
-        row = _ORJSON_LOADS(raw)
+        row = ORJSON_LOADS(raw)
     except ValueError:
         return None
     if not isinstance(row, dict) or any(type(v) is float for v in row.values()):

@@ -18,7 +18,7 @@ from tokenloom.corpus.compression import detect_compression, open_binary
 from tokenloom.corpus.formats.base import Format, Position, ReadRequest, no_text_column, record_of
 from tokenloom.corpus.records import Columns, Errors, Record, Reject, SourceStats, reject
 
-__all__ = ["PARQUET", "ParquetReader", "RowGroupReader", "read_row_groups"]
+__all__ = ["PARQUET", "ParquetReader", "RowGroupReader", "read_row_groups", "row_group_records"]
 
 T = TypeVar("T")
 
@@ -35,7 +35,7 @@ class ParquetReader:
     opens_itself: bool = True
 
     def read(self, request: ReadRequest, handle: BinaryIO | None, at: Position) -> Iterator[Record]:
-        yield from read_row_groups(request, _row_group)
+        yield from read_row_groups(request, row_group_records)
 
 
 RowGroupReader = Callable[[Any, int, int, list[str], Path, Columns, Errors, SourceStats], Iterator[T]]
@@ -78,7 +78,7 @@ def read_row_groups(request: ReadRequest, each: RowGroupReader[T]) -> Iterator[T
             before += meta.row_group(g).num_rows
 
 
-def _row_group(
+def row_group_records(
     pf: Any, g: int, before: int, wanted: list[str], path: Path, columns: Columns, errors: Errors,
     stats: SourceStats,
 ) -> Iterator[Record]:  # fmt: skip
