@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tokenloom.lm.run_config import LmTrainConfig
 
-from tokenloom._commands._args import positive
+from tokenloom._commands._lm_recipe import add_recipe_arguments, recipe_from_args
 from tokenloom._commands.eval_lm import add_eval_arguments, eval_config
 
 NAME = "compare-lm"
@@ -59,28 +59,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--pivot", default="eng_Latn", help="language premiums are measured against")
     parser.add_argument("--workers", type=int, default=1, help="processes tokenizing each training corpus")
-    m = parser.add_argument_group("the model every tokenizer gets (the embedding follows the vocabulary)")
-    m.add_argument("--width", type=positive, default=64, help="model width d")
-    m.add_argument("--depth", type=positive, default=2, help="number of blocks L")
-    m.add_argument("--heads", type=positive, default=2, help="attention heads H")
-    m.add_argument("--seq-len", type=positive, default=128, help="tokens per row (and the model's context)")
-    m.add_argument("--batch-size", type=positive, default=16, help="rows per optimizer step")
-    m.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
-    m.add_argument("--seed", type=int, default=0, help="seed of every model's init and row order")
+    add_recipe_arguments(
+        parser, model_title="the model every tokenizer gets (the embedding follows the vocabulary)"
+    )
     add_eval_arguments(parser, max_docs=False)
 
 
 def _recipe(args: argparse.Namespace) -> LmTrainConfig:
-    """The training recipe every model shares; shards, out, vocabulary and budget are set per tokenizer."""
-    from tokenloom.encoder.config import EncoderConfig, LanguageModelConfig
-    from tokenloom.lm.run_config import LmTrainConfig
-
-    blocks = EncoderConfig(width=args.width, depth=args.depth, heads=args.heads, causal=True)
-    model = LanguageModelConfig(vocab_size=1, encoder=blocks, context=args.seq_len)
-    return LmTrainConfig(
-        shards="", out=str(args.out), model=model, seq_len=args.seq_len, batch_size=args.batch_size,
-        lr=args.lr, seed=args.seed,
-    )  # fmt: skip
+    """The training recipe every model shares; shards, vocabulary and budget are set per tokenizer."""
+    return recipe_from_args(args, shards="", out=str(args.out), vocab_size=1)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tokenloom._commands._args import positive
+from tokenloom._commands._lm_recipe import add_recipe_arguments, recipe_from_args
 
 NAME = "train-lm"
 HELP = "train a causal language model on token shards (single process or torchrun DDP)"
@@ -28,31 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --resume: accept a checkpoint written with another --batch-size or process count "
         "(continues from about the same place, not exactly)",
     )  # fmt: skip
-    m = parser.add_argument_group("model")
-    m.add_argument("--width", type=positive, default=64, help="model width d (default 64)")
-    m.add_argument("--depth", type=positive, default=2, help="number of blocks L (default 2)")
-    m.add_argument("--heads", type=positive, default=2, help="attention heads H (default 2)")
-    m.add_argument("--mlp", choices=("gelu", "swiglu"), default="gelu", help="MLP kind")
-    m.add_argument("--position", choices=("learned", "sinusoidal", "rope", "none"), default="learned")
-    m.add_argument(
-        "--attn-impl", choices=("auto", "reference", "sdpa", "tiled", "triton"), default="auto",
-        help="attention path",
-    )  # fmt: skip
+    m = add_recipe_arguments(parser)
     m.add_argument("--context", type=positive, help="model context (default: --seq-len)")
     m.add_argument("--vocab-size", type=positive, help="output vocabulary (default: the shards' tokenizer's)")
-    m.add_argument("--untied", action="store_true", help="an output head of its own (default: tied)")
-    o = parser.add_argument_group("optimization")
-    o.add_argument("--seq-len", type=positive, default=128, help="tokens per row (default 128)")
-    o.add_argument("--batch-size", type=positive, default=16, help="global rows per step (default 16)")
-    o.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (default 3e-3)")
-    o.add_argument("--min-lr-ratio", type=float, default=0.1, help="cosine floor / lr (default 0.1)")
-    o.add_argument("--warmup-steps", type=int, default=0, help="linear warmup steps (default 0)")
-    o.add_argument("--weight-decay", type=float, default=0.1, help="AdamW decoupled decay (default 0.1)")
-    o.add_argument("--clip-grad", type=float, default=1.0, help="max gradient norm; 0 turns clipping off")
-    o.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    o.add_argument("--windows", action="store_true", help="fixed windows across documents, not packed rows")
-    o.add_argument("--compile", action="store_true", help="torch.compile the model")
-    o.add_argument("--no-autocast", action="store_true", help="no bf16 autocast on CUDA")
     r = parser.add_argument_group("running")
     r.add_argument("--log-every", type=positive, default=10, help="steps per progress line (10)")
     r.add_argument(
@@ -71,26 +50,11 @@ def _vocab(shards: Path) -> int:
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
-    from tokenloom.encoder.config import EncoderConfig, LanguageModelConfig
-    from tokenloom.lm.run_config import LmTrainConfig
-
-    blocks = EncoderConfig(
-        width=args.width, depth=args.depth, heads=args.heads, mlp=args.mlp, position=args.position,
-        attn_impl=args.attn_impl, causal=True,
-    )  # fmt: skip
-    model = LanguageModelConfig(
-        vocab_size=args.vocab_size or _vocab(args.shards), encoder=blocks,
-        context=args.context or args.seq_len, tie_embeddings=not args.untied,
-    )  # fmt: skip
     unit: Literal["tokens", "bytes"] = "tokens" if args.tokens is not None else "bytes"
-    budget = args.tokens if args.tokens is not None else args.bytes
-    return LmTrainConfig(
-        shards=str(args.shards), out=str(args.out), model=model, seq_len=args.seq_len,
-        batch_size=args.batch_size, budget=budget, budget_unit=unit, lr=args.lr,
-        min_lr_ratio=args.min_lr_ratio, warmup_steps=args.warmup_steps, weight_decay=args.weight_decay,
-        clip_grad=args.clip_grad or None, seed=args.seed, packed=not args.windows, compile=args.compile,
-        autocast=not args.no_autocast, log_every=args.log_every, checkpoint_every=args.checkpoint_every,
-        device=args.device,
+    return recipe_from_args(
+        args, shards=str(args.shards), out=str(args.out), vocab_size=args.vocab_size or _vocab(args.shards),
+        context=args.context, budget=args.tokens if args.tokens is not None else args.bytes, unit=unit,
+        log_every=args.log_every, checkpoint_every=args.checkpoint_every, device=args.device,
     )  # fmt: skip
 
 
