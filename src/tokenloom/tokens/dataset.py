@@ -15,7 +15,8 @@ share of the epoch's order — a permutation drawn from ``(seed, epoch)`` (store
 ``shuffle``), rank ``r`` of ``world_size`` taking positions ``r, r + W, ...``: disjoint across ranks,
 every sample once per epoch. :meth:`state_dict` / :meth:`load_state_dict` hold the epoch and the place
 in it, so an interrupted epoch resumes exactly; :meth:`batches` stacks samples into ``[B, ...]``.
-Tokens are read from memory maps: no copy of a shard, one small array per sample.
+Tokens are read from memory maps, a batch at a time (:meth:`read`, ``gather.py``): a few array operations
+a batch, no per-sample Python; ``reference.py`` keeps the plain per-sample reading as the oracle.
 """
 
 from __future__ import annotations
@@ -23,14 +24,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
 from tokenloom.errors import ConfigError
 from tokenloom.text.tokenizer import Tokenizer
+from tokenloom.tokens.gather import RowReader, WindowReader
 from tokenloom.tokens.manifest import check_files, read_manifest, tokenizer_fingerprint
-from tokenloom.tokens.packing import Span, pack_rows, row_arrays
+from tokenloom.tokens.packing import plan_rows
 
 __all__ = ["Packing", "TokenShardDataset"]
 
@@ -92,44 +94,36 @@ class TokenShardDataset:
             self._tokens.append(tokens)
             self._starts.append(np.concatenate([[0], ends]))
             self._docs.append(np.load(f"{base}.ds.docs.npy", allow_pickle=False))
-        self._index = self._plan()
+        self._reader = self._open_reader()
         self.epoch, self.position = 0, 0
 
-    def _plan(self) -> list[Any]:
-        """Windows: (shard, first token) per sample; rows: (shard, spans) per sample."""
+    def _open_reader(self) -> WindowReader | RowReader:
+        """The batch reader; rows are planned once, as arrays, from the ``.ds.index`` ends."""
         if self.packing == "windows":
-            w = self.seq_len + 1
-            return [(s, k * w) for s, t in enumerate(self._tokens) for k in range(len(t) // w)]
-        rows: list[Any] = []
+            return WindowReader(self._tokens, self.seq_len + 1)
+        plans = []
         for s, starts in enumerate(self._starts):
-            keep = np.arange(len(starts) - 1)
+            lengths = starts[1:] - starts[:-1]  # [D]
             if self.language is not None:
-                keep = keep[self._docs[s]["lang"] == self.language]
-            lengths = (starts[1:] - starts[:-1])[keep]
-            rows += [
-                (s, [(int(keep[d]), a, b) for d, a, b in row])
-                for row in pack_rows(lengths.tolist(), self.seq_len)
-            ]
-        return rows
+                lengths = np.where(self._docs[s]["lang"] == self.language, lengths, 0)
+            plans.append(plan_rows(lengths, self.seq_len))
+        return RowReader(self._tokens, self._starts, plans, self.seq_len, contiguous=self.language is None)
 
     def __len__(self) -> int:
-        return len(self._index)
+        return len(self._reader)
 
     def __getitem__(self, i: int) -> dict[str, np.ndarray]:
         if not -len(self) <= i < len(self):
             raise IndexError(f"sample {i} of a dataset of {len(self)}")
-        shard, where = self._index[i]
-        tokens = self._tokens[shard]
+        return {k: v[0] for k, v in self.read(np.array([i % len(self)], dtype=np.int64)).items()}
+
+    def read(self, indices: np.ndarray) -> dict[str, np.ndarray]:
+        """Samples ``indices`` (in ``0 .. len(self) - 1``) stacked ``[B, ...]``, read as one batch."""
+        idx = np.asarray(indices, dtype=np.int64)  # [B]
         if self.packing == "windows":
-            return {"input_ids": np.asarray(tokens[where : where + self.seq_len + 1], dtype=np.int64)}
-        spans: list[Span] = where
-        ids = np.zeros(self.seq_len, dtype=np.int64)  # [N]
-        at, starts = 0, self._starts[shard]
-        for doc, a, b in spans:
-            ids[at : at + b - a] = tokens[starts[doc] + a : starts[doc] + b]
-            at += b - a
-        segments, positions = row_arrays(spans, self.seq_len)
-        return {"input_ids": ids, "segment_ids": segments, "positions": positions}
+            return {"input_ids": self._reader.batch(idx)}  # type: ignore[dict-item]
+        out: dict[str, np.ndarray] = self._reader.batch(idx)  # type: ignore[assignment]
+        return out
 
     def order(self, epoch: int) -> np.ndarray:
         """This rank's sample indices of ``epoch``, in the order they are yielded."""
@@ -149,15 +143,24 @@ class TokenShardDataset:
         self.epoch, self.position = self.epoch + 1, 0
 
     def batches(self, batch_size: int) -> Iterator[dict[str, np.ndarray]]:
-        """This rank's samples of the epoch stacked ``[B, ...]`` (the last batch may be smaller)."""
-        batch: list[dict[str, np.ndarray]] = []
-        for sample in self:
-            batch.append(sample)
-            if len(batch) == batch_size:
-                yield {k: np.stack([b[k] for b in batch]) for k in batch[0]}
-                batch = []
-        if batch:
-            yield {k: np.stack([b[k] for b in batch]) for k in batch[0]}
+        """This rank's samples of the epoch stacked ``[B, ...]`` (the last batch may be smaller), each
+        batch read at once (:meth:`read`). The state moves as with :meth:`__iter__`: past a batch once
+        it is yielded, to the next epoch with the epoch's last (short) batch."""
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigError(f"batch_size must be a positive int, got {batch_size!r}")
+        mine = self.order(self.epoch)
+        while True:
+            chunk = mine[self.position : self.position + batch_size]  # [B]
+            if len(chunk) == 0:
+                self.epoch, self.position = self.epoch + 1, 0
+                return
+            self.position += len(chunk)
+            batch = self.read(chunk)
+            if len(chunk) < batch_size:
+                self.epoch, self.position = self.epoch + 1, 0
+                yield batch
+                return
+            yield batch
 
     def state_dict(self) -> dict[str, int]:
         return {

@@ -1,0 +1,158 @@
+"""Whole batches read from token shards' memory maps with a few array operations, no per-sample Python.
+
+- :class:`WindowReader`: each shard's tokens seen as a ``[windows, N + 1]`` array (a reshape of the
+  memory map, no copy); a batch of windows is one fancy index per shard touched.
+- :class:`RowReader`: packed rows of a :class:`~tokenloom.tokens.packing.RowPlan` per shard. When every
+  document is kept, a row's tokens are one run of its shard (the plan keeps the stored order), so a batch
+  is one fancy index into a sliding ``[T - N + 1, N]`` view of the memory map, padding zeroed after; with
+  a language filter, every token's place comes from ``np.repeat`` over the batch's pieces. Segment ids
+  and restarting positions are ``np.repeat`` over the pieces too.
+
+Both return ``int64`` arrays (``B`` = batch, ``N`` = ``seq_len``); indices are valid sample numbers.
+What it does not do: order samples or plan rows (``dataset.py``, ``packing.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tokenloom.tokens.packing import RowPlan, plan_rows
+
+__all__ = ["RowReader", "WindowReader"]
+
+
+def _starts(counts: np.ndarray) -> np.ndarray:
+    """Exclusive cumulative sum: where each of ``counts``' runs starts."""
+    return np.cumsum(counts) - counts
+
+
+def _ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """``first[i] .. first[i] + count[i] - 1`` for every ``i``, concatenated."""
+    total = int(count.sum())
+    return np.repeat(first - _starts(count), count) + np.arange(total)
+
+
+class WindowReader:
+    """Consecutive windows of ``width`` tokens of each shard, numbered shard after shard."""
+
+    def __init__(self, tokens: Sequence[np.ndarray], width: int) -> None:
+        self.width = width
+        counts = [len(t) // width for t in tokens]
+        self.views = [
+            np.asarray(t[: n * width]).reshape(n, width) for t, n in zip(tokens, counts, strict=True)
+        ]
+        self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)  # [S + 1]
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    def batch(self, idx: np.ndarray) -> np.ndarray:
+        """``[B, width]`` int64: the windows numbered ``idx``."""
+        if len(self.views) == 1:
+            return self.views[0][idx].astype(np.int64)
+        shard = np.searchsorted(self.offsets, idx, side="right") - 1  # [B]
+        out = np.empty((len(idx), self.width), dtype=np.int64)
+        for s in np.unique(shard):
+            mine = shard == s
+            out[mine] = self.views[s][idx[mine] - self.offsets[s]]
+        return out
+
+
+class RowReader:
+    """Packed rows of ``seq_len`` tokens, numbered shard after shard (see the module docstring)."""
+
+    def __init__(
+        self,
+        tokens: Sequence[np.ndarray],
+        doc_starts: Sequence[np.ndarray],
+        plans: Sequence[RowPlan],
+        seq_len: int,
+        *,
+        contiguous: bool,
+    ) -> None:
+        self.n, self.contiguous = seq_len, contiguous
+        self.tokens = [np.asarray(t) for t in tokens]
+        plans = list(plans) or [plan_rows(np.zeros(0, np.int64), seq_len)]  # no shards: no rows
+        sizes = np.array([len(p.piece_len) for p in plans], dtype=np.int64)
+        piece_base = _starts(sizes)
+        self.row_shard = np.concatenate([np.full(p.rows, s, np.int64) for s, p in enumerate(plans)])  # [R]
+        self.row_pieces = np.concatenate(
+            [p.row_pieces[:-1] + b for p, b in zip(plans, piece_base, strict=True)] + [[sizes.sum()]]
+        ).astype(np.int64)  # [R + 1]
+        self.row_used = np.concatenate([p.row_used for p in plans]).astype(np.int64)  # [R]
+        self.piece_len = np.concatenate([p.piece_len for p in plans]).astype(np.int64)  # [P]
+        self.piece_col = np.concatenate([p.piece_col for p in plans]).astype(np.int64)  # [P]
+        self.piece_src = np.concatenate(
+            [
+                d[p.piece_doc] + p.piece_start
+                for d, p in zip(list(doc_starts) or [np.zeros(1, np.int64)], plans, strict=True)
+            ]
+        ).astype(np.int64)  # [P] first token's place in its shard
+        self.row_src = self.piece_src[self.row_pieces[:-1]]  # [R] a contiguous row's first token
+        self.slides = [
+            np.lib.stride_tricks.sliding_window_view(t, seq_len) if len(t) >= seq_len else None
+            for t in self.tokens
+        ]  # [T - N + 1, N] views, no copy
+
+    def __len__(self) -> int:
+        return len(self.row_used)
+
+    def batch(self, idx: np.ndarray) -> dict[str, np.ndarray]:
+        """``input_ids``, ``segment_ids`` (-1 on padding) and ``positions`` (0 on padding), ``[B, N]`` int64."""
+        b, n = len(idx), self.n
+        first, count = self.row_pieces[idx], self.row_pieces[idx + 1] - self.row_pieces[idx]  # [B]
+        pieces = _ranges(first, count)  # [Pb] the batch's pieces, row by row
+        used = self.row_used[idx]  # [B]
+        # tiles: each row's pieces then one padding tile (maybe empty); they cover [B * N] in order
+        pad_slot = np.cumsum(count) + np.arange(b)  # [B]
+        tile_len = np.empty(len(pieces) + b, dtype=np.int64)  # [Pb + B]
+        tile_seg = np.empty(len(pieces) + b, dtype=np.int64)
+        real = np.ones(len(tile_len), dtype=bool)
+        real[pad_slot] = False
+        tile_len[real], tile_len[pad_slot] = self.piece_len[pieces], n - used
+        tile_seg[real], tile_seg[pad_slot] = pieces - np.repeat(first, count), -1
+        tile_start = _starts(tile_len)  # [Pb + B]
+        segments = np.repeat(tile_seg, tile_len)  # [B * N]
+        positions = np.arange(b * n, dtype=np.int64) - np.repeat(tile_start, tile_len)  # [B * N]
+        pad = segments < 0  # [B * N]
+        np.putmask(positions, pad, 0)
+        ids = self._ids(idx, pieces, count, pad)  # [B * N]
+        shape = (b, n)
+        return {
+            "input_ids": ids.reshape(shape),
+            "segment_ids": segments.reshape(shape),
+            "positions": positions.reshape(shape),
+        }
+
+    def _ids(self, idx: np.ndarray, pieces: np.ndarray, count: np.ndarray, pad: np.ndarray) -> np.ndarray:
+        b, n = len(idx), self.n
+        shard = self.row_shard[idx]  # [B]
+        out = np.empty((b, n), dtype=np.int64)
+        if self.contiguous:
+            start = self.row_src[idx]  # [B]
+            for s in np.unique(shard):
+                slide = self.slides[s]
+                mine = shard == s
+                fits = mine & (start <= (len(slide) - 1 if slide is not None else -1))
+                if fits.any():
+                    out[fits] = slide[start[fits]]
+                for r in np.flatnonzero(mine & ~fits):  # the shard's last rows: shorter than N
+                    tail = self.tokens[s][start[r] :]
+                    out[r, : len(tail)] = tail
+            flat = out.reshape(-1)  # [B * N]
+            np.putmask(flat, pad, 0)
+            return flat
+        flat = out.reshape(-1)  # [B * N]
+        flat[:] = 0
+        lens = self.piece_len[pieces]  # [Pb]
+        row = np.repeat(np.arange(b), count)  # [Pb]
+        offset = np.arange(int(lens.sum())) - np.repeat(_starts(lens), lens)  # [T_b] token within piece
+        dest = np.repeat(row * n + self.piece_col[pieces], lens) + offset  # [T_b]
+        src = np.repeat(self.piece_src[pieces], lens) + offset  # [T_b]
+        token_shard = np.repeat(shard[row], lens)  # [T_b]
+        for s in np.unique(shard):
+            mine = token_shard == s
+            flat[dest[mine]] = self.tokens[s][src[mine]]
+        return flat
