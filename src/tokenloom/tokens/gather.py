@@ -34,6 +34,14 @@ def _ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
     return np.repeat(first - _starts(count), count) + np.arange(total)
 
 
+def _groups(shard: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """(shard, the batch positions reading from it) for every shard a batch touches."""
+    order = np.argsort(shard, kind="stable")  # [B]
+    ordered = shard[order]
+    cuts = (np.flatnonzero(ordered[1:] != ordered[:-1]) + 1).tolist()
+    return [(int(ordered[a]), order[a:b]) for a, b in zip([0, *cuts], [*cuts, len(order)], strict=True)]
+
+
 class WindowReader:
     """Consecutive windows of ``width`` tokens of each shard, numbered shard after shard."""
 
@@ -53,10 +61,10 @@ class WindowReader:
         if len(self.views) == 1:
             return self.views[0][idx].astype(np.int64)
         shard = np.searchsorted(self.offsets, idx, side="right") - 1  # [B]
+        local = idx - self.offsets[shard]  # [B]
         out = np.empty((len(idx), self.width), dtype=np.int64)
-        for s in np.unique(shard):
-            mine = shard == s
-            out[mine] = self.views[s][idx[mine] - self.offsets[s]]
+        for s, at in _groups(shard):
+            out[at] = self.views[s][local[at]]
         return out
 
 
@@ -90,11 +98,26 @@ class RowReader:
                 for d, p in zip(list(doc_starts) or [np.zeros(1, np.int64)], plans, strict=True)
             ]
         ).astype(np.int64)  # [P] first token's place in its shard
+        # tiles: each row's pieces, then one padding tile (maybe empty); a row's tiles cover its N slots
+        rows, pieces = len(self.row_used), len(self.piece_len)
+        piece_row = np.repeat(np.arange(rows), np.diff(self.row_pieces))  # [P]
+        self.row_tiles = self.row_pieces + np.arange(rows + 1)  # [R + 1]
+        pad_tile = self.row_tiles[1:] - 1  # [R]
+        self.tile_len = np.empty(pieces + rows, dtype=np.int64)  # [P + R]
+        self.tile_seg = np.empty(pieces + rows, dtype=np.int64)  # [P + R] the piece's number in its row; -1
+        self.tile_piece = np.full(pieces + rows, -1, dtype=np.int64)  # [P + R]
+        real = np.arange(pieces) + piece_row  # [P] a piece's tile
+        self.tile_len[real], self.tile_len[pad_tile] = self.piece_len, seq_len - self.row_used
+        self.tile_seg[real], self.tile_seg[pad_tile] = np.arange(pieces) - self.row_pieces[piece_row], -1
+        self.tile_piece[real] = np.arange(pieces)
         self.row_src = self.piece_src[self.row_pieces[:-1]]  # [R] a contiguous row's first token
+        shard_len = np.array([len(t) for t in self.tokens] or [0], dtype=np.int64)[self.row_shard]  # [R]
+        self.row_short = self.row_src + seq_len > shard_len  # [R] the last rows of a shard: no full slice
         self.slides = [
             np.lib.stride_tricks.sliding_window_view(t, seq_len) if len(t) >= seq_len else None
             for t in self.tokens
         ]  # [T - N + 1, N] views, no copy
+        self._arange = np.zeros(0, dtype=np.int64)  # 0, 1, ... as long as the largest batch's slots
 
     def __len__(self) -> int:
         return len(self.row_used)
@@ -102,23 +125,17 @@ class RowReader:
     def batch(self, idx: np.ndarray) -> dict[str, np.ndarray]:
         """``input_ids``, ``segment_ids`` (-1 on padding) and ``positions`` (0 on padding), ``[B, N]`` int64."""
         b, n = len(idx), self.n
-        first, count = self.row_pieces[idx], self.row_pieces[idx + 1] - self.row_pieces[idx]  # [B]
-        pieces = _ranges(first, count)  # [Pb] the batch's pieces, row by row
-        used = self.row_used[idx]  # [B]
-        # tiles: each row's pieces then one padding tile (maybe empty); they cover [B * N] in order
-        pad_slot = np.cumsum(count) + np.arange(b)  # [B]
-        tile_len = np.empty(len(pieces) + b, dtype=np.int64)  # [Pb + B]
-        tile_seg = np.empty(len(pieces) + b, dtype=np.int64)
-        real = np.ones(len(tile_len), dtype=bool)
-        real[pad_slot] = False
-        tile_len[real], tile_len[pad_slot] = self.piece_len[pieces], n - used
-        tile_seg[real], tile_seg[pad_slot] = pieces - np.repeat(first, count), -1
-        tile_start = _starts(tile_len)  # [Pb + B]
+        first = self.row_tiles[idx]  # [B]
+        tiles = _ranges(first, self.row_tiles[idx + 1] - first)  # [Tb] the batch's tiles, row by row
+        tile_len, tile_seg = self.tile_len[tiles], self.tile_seg[tiles]  # [Tb]
+        tile_start = _starts(tile_len)  # [Tb] where each tile starts in [B * N]
         segments = np.repeat(tile_seg, tile_len)  # [B * N]
-        positions = np.arange(b * n, dtype=np.int64) - np.repeat(tile_start, tile_len)  # [B * N]
+        if len(self._arange) < b * n:
+            self._arange = np.arange(b * n, dtype=np.int64)
+        positions = self._arange[: b * n] - np.repeat(tile_start, tile_len)  # [B * N]
         pad = segments < 0  # [B * N]
         np.putmask(positions, pad, 0)
-        ids = self._ids(idx, pieces, count, pad)  # [B * N]
+        ids = self._ids(idx, tiles, pad)  # [B * N]
         shape = (b, n)
         return {
             "input_ids": ids.reshape(shape),
@@ -126,33 +143,37 @@ class RowReader:
             "positions": positions.reshape(shape),
         }
 
-    def _ids(self, idx: np.ndarray, pieces: np.ndarray, count: np.ndarray, pad: np.ndarray) -> np.ndarray:
+    def _ids(self, idx: np.ndarray, tiles: np.ndarray, pad: np.ndarray) -> np.ndarray:
         b, n = len(idx), self.n
         shard = self.row_shard[idx]  # [B]
         out = np.empty((b, n), dtype=np.int64)
         if self.contiguous:
             start = self.row_src[idx]  # [B]
-            for s in np.unique(shard):
+            groups = [(0, slice(None))] if len(self.tokens) == 1 else _groups(shard)
+            for s, at in groups:
                 slide = self.slides[s]
-                mine = shard == s
-                fits = mine & (start <= (len(slide) - 1 if slide is not None else -1))
-                if fits.any():
-                    out[fits] = slide[start[fits]]
-                for r in np.flatnonzero(mine & ~fits):  # the shard's last rows: shorter than N
-                    tail = self.tokens[s][start[r] :]
+                if slide is not None:
+                    out[at] = slide[np.minimum(start[at], len(slide) - 1)]
+            short = self.row_short[idx]  # [B]
+            if short.any():
+                for r in np.flatnonzero(short).tolist():  # a shard's last rows: read what is left
+                    tail = self.tokens[int(shard[r])][start[r] :]
                     out[r, : len(tail)] = tail
             flat = out.reshape(-1)  # [B * N]
             np.putmask(flat, pad, 0)
             return flat
         flat = out.reshape(-1)  # [B * N]
         flat[:] = 0
+        pieces = self.tile_piece[tiles]  # [Tb]
+        pieces = pieces[pieces >= 0]  # [Pb] the batch's pieces, row by row
+        count = self.row_pieces[idx + 1] - self.row_pieces[idx]  # [B]
         lens = self.piece_len[pieces]  # [Pb]
         row = np.repeat(np.arange(b), count)  # [Pb]
         offset = np.arange(int(lens.sum())) - np.repeat(_starts(lens), lens)  # [T_b] token within piece
         dest = np.repeat(row * n + self.piece_col[pieces], lens) + offset  # [T_b]
         src = np.repeat(self.piece_src[pieces], lens) + offset  # [T_b]
         token_shard = np.repeat(shard[row], lens)  # [T_b]
-        for s in np.unique(shard):
+        for s, _ in _groups(shard):
             mine = token_shard == s
             flat[dest[mine]] = self.tokens[s][src[mine]]
         return flat
