@@ -15,7 +15,9 @@ process is pinned to one core and torch to one thread.
 Timed, for ``packing="windows"`` and ``packing="documents"`` at each ``--batch-sizes`` (``seq_len`` =
 ``--seq-len``, shuffled epoch order): ``ds.batches(B)`` with every array handed to ``torch.from_numpy``,
 for about ``--seconds`` each; the same with the per-sample reading (``tokens.reference``, the code
-before) for the ratio; and, as a ceiling, one contiguous slice of ``B * N`` ids cast to ``int64``. Rates
+before) for the ratio; and, as a ceiling, one contiguous slice of ``B * (N + 1)`` ids cast to ``int64``.
+Opening the folder and planning the samples are timed apart (the dataset's constructor; for the
+per-sample reading also its list plan and first batch). Rates
 count the id slots delivered (padding included; its share is printed) and their bytes as stored
 (2 bytes an id). Last, one AdamW step of a causal encoder (width 256, depth 4, 4 heads, RoPE) on packed
 batches of ``B = 8``, ``N = --seq-len``: the loader's rate over the step's tokens/s is the margin.
@@ -174,8 +176,8 @@ def measure(folder: Path, args: argparse.Namespace) -> tuple[list[list[str]], di
             ds = TokenShardDataset(folder, seq_len=n, packing=packing, seed=0)
             opened = time.perf_counter() - opened
             fast, pad, _ = rate(ds.batches(b), args.seconds)
-            ref_ds = TokenShardDataset(folder, seq_len=n, packing=packing, seed=0)
             plan = time.perf_counter()
+            ref_ds = TokenShardDataset(folder, seq_len=n, packing=packing, seed=0)
             ref_it = reference_batches(ref_ds, b)
             next(ref_it)
             plan = time.perf_counter() - plan
@@ -200,7 +202,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--files", type=int, default=20, help="Latin-script FLORES devtest files tokenized")
     parser.add_argument("--vocab-size", type=int, default=1000)
     parser.add_argument("--seq-len", type=int, default=512)
-    parser.add_argument("--batch-sizes", type=lambda s: [int(x) for x in s.split(",")], default=[8, 64])
+    parser.add_argument("--batch-sizes", type=lambda s: [int(x) for x in s.split(",")], default=[8, 64, 256])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per loader measurement")
     parser.add_argument("--steps", type=int, default=5, help="timed training steps")
     parser.add_argument(
@@ -216,7 +218,7 @@ def main(argv: list[str] | None = None) -> None:
         rows, best = measure(folder, args)
         step = train_rate(folder, args.vocab_size, args.seq_len, args.steps)
     head = [f"what (N = {args.seq_len})", "id slots/s", "GB/s of ids (uint16)", "of 1 GB/s", "per-sample reading",
-            "batched / per-sample", "open s (batched / per-sample)", "padding"]  # fmt: skip
+            "batched / per-sample", "open + plan s (batched / per-sample)", "padding"]  # fmt: skip
     if args.markdown:
         print(f"# {machine()}; load average {os.getloadavg()[0]:.1f}; one core, torch 1 thread")
     print(f"{args.files} FLORES devtest files: {sample:,} ids (BPE {args.vocab_size}), repeated to {total:,} ids "

@@ -138,3 +138,24 @@ def test_a_split_without_shards_has_no_samples(tmp_path: Path) -> None:
         assert len(ds) == 0 and list(ds.batches(2)) == [] and ds.state_dict()["epoch"] == 1
         ds = TokenShardDataset(tmp_path, seq_len=4, packing=packing)  # type: ignore[arg-type]
         assert len(ds) == (2 if packing == "windows" else 4)  # 14 tokens: 2 windows of 5; rows 4, 1+3, 4, 2
+
+
+def test_bench_loader_folder_is_the_flores_sample_repeated(tmp_path: Path) -> None:
+    """``scripts/bench_loader.py`` reads what it says: the tokenized sample's documents, repeated in order."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    try:
+        import bench_loader
+    finally:
+        sys.path.pop(0)
+    folder, total, sample = bench_loader.build(tmp_path, 2, 300, tokens=250_000, shard_tokens=60_000)
+    ids = np.fromfile(next((tmp_path / "flores").glob("*.ds")), dtype="<u2")
+    assert len(ids) == sample and total >= 250_000
+    ds = TokenShardDataset(folder, seq_len=99, packing="documents", shuffle=False)
+    names = [shard["name"] for shard in ds.manifest["shards"]]
+    assert len(names) == 5  # shards of at most 60,000 ids, cut at document ends
+    read = np.concatenate([np.fromfile(folder / f"{name}.ds", dtype="<u2") for name in names])
+    assert np.array_equal(read, np.tile(ids, total // sample + 1)[:total])
+    batch = ds.read(np.arange(len(ds)))
+    assert np.array_equal(batch["input_ids"][batch["segment_ids"] >= 0], read)
