@@ -115,11 +115,17 @@ class TokenShardDataset:
     def __getitem__(self, i: int) -> dict[str, np.ndarray]:
         if not -len(self) <= i < len(self):
             raise IndexError(f"sample {i} of a dataset of {len(self)}")
-        return {k: v[0] for k, v in self.read(np.array([i % len(self)], dtype=np.int64)).items()}
+        return {k: v[0] for k, v in self._read(np.array([i % len(self)], dtype=np.int64)).items()}
 
     def read(self, indices: np.ndarray) -> dict[str, np.ndarray]:
         """Samples ``indices`` (in ``0 .. len(self) - 1``) stacked ``[B, ...]``, read as one batch."""
-        idx = np.asarray(indices, dtype=np.int64)  # [B]
+        idx = np.asarray(indices, dtype=np.int64).reshape(-1)  # [B]
+        if len(idx) and (idx.min() < 0 or idx.max() >= len(self)):
+            bad = idx[(idx < 0) | (idx >= len(self))][0]
+            raise IndexError(f"sample {bad} of a dataset of {len(self)}; pass indices in 0..{len(self) - 1}")
+        return self._read(idx)
+
+    def _read(self, idx: np.ndarray) -> dict[str, np.ndarray]:
         if self.packing == "windows":
             return {"input_ids": self._reader.batch(idx)}  # type: ignore[dict-item]
         out: dict[str, np.ndarray] = self._reader.batch(idx)  # type: ignore[assignment]
@@ -155,7 +161,7 @@ class TokenShardDataset:
                 self.epoch, self.position = self.epoch + 1, 0
                 return
             self.position += len(chunk)
-            batch = self.read(chunk)
+            batch = self._read(chunk)
             if len(chunk) < batch_size:
                 self.epoch, self.position = self.epoch + 1, 0
                 yield batch
