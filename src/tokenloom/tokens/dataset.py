@@ -30,7 +30,7 @@ import numpy as np
 from tokenloom.errors import ConfigError
 from tokenloom.text.tokenizer import Tokenizer
 from tokenloom.tokens.manifest import check_files, read_manifest, tokenizer_fingerprint
-from tokenloom.tokens.packing import Span, pack_rows, row_arrays
+from tokenloom.tokens.packing import RowTable, Span, batch_rows, pack_rows, row_arrays, row_table
 
 __all__ = ["Packing", "TokenShardDataset"]
 
@@ -96,20 +96,33 @@ class TokenShardDataset:
         self.epoch, self.position = 0, 0
 
     def _plan(self) -> list[Any]:
-        """Windows: (shard, first token) per sample; rows: (shard, spans) per sample."""
+        """Windows: (shard, first token) per sample; rows: (shard, spans) per sample. The same plan as
+        arrays for :meth:`batches`: each sample's shard, and per shard its windows (a view ``[windows,
+        N + 1]``) or its rows (:class:`~tokenloom.tokens.packing.RowTable`)."""
         if self.packing == "windows":
             w = self.seq_len + 1
+            self._views: list[np.ndarray] = [
+                t[: len(t) // w * w].reshape(-1, w) for t in self._tokens
+            ]  # [windows, N + 1]
+            self._local = np.concatenate([np.arange(len(v)) for v in self._views] or [np.zeros(0, np.int64)])
+            self._shard_of = np.repeat(np.arange(len(self._views)), [len(v) for v in self._views])
             return [(s, k * w) for s, t in enumerate(self._tokens) for k in range(len(t) // w)]
         rows: list[Any] = []
+        self._tables: list[RowTable] = []
+        counts: list[int] = []
         for s, starts in enumerate(self._starts):
             keep = np.arange(len(starts) - 1)
             if self.language is not None:
                 keep = keep[self._docs[s]["lang"] == self.language]
             lengths = (starts[1:] - starts[:-1])[keep]
-            rows += [
-                (s, [(int(keep[d]), a, b) for d, a, b in row])
-                for row in pack_rows(lengths.tolist(), self.seq_len)
+            shard_rows = [
+                [(int(keep[d]), a, b) for d, a, b in row] for row in pack_rows(lengths.tolist(), self.seq_len)
             ]
+            self._tables.append(row_table(shard_rows, starts[:-1]))
+            counts.append(len(shard_rows))
+            rows += [(s, row) for row in shard_rows]
+        self._local = np.concatenate([np.arange(n) for n in counts] or [np.zeros(0, np.int64)])
+        self._shard_of = np.repeat(np.arange(len(counts)), counts)
         return rows
 
     def __len__(self) -> int:
@@ -149,15 +162,37 @@ class TokenShardDataset:
         self.epoch, self.position = self.epoch + 1, 0
 
     def batches(self, batch_size: int) -> Iterator[dict[str, np.ndarray]]:
-        """This rank's samples of the epoch stacked ``[B, ...]`` (the last batch may be smaller)."""
-        batch: list[dict[str, np.ndarray]] = []
-        for sample in self:
-            batch.append(sample)
-            if len(batch) == batch_size:
-                yield {k: np.stack([b[k] for b in batch]) for k in batch[0]}
-                batch = []
-        if batch:
-            yield {k: np.stack([b[k] for b in batch]) for k in batch[0]}
+        """This rank's samples of the epoch stacked ``[B, ...]`` (the last batch may be smaller): the
+        samples ``iter`` yields, gathered a batch at a time (:meth:`batch`); the state moves a batch at a time."""
+        mine = self.order(self.epoch)
+        while self.position < len(mine):
+            take = mine[self.position : self.position + batch_size]
+            self.position += len(take)
+            yield self.batch(take)
+        self.epoch, self.position = self.epoch + 1, 0
+
+    def batch(self, indices: np.ndarray) -> dict[str, np.ndarray]:
+        """Samples ``indices [B]`` stacked ``[B, ...]``, equal to stacking ``self[i]`` (the reference) but
+        read with one gather per shard: windows are rows of a shard's ``[windows, N + 1]`` view, packed
+        rows come from their :class:`~tokenloom.tokens.packing.RowTable`."""
+        indices, n = np.asarray(indices, dtype=np.int64), len(self)  # [B]
+        if len(indices) and not (-n <= indices.min() and indices.max() < n):
+            raise IndexError(f"samples {indices.min()}..{indices.max()} of a dataset of {n}")
+        indices = indices % max(n, 1)  # [B]: negative indices count from the end, as ds[i] does
+        shards, local = self._shard_of[indices], self._local[indices]  # [B], [B]
+        if self.packing == "windows":
+            ids = np.empty((len(indices), self.seq_len + 1), dtype=np.int64)  # [B, N + 1]
+            for s in np.unique(shards):
+                ids[shards == s] = self._views[s][local[shards == s]]
+            return {"input_ids": ids}
+        ids = np.zeros((len(indices), self.seq_len), dtype=np.int64)  # [B, N]
+        segments, positions = np.empty_like(ids), np.empty_like(ids)  # [B, N]
+        for s in np.unique(shards):
+            mask = shards == s
+            seg, pos, offsets = batch_rows(self._tables[s], local[mask], self.seq_len)
+            ids[mask] = np.where(seg >= 0, self._tokens[s][offsets], 0)
+            segments[mask], positions[mask] = seg, pos
+        return {"input_ids": ids, "segment_ids": segments, "positions": positions}
 
     def state_dict(self) -> dict[str, int]:
         return {
