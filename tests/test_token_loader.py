@@ -157,17 +157,17 @@ def test_bench_loader_folder_is_the_flores_sample_repeated(tmp_path: Path) -> No
     assert len(names) == 5  # shards of at most 60,000 ids, cut at document ends
     read = np.concatenate([np.fromfile(folder / f"{name}.ds", dtype="<u2") for name in names])
     assert np.array_equal(read, np.tile(ids, total // sample + 1)[:total])
-    batch = ds.read(np.arange(len(ds)))
+    batch = ds.batch(np.arange(len(ds)))
     assert np.array_equal(batch["input_ids"][batch["segment_ids"] >= 0], read)
 
 
-def test_read_refuses_indices_outside_the_dataset(tmp_path: Path) -> None:
+def test_batch_refuses_indices_outside_the_dataset(tmp_path: Path) -> None:
     import pytest
 
     _write_folder(tmp_path, [[(30, 0), (9, 1)]], seed=0)
     for packing in ("windows", "documents"):
         ds = TokenShardDataset(tmp_path, seq_len=4, packing=packing)  # type: ignore[arg-type]
-        for bad in (-1, len(ds)):
+        for bad in (-len(ds) - 1, len(ds)):
             with pytest.raises(IndexError, match=f"sample {bad} of a dataset of {len(ds)}"):
-                ds.read(np.array([0, bad]))
-        assert np.array_equal(ds.read(np.array([len(ds) - 1]))["input_ids"][0], ds[-1]["input_ids"])
+                ds.batch(np.array([0, bad]))
+        assert np.array_equal(ds.batch(np.array([-1]))["input_ids"][0], ds[len(ds) - 1]["input_ids"])

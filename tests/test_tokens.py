@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -417,3 +418,37 @@ def test_tasks_encoded_as_flat_arrays_equal_each_document_encoded_alone(
         assert got.tokens.dtype == np.uint32 and got.reasons[: len(reasons)] == reasons
     refusals = [r for t in tasks for r in tokenize_task(t, tok, framing, config).reasons if "cannot be" in r]
     assert len(refusals) == 3 and all("document 1: cannot be encoded" in r for r in refusals)
+
+
+@pytest.mark.parametrize(
+    ("packing", "seq_len", "language"),
+    [("windows", 7, None), ("windows", 64, None), ("documents", 5, None), ("documents", 64, None),
+     ("documents", 16, "fra")],
+)  # fmt: skip
+def test_batches_gathered_at_once_equal_the_samples_one_by_one(
+    plain: Path, packing: str, seq_len: int, language: str | None
+) -> None:
+    """The fast batch (one gather per shard, across the shards of the folder) equals stacking ``ds[i]``
+    (the reference), for any indices; ``batches`` walks the epoch as ``iter`` does and resumes exactly."""
+    kw: dict[str, Any] = {"seq_len": seq_len, "packing": packing, "language": language, "seed": 3}
+    ds = TokenShardDataset(plain, **kw)
+    assert len(ds.manifest["shards"]) > 1  # samples from several shards
+    picks = np.random.default_rng(0).integers(-len(ds), len(ds), size=37)
+    fast = ds.batch(picks)
+    for key, value in fast.items():
+        assert value.dtype == np.int64
+        assert np.array_equal(value, np.stack([ds[int(i)][key] for i in picks])), key
+    with pytest.raises(IndexError):
+        ds.batch(np.array([len(ds)]))
+    rank = TokenShardDataset(plain, **kw, rank=1, world_size=2)
+    rank.set_epoch(1)
+    samples = [s["input_ids"] for s in rank]
+    rank.set_epoch(1)
+    got = rank.batches(5)
+    head = [next(got) for _ in range(2)]
+    state = rank.state_dict()
+    again = TokenShardDataset(plain, **kw, rank=1, world_size=2)
+    again.load_state_dict(state)
+    rows = [b["input_ids"] for b in head] + [b["input_ids"] for b in again.batches(5)]
+    assert np.array_equal(np.concatenate(rows), np.stack(samples))
+    assert state["position"] == 10 and again.state_dict()["epoch"] == 2

@@ -107,14 +107,31 @@ def _text_totals(shards: Path) -> tuple[int, int]:
     return text, tokens
 
 
-def test_the_loss_decreases(shards: Path, tmp_path: Path) -> None:
-    config = _config(shards, tmp_path / "run", budget=8000, log_every=5)
+def test_the_loss_decreases_and_held_out_bpb_beats_order0(
+    shards: Path, shared_dir: Path, tmp_path: Path
+) -> None:
+    from tokenloom.lm.runs import evaluate_run
+
+    config = _config(shards, tmp_path / "run", budget=16000, log_every=5)
     out = train_lm(config, quiet=True)
     rows = _train_rows(out)
     first, last = float(rows[0]["loss"]), float(rows[-1]["loss"])
     assert first > math.log(400) - 0.6  # about uniform over the vocabulary at the start
     assert last < first - 1.0
     assert (out / "train_log.png").stat().st_size > 0
+    held = tmp_path / "held"  # devtest lines the model never saw (training took the first 40)
+    held.mkdir()
+    for code in LANGS:
+        lines = (
+            (shared_dir / "corpora/flores200/devtest" / f"{code}.txt")
+            .read_text(encoding="utf-8")
+            .splitlines()
+        )
+        (held / f"{code}.txt").write_text("\n".join(lines[100:130]) + "\n", encoding="utf-8")
+    df = evaluate_run(out, held, tokenizer=shards.parent / "bpe400.json")
+    langs = df[df["slice_kind"] == "language"].set_index("slice")
+    assert sorted(langs.index) == sorted(LANGS)
+    assert (langs["bpb"] < langs["order0"]).all(), langs[["bpb", "order0"]]  # below the order-0 baseline
 
 
 def test_an_interrupted_run_resumes_to_bitwise_the_same_weights(shards: Path, tmp_path: Path) -> None:

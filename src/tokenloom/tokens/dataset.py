@@ -15,7 +15,7 @@ share of the epoch's order — a permutation drawn from ``(seed, epoch)`` (store
 ``shuffle``), rank ``r`` of ``world_size`` taking positions ``r, r + W, ...``: disjoint across ranks,
 every sample once per epoch. :meth:`state_dict` / :meth:`load_state_dict` hold the epoch and the place
 in it, so an interrupted epoch resumes exactly; :meth:`batches` stacks samples into ``[B, ...]``.
-Tokens are read from memory maps, a batch at a time (:meth:`read`, ``gather.py``): a few array operations
+Tokens are read from memory maps, a batch at a time (:meth:`batch`, ``gather.py``): a few array operations
 a batch, no per-sample Python; ``reference.py`` keeps the plain per-sample reading as the oracle.
 """
 
@@ -117,13 +117,14 @@ class TokenShardDataset:
             raise IndexError(f"sample {i} of a dataset of {len(self)}")
         return {k: v[0] for k, v in self._read(np.array([i % len(self)], dtype=np.int64)).items()}
 
-    def read(self, indices: np.ndarray) -> dict[str, np.ndarray]:
-        """Samples ``indices`` (in ``0 .. len(self) - 1``) stacked ``[B, ...]``, read as one batch."""
-        idx = np.asarray(indices, dtype=np.int64).reshape(-1)  # [B]
-        if len(idx) and (idx.min() < 0 or idx.max() >= len(self)):
-            bad = idx[(idx < 0) | (idx >= len(self))][0]
-            raise IndexError(f"sample {bad} of a dataset of {len(self)}; pass indices in 0..{len(self) - 1}")
-        return self._read(idx)
+    def batch(self, indices: np.ndarray) -> dict[str, np.ndarray]:
+        """Samples ``indices [B]`` stacked ``[B, ...]`` (equal to stacking ``self[i]``; negative indices
+        count from the end), read as one batch."""
+        idx, n = np.asarray(indices, dtype=np.int64).reshape(-1), len(self)  # [B]
+        if len(idx) and (idx.min() < -n or idx.max() >= n):
+            bad = idx[(idx < -n) | (idx >= n)][0]
+            raise IndexError(f"sample {bad} of a dataset of {n}; pass indices in -{n}..{n - 1}")
+        return self._read(idx % max(n, 1))
 
     def _read(self, idx: np.ndarray) -> dict[str, np.ndarray]:
         if self.packing == "windows":
@@ -150,7 +151,7 @@ class TokenShardDataset:
 
     def batches(self, batch_size: int) -> Iterator[dict[str, np.ndarray]]:
         """This rank's samples of the epoch stacked ``[B, ...]`` (the last batch may be smaller), each
-        batch read at once (:meth:`read`). The state moves as with :meth:`__iter__`: past a batch once
+        batch read at once (:meth:`batch`). The state moves as with :meth:`__iter__`: past a batch once
         it is yielded, to the next epoch with the epoch's last (short) batch."""
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(f"batch_size must be a positive int, got {batch_size!r}")
