@@ -26,27 +26,13 @@ import argparse
 import os
 import platform
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-
-def _timed(func: Callable[[], Any]) -> tuple[float, float, Any]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    out = func()
-    return time.perf_counter() - wall, time.process_time() - cpu, out
-
-
-def _files(corpus: Path, limit: int) -> list[Path]:
-    """The first ``limit`` files of each format of ``corpus`` (0: all), sorted."""
-    out: list[Path] = []
-    for pattern in ("*.jsonl.zst", "*.jsonl.gz", "*.parquet"):
-        found = sorted(corpus.glob(pattern))
-        out += found[:limit] if limit else found
-    return out
+from bench_tokenize import mix_files, timed  # this folder: the mix's files, one timing
 
 
 def _datatrove(texts: list[str], tokenizer_json: Path) -> int:
@@ -79,7 +65,7 @@ def run(corpus: Path, tokenizer: Path, limit: int, markdown: bool) -> None:
 
     tok = load_tokenizer(tokenizer)
     assert tok.engine_info()["ids"].engine == "gigatoken", tok.engine_info()["ids"].reason
-    files = _files(corpus, limit)
+    files = mix_files(corpus, limit)
     texts = [r.text for r in iter_records(files)]
     mb = sum(len(t.encode()) for t in texts) / 1e6
     config = ReportConfig(metrics="lengths")
@@ -89,14 +75,14 @@ def run(corpus: Path, tokenizer: Path, limit: int, markdown: bool) -> None:
         for f in files:
             (links / f.name).symlink_to(f.resolve())
         report = partial(fertility_report, corpus=links, config=config, translit=False, numbers=False)
-        auto = _timed(lambda: report({"t": tok.with_engine("auto")}))
-        ref = _timed(lambda: report({"t": tok.with_engine("reference")}))
+        auto = timed(lambda: report({"t": tok.with_engine("auto")}))
+        ref = timed(lambda: report({"t": tok.with_engine("reference")}))
         assert auto[2].equals(ref[2]), "the reports differ"
         tok_json = tok.save(Path(tmp) / "tok", formats=("tokenizer.json",))
-        dt = _timed(partial(_datatrove, texts, Path(tok_json) / "tokenizer.json"))
+        dt = timed(partial(_datatrove, texts, Path(tok_json) / "tokenizer.json"))
     bare_engine = gigatoken.Tokenizer.from_json(tok.hf_export().to_str())
     _bare(bare_engine, texts[:200])  # thread pool start: not timed
-    bare = _timed(partial(_bare, bare_engine, texts))
+    bare = timed(partial(_bare, bare_engine, texts))
     frame = auto[2]
     total = int(frame[frame.slice_kind == "all"]["tokens"].iloc[0])
     assert dt[2] == total == bare[2], (
