@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 import tokenloom
+from tokenloom._tables import format_table, markdown_table
 
 EOS = "<|endoftext|>"
 
@@ -194,13 +195,8 @@ def run_mix(args: argparse.Namespace) -> int:
             [name, f"{w:.2f}", f"{c:.2f}", f"{mb / w:.1f}", f"{w / ours[0]:.2f}x", f"{c / ours[1]:.2f}x"]
             for name, w, c in rows
         ]
-        if args.markdown:
-            print("| " + " | ".join(headers) + " |\n|" + "---|" * len(headers))
-            for r in out:
-                print("| " + " | ".join(r) + " |")
-        else:
-            for r in [headers, *out]:
-                print("  ".join(f"{c:>22}" for c in r))
+        table = markdown_table if args.markdown else format_table
+        print(table(headers, out, align="l" + "r" * (len(headers) - 1)))
         print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
