@@ -32,8 +32,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench_fertility import _print_table as print_table  # the scripts' one table printer
 from bench_tokenize import mix_files, timed  # this folder: the mix's files, one timing
-from tokenloom._tables import format_table, markdown_table
 
 
 def _datatrove(texts: list[str], tokenizer_json: Path) -> int:
@@ -104,7 +104,7 @@ def run(corpus: Path, tokenizer: Path, limit: int, markdown: bool) -> None:
         [name, f"{w:.2f}", f"{c:.2f}", f"{mb / w:.1f}", f"{w / auto[0]:.2f}×", f"{c / auto[1]:.2f}×"]
         for name, (w, c, _) in rows
     ]
-    print((markdown_table if markdown else format_table)(headers, out, align="l" + "r" * (len(headers) - 1)))
+    print_table(headers, out, markdown=markdown)
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 import tokenloom
-from tokenloom._tables import format_table, markdown_table
+from bench_fertility import _print_table as print_table  # this folder: the scripts' one table printer
 
 EOS = "<|endoftext|>"
 
@@ -195,8 +195,7 @@ def run_mix(args: argparse.Namespace) -> int:
             [name, f"{w:.2f}", f"{c:.2f}", f"{mb / w:.1f}", f"{w / ours[0]:.2f}x", f"{c / ours[1]:.2f}x"]
             for name, w, c in rows
         ]
-        table = markdown_table if args.markdown else format_table
-        print(table(headers, out, align="l" + "r" * (len(headers) - 1)))
+        print_table(headers, out, markdown=args.markdown)
         print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
