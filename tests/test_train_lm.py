@@ -16,7 +16,6 @@ import math
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -25,12 +24,12 @@ import numpy as np
 import pytest
 import torch
 
-import tokenloom
 from tokenloom import TokenShardDataset, cli, tokenize_corpus
 from tokenloom.costs.language_model import lm_flops
 from tokenloom.encoder.config import EncoderConfig, LanguageModelConfig
 from tokenloom.errors import ConfigError
 from tokenloom.lm import LmTrainConfig, load_run, train_lm
+from torchrun import ddp_env, torchrun  # this folder: torchrun on a free port
 
 LANGS = ("eng_Latn", "fra_Latn", "rus_Cyrl")
 
@@ -295,25 +294,14 @@ if __name__ == "__main__":
 """
 
 
-def _ddp_env() -> dict[str, str]:
-    src = str(Path(tokenloom.__file__).resolve().parents[1])
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]),
-            "OMP_NUM_THREADS": "1"}  # fmt: skip
-
-
-def _torchrun(port: int, *program: str) -> list[str]:
-    return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(port),
-            *program]  # fmt: skip
-
-
 @pytest.mark.slow
 def test_a_killed_two_process_run_resumes_to_bitwise_the_same_weights(shards: Path, tmp_path: Path) -> None:
-    env, port = _ddp_env(), 28700 + os.getpid() % 1000
+    env = ddp_env()
     common = [str(shards), "--tokens", "3000", "--seq-len", "32", "--batch-size", "4", "--width", "32",
               "--depth", "1", "--log-every", "1", "--lr", "1e-2", "--warmup-steps", "2",
               "--checkpoint-every", "5"]  # fmt: skip
     full, part = tmp_path / "full", tmp_path / "part"
-    done = subprocess.run(_torchrun(port, "-m", "tokenloom", "train-lm", *common, "--out", str(full), "-q"),
+    done = subprocess.run(torchrun("-m", "tokenloom", "train-lm", *common, "--out", str(full), "-q"),
                           env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads((full / "run.json").read_text())["processes"] == 2
@@ -321,7 +309,7 @@ def test_a_killed_two_process_run_resumes_to_bitwise_the_same_weights(shards: Pa
     script = tmp_path / "hanging_run.py"
     script.write_text(textwrap.dedent(_HANGING_RUN.format(hang=7, ckpt=5)))
     log = (tmp_path / "killed.log").open("w")
-    cmd = _torchrun(port + 1, str(script), *common, "--out", str(part))
+    cmd = torchrun(str(script), *common, "--out", str(part))
     run = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + 240
@@ -347,7 +335,7 @@ def test_a_killed_two_process_run_resumes_to_bitwise_the_same_weights(shards: Pa
     with pytest.raises(ConfigError, match=r"written by 2 process\(es\), this run has 1"):
         train_lm(one, quiet=True, resume=True)
 
-    cmd = _torchrun(port + 2, "-m", "tokenloom", "train-lm", *common, "--out", str(part), "--resume", "-q")
+    cmd = torchrun("-m", "tokenloom", "train-lm", *common, "--out", str(part), "--resume", "-q")
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     a, b = _weights(full), _weights(part)

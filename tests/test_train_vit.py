@@ -11,7 +11,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -22,7 +21,6 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
-import tokenloom
 from tokenloom import cli
 from tokenloom.encoder.config import EncoderConfig
 from tokenloom.errors import ConfigError
@@ -37,6 +35,7 @@ from tokenloom.vision.optim import (
 from tokenloom.vision.shards import PreprocessConfig, preprocess_images
 from tokenloom.vision.train import TrainConfig, build_classifier, train_vit
 from tokenloom.vision.train_data import StepSampler, resized_step, split_indices
+from torchrun import ddp_env, torchrun  # this folder: torchrun on a free port
 
 TINY = EncoderConfig(width=32, depth=2, heads=2)
 
@@ -233,12 +232,6 @@ def test_resized_step_keeps_the_epoch_and_the_place_in_it() -> None:
     assert resized_step(4, n=10, old=2, new=8) == 1  # 8 in: epoch 0 (one batch of 8) is done
 
 
-def _ddp_env() -> dict[str, str]:
-    src = str(Path(tokenloom.__file__).resolve().parents[1])
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]),
-            "OMP_NUM_THREADS": "1"}  # fmt: skip
-
-
 def test_resume_with_another_batch_or_world_is_refused_unless_allowed(
     shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -301,25 +294,20 @@ if __name__ == "__main__":
 """
 
 
-def _torchrun(port: int, *program: str) -> list[str]:
-    return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(port),
-            *program]  # fmt: skip
-
-
 @pytest.mark.slow
 def test_a_killed_two_process_run_resumes_to_bitwise_the_same_weights(shards: Path, tmp_path: Path) -> None:
-    env, port = _ddp_env(), 29700 + os.getpid() % 1000
+    env = ddp_env()
     common = [str(shards), "--width", "32", "--depth", "2", "--heads", "2", "--image-size", "32",
               "--patch-size", "8", "--batch-size", "8", "--epochs", "3", "--log-every", "1", "--workers", "1",
               "--lr", "3e-3", "--warmup-steps", "2", "--val-fraction", "0.2", "--checkpoint-every", "5"]  # fmt: skip
     full, part = tmp_path / "full", tmp_path / "part"
-    cmd = _torchrun(port, "-m", "tokenloom", "train-vit", *common, "--out", str(full), "-q")
+    cmd = torchrun("-m", "tokenloom", "train-vit", *common, "--out", str(full), "-q")
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
 
     script = tmp_path / "hanging_run.py"
     script.write_text(textwrap.dedent(_HANGING_RUN.format(hang=7, ckpt=5)))
-    cmd = _torchrun(port + 1, str(script), *common, "--out", str(part))
+    cmd = torchrun(str(script), *common, "--out", str(part))
     log = (tmp_path / "killed.log").open("w")
     run = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -347,7 +335,7 @@ def test_a_killed_two_process_run_resumes_to_bitwise_the_same_weights(shards: Pa
     with pytest.raises(ConfigError, match=r"written by 2 process\(es\), this run has 1"):
         train_vit(shards, part, config=_config(epochs=3, checkpoint_every=5, workers=1), resume=True)
 
-    cmd = _torchrun(port + 2, "-m", "tokenloom", "train-vit", *common, "--out", str(part), "--resume", "-q")
+    cmd = torchrun("-m", "tokenloom", "train-vit", *common, "--out", str(part), "--resume", "-q")
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     a, b = _weights(full), _weights(part)
@@ -362,15 +350,14 @@ def test_a_killed_two_process_run_resumes_to_bitwise_the_same_weights(shards: Pa
 
 @pytest.mark.slow
 def test_two_processes_under_torchrun_follow_the_single_process_curve(shards: Path, tmp_path: Path) -> None:
-    env = _ddp_env()
+    env = ddp_env()
     common = ["train-vit", str(shards), "--width", "32", "--depth", "2", "--heads", "2", "--image-size", "32",
               "--patch-size", "8", "--batch-size", "8", "--epochs", "2", "--log-every", "1", "--workers", "0",
               "--lr", "3e-3", "--val-fraction", "0.2", "-q"]  # fmt: skip
     runs = {}
     for k in (1, 2):
         out = tmp_path / f"k{k}"
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(k), "--master-port",
-               str(29500 + k + os.getpid() % 1000), "-m", "tokenloom", *common, "--out", str(out)]  # fmt: skip
+        cmd = torchrun("-m", "tokenloom", *common, "--out", str(out), processes=k)
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-3000:]
         runs[k] = list(csv.DictReader((out / "train_log.csv").open()))

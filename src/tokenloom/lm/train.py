@@ -57,21 +57,37 @@ def train_lm(
     ``eval_every`` steps and at the end, logged as an ``eval`` row. ``on_step(step)`` runs after each step
     and checkpoint (a hook for tests and fault injection).
     """
-    from tokenloom.lm._loop import LmLoop
-
     rank, world, local_rank = distribute.join()  # the process group lives until this call returns
-    try:
-        device = distribute.pick_device(config.device, local_rank)
-        loop = LmLoop(config, rank=rank, world=world, device=device)
-        loop.printing = progress is None and not quiet and rank == 0
-        loop.progress = progress if rank == 0 else None
-        loop.evaluate = evaluate
-        if resume:
-            loop.resume(allow_resize=allow_resize)
-        loop.run(on_step=on_step)
+    try:  # the model and its DDP wrapper live in _run's frame, gone before the group is left
+        _run(config, (rank, world, local_rank), progress if rank == 0 else None, quiet=quiet, resume=resume,
+             allow_resize=allow_resize, evaluate=evaluate, on_step=on_step)  # fmt: skip
     finally:
         distribute.leave(world)
     return Path(config.out)
+
+
+def _run(
+    config: LmTrainConfig,
+    place: tuple[int, int, int],
+    progress: Callable[[dict[str, Any]], None] | None,
+    *,
+    quiet: bool,
+    resume: bool,
+    allow_resize: bool,
+    evaluate: Any,
+    on_step: Any,
+) -> None:
+    """One process's run, ``place`` = (rank, world, local rank) in a joined process group."""
+    from tokenloom.lm._loop import LmLoop
+
+    rank, world, local_rank = place
+    loop = LmLoop(config, rank=rank, world=world, device=distribute.pick_device(config.device, local_rank))
+    loop.printing = progress is None and not quiet and rank == 0
+    loop.progress = progress
+    loop.evaluate = evaluate
+    if resume:
+        loop.resume(allow_resize=allow_resize)
+    loop.run(on_step=on_step)
 
 
 def load_run(run_dir: str | os.PathLike[str]) -> tuple[LanguageModel, dict[str, Any]]:

@@ -9,6 +9,7 @@ device asked for), :func:`wrap` puts a module in DDP when there is more than one
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -33,11 +34,16 @@ def join() -> tuple[int, int, int]:
 
 
 def leave(world: int) -> None:
-    """End the process group :func:`join` started (nothing in one process)."""
+    """End the process group :func:`join` started (nothing in one process).
+
+    Call it once the DDP-wrapped model is released: DDP keeps the group alive, and a gloo group first
+    freed while the interpreter shuts down can abort the process (its threads outlive Python's).
+    """
     if world > 1:
         import torch.distributed as dist
 
         if dist.is_initialized():
+            gc.collect()  # modules in reference cycles still hold the group
             dist.destroy_process_group()
 
 

@@ -174,24 +174,40 @@ def train_vit(
     in it, not exactly).
     ``on_step(step)`` runs after each optimizer step and checkpoint (a hook for tests and fault injection).
     """
-    import torch
-
     config = config or TrainConfig()
     rank, world, local_rank = distribute.join()  # the process group lives until this call returns
-    device = distribute.pick_device(config.device, local_rank)
-    train_set, eval_set, classes = _datasets(
-        config, Path(data), None if eval_data is None else Path(eval_data)
-    )
-    torch.manual_seed(config.seed)  # the same initial weights in every process
-    model = build_classifier(config, classes)
-    loop = Loop(config, Path(out), model, train_set, eval_set, classes, rank=rank, world=world, device=device)
-    loop.quiet = quiet or rank != 0
-    try:
-        if resume:
-            loop.resume(allow_resize=allow_resize)
-        start = time.perf_counter()
-        result = loop.run(on_step=on_step)
-        logger.debug("training took %.1f s", time.perf_counter() - start)
+    try:  # the model and its DDP wrapper live in _run's frame, gone before the group is left
+        return _run(config, Path(data), eval_data, Path(out), (rank, world, local_rank), quiet=quiet,
+                    resume=resume, allow_resize=allow_resize, on_step=on_step)  # fmt: skip
     finally:
         distribute.leave(world)
+
+
+def _run(
+    config: TrainConfig,
+    data: Path,
+    eval_data: str | os.PathLike[str] | None,
+    out: Path,
+    place: tuple[int, int, int],
+    *,
+    quiet: bool,
+    resume: bool,
+    allow_resize: bool,
+    on_step: Any,
+) -> TrainResult:
+    """One process's run, ``place`` = (rank, world, local rank) in a joined process group."""
+    import torch
+
+    rank, world, local_rank = place
+    device = distribute.pick_device(config.device, local_rank)
+    train_set, eval_set, classes = _datasets(config, data, None if eval_data is None else Path(eval_data))
+    torch.manual_seed(config.seed)  # the same initial weights in every process
+    model = build_classifier(config, classes)
+    loop = Loop(config, out, model, train_set, eval_set, classes, rank=rank, world=world, device=device)
+    loop.quiet = quiet or rank != 0
+    if resume:
+        loop.resume(allow_resize=allow_resize)
+    start = time.perf_counter()
+    result = loop.run(on_step=on_step)
+    logger.debug("training took %.1f s", time.perf_counter() - start)
     return result
