@@ -10,8 +10,9 @@ belong to ``bytelevel-bpe``; ``byte_fallback=False`` and ``split_words=False`` t
 that trains (``parity-bpe`` also needs ``dev`` or ``ratios``: checked when training, against the corpus).
 
 The algorithms, the engines and the rule that turns ``engine="auto"`` into an engine are in
-:mod:`tokenloom.text.algorithms`. What it does not do: read corpora or train (``train.py``). It imports no
-engine.
+:mod:`tokenloom.text.algorithms`; the checks that read several fields at once are in
+:mod:`tokenloom.text.train_checks`. What it does not do: read corpora or train (``train.py``). It imports
+no engine.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from tokenloom._fields import check_bools, check_ints, check_numbers, check_seed
 from tokenloom.corpus.records import BATCH_ERRORS, ERRORS_HELP, Errors
 from tokenloom.errors import ConfigError
 from tokenloom.text._hf_build import BYTE_PIECES, spelling_chars
-from tokenloom.text._train_values import parse_size, ratio_items
+from tokenloom.text._train_values import parse_size
 from tokenloom.text.algorithms import (
     BYTE_LEVEL,
     BYTELEVEL_ALPHABET,
@@ -39,6 +40,7 @@ from tokenloom.text.algorithms import (
     resolve_engine,
 )
 from tokenloom.text.bytelevel import Pretokenizer, resolve_pattern
+from tokenloom.text.train_checks import check_parity, check_ranges, check_special_tokens
 
 __all__ = ["BYTE_PIECES", "TrainerConfig", "TrainerSettings", "choices", "parse_size"]
 
@@ -279,13 +281,15 @@ class TrainerConfig:
         check_numbers(
             self, {"heldout": 0.01, "character_coverage": 0.9995, "language_sampling": 0.3, "alpha": 2.0}
         )
-        self._check_parity()
+        dev, ratios = check_parity(self)
+        object.__setattr__(self, "dev", dev)
+        object.__setattr__(self, "ratios", ratios)
         check_bools(self, ("byte_fallback", "split_words", "split_digits", "allow_smaller_vocab"))
         check_seed(self.seed, name="TrainerConfig.seed")
         if not isinstance(self.text_column, str) or not self.text_column:
             raise ConfigError(f"TrainerConfig.text_column={self.text_column!r}; give a column name")
-        self._check_special_tokens()
-        self._check_ranges()
+        object.__setattr__(self, "special_tokens", check_special_tokens(self.special_tokens))
+        check_ranges(self)
         resolve_engine(self.algorithm, self.engine)
         for f in fields(self):
             applies = f.metadata["applies"]
@@ -295,62 +299,10 @@ class TrainerConfig:
             self.resolved_pretokenizer  # noqa: B018  # a pattern that cannot be used fails here, named
             self.engine_choice  # noqa: B018  # a fast trainer asked for what it cannot train fails here
 
-    def _check_parity(self) -> None:
-        if not 0.0 <= self.language_sampling <= 1.0:
-            raise ConfigError(
-                f"language_sampling={self.language_sampling!r} is outside [0, 1]; pass 1 for the corpus as it "
-                "is, 0 for uniform over languages, or a value between (0.3 as in XLM-R)"
-            )
-        if self.dev is not None and (not isinstance(self.dev, str | os.PathLike) or not os.fspath(self.dev)):
-            raise ConfigError(f"dev={self.dev!r}; give the path of a parallel development corpus")
-        if self.dev is not None:
-            object.__setattr__(self, "dev", os.fspath(self.dev))
-        object.__setattr__(self, "ratios", ratio_items(self.ratios))
-        if self.dev is not None and self.ratios:
-            raise ConfigError("parity-bpe balances on dev= or on ratios=, not both; drop one of them")
-        if self.global_merges < 0 or self.window_size < 1:
-            raise ConfigError(
-                f"global_merges={self.global_merges!r} must be >= 0 and window_size={self.window_size!r} >= 1"
-            )
-
     @property
     def resolved_ratios(self) -> dict[str, float]:
         """``ratios`` as {language: target compression}."""
         return {lang: float(r) for lang, _, r in (item.partition("=") for item in self.ratios)}
-
-    def _check_special_tokens(self) -> None:
-        object.__setattr__(self, "special_tokens", tuple(self.special_tokens))
-        if not all(isinstance(t, str) and t for t in self.special_tokens):
-            raise ConfigError(f"special_tokens must be non-empty strings, got {self.special_tokens!r}")
-        if len(set(self.special_tokens)) != len(self.special_tokens):
-            raise ConfigError(f"special_tokens contains duplicates: {self.special_tokens!r}")
-        clash = [t for t in self.special_tokens if t in BYTE_PIECES]
-        if clash:
-            raise ConfigError(f"special token {clash[0]!r} collides with a byte piece; rename it")
-
-    def _check_ranges(self) -> None:
-        if self.vocab_size < self.min_vocab_size:
-            raise ConfigError(
-                f"vocab_size={self.vocab_size!r} is too small: at least {self.min_vocab_size} are needed for "
-                f"{len(self.resolved_special_tokens)} special tokens, 256 byte characters (bytelevel-bpe) or "
-                f"{256 if self.byte_fallback else 0} byte pieces and the {len(self.required_chars)} characters "
-                "that spell them, plus one learned piece "
-                "(the corpus alphabet may need more)"
-            )
-        if self.max_bytes is not None and self.max_bytes <= 0:
-            raise ConfigError(f"max_bytes must be a positive int or None, got {self.max_bytes!r}")
-        if not 0.0 <= self.heldout < 0.5:
-            raise ConfigError(f"heldout must be in [0, 0.5), got {self.heldout!r}")
-        if not 0.9 <= self.character_coverage <= 1.0:
-            raise ConfigError(f"character_coverage must be in [0.9, 1], got {self.character_coverage!r}")
-        if self.max_line_bytes < 256:
-            raise ConfigError(f"max_line_bytes must be at least 256, got {self.max_line_bytes!r}")
-        for name in ("max_piece_length", "verify_sample"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise ConfigError(f"TrainerConfig.{name} must be a positive int, got {value!r}")
-        if self.threads < 0:
-            raise ConfigError(f"threads must be >= 0 (0 = all CPUs), got {self.threads!r}")
 
     @property
     def resolved_engine(self) -> Engine:
