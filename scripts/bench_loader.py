@@ -39,25 +39,9 @@ from bench_tokenize import machine, shared  # this folder is on sys.path when a 
 GOAL_BYTES = 1e9  # 1 GB/s of token ids
 
 
-def _tokenizer(files: list[Path], out: Path, vocab_size: int) -> Path:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    hf = Tokenizer(models.BPE())
-    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    hf.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=["<|endoftext|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    hf.train([str(p) for p in files], trainer)
-    hf.save(str(out))
-    return out
-
-
 def build(tmp: Path, n_files: int, vocab_size: int, tokens: int, shard_tokens: int) -> tuple[Path, int, int]:
     """The shard folder to read (path), its ids and the FLORES sample's ids."""
-    from tokenloom import tokenize_corpus
+    from tokenloom import tokenize_corpus, train_tokenizer
     from tokenloom.tokens.manifest import read_manifest, write_manifest
     from tokenloom.tokens.writer import DOC_DTYPE, write_shard
 
@@ -66,7 +50,11 @@ def build(tmp: Path, n_files: int, vocab_size: int, tokens: int, shard_tokens: i
     sample.mkdir()
     for f in files:
         os.symlink(f, sample / f.name)
-    tok = _tokenizer(files, tmp / "tokenizer.json", vocab_size)
+    tok = tmp / "tokenizer"
+    train_tokenizer(
+        str(sample), algorithm="bytelevel-bpe", vocab_size=vocab_size, special_tokens=("<|endoftext|>",),
+        heldout=0.0, quiet=True,
+    ).save(tok)  # fmt: skip
     flores = tmp / "flores"
     tokenize_corpus(sample, tok, flores, quiet=True)
     manifest = read_manifest(flores)
