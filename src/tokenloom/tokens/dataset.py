@@ -115,7 +115,7 @@ class TokenShardDataset:
     def __getitem__(self, i: int) -> dict[str, np.ndarray]:
         if not -len(self) <= i < len(self):
             raise IndexError(f"sample {i} of a dataset of {len(self)}")
-        return {k: v[0] for k, v in self._read(np.array([i % len(self)], dtype=np.int64)).items()}
+        return {k: v[0] for k, v in self._reader.batch(np.array([i % len(self)], dtype=np.int64)).items()}
 
     def batch(self, indices: np.ndarray) -> dict[str, np.ndarray]:
         """Samples ``indices [B]`` stacked ``[B, ...]`` (equal to stacking ``self[i]``; negative indices
@@ -124,13 +124,7 @@ class TokenShardDataset:
         if len(idx) and (idx.min() < -n or idx.max() >= n):
             bad = idx[(idx < -n) | (idx >= n)][0]
             raise IndexError(f"sample {bad} of a dataset of {n}; pass indices in -{n}..{n - 1}")
-        return self._read(idx % max(n, 1))
-
-    def _read(self, idx: np.ndarray) -> dict[str, np.ndarray]:
-        if self.packing == "windows":
-            return {"input_ids": self._reader.batch(idx)}  # type: ignore[dict-item]
-        out: dict[str, np.ndarray] = self._reader.batch(idx)  # type: ignore[assignment]
-        return out
+        return self._reader.batch(idx % max(n, 1))
 
     def order(self, epoch: int) -> np.ndarray:
         """This rank's sample indices of ``epoch``, in the order they are yielded."""
@@ -162,7 +156,7 @@ class TokenShardDataset:
                 self.epoch, self.position = self.epoch + 1, 0
                 return
             self.position += len(chunk)
-            batch = self._read(chunk)
+            batch = self._reader.batch(chunk)
             if len(chunk) < batch_size:
                 self.epoch, self.position = self.epoch + 1, 0
                 yield batch

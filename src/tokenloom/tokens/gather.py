@@ -8,7 +8,8 @@
   a language filter, every token's place comes from ``np.repeat`` over the batch's pieces. Segment ids
   and restarting positions are ``np.repeat`` over the pieces too.
 
-Both return ``int64`` arrays (``B`` = batch, ``N`` = ``seq_len``); indices are valid sample numbers.
+Both return a batch as a dict of ``int64`` arrays (``B`` = batch, ``N`` = ``seq_len``); indices are valid
+sample numbers.
 What it does not do: order samples or plan rows (``dataset.py``, ``packing.py``).
 """
 
@@ -56,16 +57,16 @@ class WindowReader:
     def __len__(self) -> int:
         return int(self.offsets[-1])
 
-    def batch(self, idx: np.ndarray) -> np.ndarray:
-        """``[B, width]`` int64: the windows numbered ``idx``."""
+    def batch(self, idx: np.ndarray) -> dict[str, np.ndarray]:
+        """``input_ids [B, width]`` int64: the windows numbered ``idx``."""
         if len(self.views) == 1:
-            return self.views[0][idx].astype(np.int64)
+            return {"input_ids": self.views[0][idx].astype(np.int64)}
         shard = np.searchsorted(self.offsets, idx, side="right") - 1  # [B]
         local = idx - self.offsets[shard]  # [B]
         out = np.empty((len(idx), self.width), dtype=np.int64)
         for s, at in _groups(shard):
             out[at] = self.views[s][local[at]]
-        return out
+        return {"input_ids": out}
 
 
 class RowReader:

@@ -5,8 +5,10 @@ in the row's space left goes in whole; one longer than ``seq_len`` fills the spa
 the next rows (pieces); any other starts a new row, the old one padded. :func:`row_arrays` builds a
 row's ``segment_ids`` (one id per document piece, ``-1`` on padding, as the encoder's packed batches
 take them) and ``positions`` (0, 1, ... restarting at each document and at each piece of a split one: a
-piece attends only to itself, so it is a document of its own to the encoder). Shapes: ``N`` = ``seq_len``. What it does not do: read tokens
-(``dataset.py``).
+piece attends only to itself, so it is a document of its own to the encoder). :func:`plan_rows` gives the
+same rows as arrays (:class:`RowPlan`), for reading whole batches (``gather.py``); :func:`pack_rows` and
+:func:`row_arrays` are the per-row reference it is tested against. Shapes: ``N`` = ``seq_len``. What it
+does not do: read tokens (``gather.py``, ``dataset.py``).
 """
 
 from __future__ import annotations
