@@ -25,6 +25,7 @@ import datetime
 import platform
 import statistics
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -132,7 +133,12 @@ def _ours(case: Case, q, k, v):  # type: ignore[no-untyped-def]
             [0, *torch.tensor(case.packed).cumsum(0).tolist()], device="cuda", dtype=torch.int32
         )
         q3, k3, v3 = (t[0].transpose(0, 1) for t in (q, k, v))  # [1, H, T, D] -> [T, H, D]
-        return lambda: attention_varlen(q3, k3, v3, cu, cu, causal=case.causal, impl="triton")
+
+        def packed():  # type: ignore[no-untyped-def]
+            out = attention_varlen(q3, k3, v3, cu, cu, causal=case.causal, impl="triton")  # [T, H, D]
+            return out.transpose(0, 1)[None]  # [1, H, T, D]: the layout every other implementation returns
+
+        return packed
     kwargs: dict[str, object] = {"causal": case.causal, "impl": "triton"}
     if case.lengths is not None:
         kwargs["key_lengths"] = torch.tensor(case.lengths, device="cuda")
@@ -185,13 +191,11 @@ def _measure(case: Case, label: str, fn: Callable[[], object], q, k, v, expected
         return
     flops = case.flops()  # forward; forward + backward is 3.5x (backward = 2.5x forward)
     case.rows.append({"impl": label, "fwd": flops / fwd / 1e12, "fwdbwd": 3.5 * flops / both / 1e12,
-                      "fwd_ms": fwd * 1e3, "both_ms": both * 1e3, "err": _error(case, out, expected)})  # fmt: skip
+                      "fwd_ms": fwd * 1e3, "both_ms": both * 1e3, "err": _error(out, expected)})  # fmt: skip
 
 
-def _error(case: Case, out, expected) -> float:  # type: ignore[no-untyped-def]
-    if case.packed is not None:
-        out = out.transpose(0, 1)[None]  # [T, H, D] -> [1, H, T, D]
-    return float((out[:, :, -CHECK_ROWS:].float() - expected).abs().max())
+def _error(out, expected) -> float:  # type: ignore[no-untyped-def]
+    return float((out.detach()[:, :, -CHECK_ROWS:].float() - expected).abs().max())
 
 
 def _expected(case: Case, q, k, v, mask):  # type: ignore[no-untyped-def]
@@ -236,7 +240,7 @@ def _best_sdpa(case: Case, key: str) -> float | None:
     return max(rates) if rates else None
 
 
-def report(all_cases: list[Case], markdown: bool) -> None:
+def print_header(markdown: bool) -> None:
     import torch
     import triton
 
@@ -250,17 +254,21 @@ def report(all_cases: list[Case], markdown: bool) -> None:
         "| case | impl | fwd TFLOP/s | fwd+bwd TFLOP/s | fwd ms | fwd+bwd ms | max err | ours/best SDPA fwd | ours/best SDPA fwd+bwd |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    for case in all_cases:
-        best_f, best_b = _best_sdpa(case, "fwd"), _best_sdpa(case, "fwdbwd")
-        for row in case.rows:
-            if "error" in row:
-                print(f"| {case.name} | {row['impl']} | refused: {row['error']} | | | | | | |")
-                continue
-            ours = row["impl"] == "ours (triton)"
-            ratio_f = f"{float(row['fwd']) / best_f:.2f}" if ours and best_f else ""  # type: ignore[arg-type]
-            ratio_b = f"{float(row['fwdbwd']) / best_b:.2f}" if ours and best_b and row["fwdbwd"] else ""  # type: ignore[arg-type]
-            print(f"| {case.name} | {row['impl']} | {row['fwd']:.0f} | {row['fwdbwd']:.0f} | {row['fwd_ms']:.2f} | "
-                  f"{row['both_ms']:.2f} | {row['err']:.1e} | {ratio_f} | {ratio_b} |")  # fmt: skip
+
+
+def print_case(case: Case) -> None:
+    """One case's rows, printed as soon as it is measured (a run cut short keeps what it measured)."""
+    best_f, best_b = _best_sdpa(case, "fwd"), _best_sdpa(case, "fwdbwd")
+    for row in case.rows:
+        if "error" in row:
+            print(f"| {case.name} | {row['impl']} | refused: {row['error']} | | | | | | |")
+            continue
+        ours = row["impl"] == "ours (triton)"
+        ratio_f = f"{float(row['fwd']) / best_f:.2f}" if ours and best_f else ""  # type: ignore[arg-type]
+        ratio_b = f"{float(row['fwdbwd']) / best_b:.2f}" if ours and best_b and row["fwdbwd"] else ""  # type: ignore[arg-type]
+        print(f"| {case.name} | {row['impl']} | {row['fwd']:.0f} | {row['fwdbwd']:.0f} | {row['fwd_ms']:.2f} | "
+              f"{row['both_ms']:.2f} | {row['err']:.1e} | {ratio_f} | {ratio_b} |")  # fmt: skip
+    sys.stdout.flush()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -279,12 +287,13 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         print("bench_attention_gpu: no CUDA device is visible; nothing measured (exit 3)")
         return EXIT_NO_CUDA
+    warnings.filterwarnings("ignore", category=UserWarning)  # SDPA's notes on why a forced backend refused
     all_cases = cases(args.quick)
+    print_header(args.markdown)
     for case in all_cases:
         run_case(case, args.reps)
         torch.cuda.empty_cache()
-        print(f"done: {case.name}", file=sys.stderr, flush=True)
-    report(all_cases, args.markdown)
+        print_case(case)
     failed = [
         case.name for case in all_cases for row in case.rows
         if row["impl"] == "ours (triton)" and ("error" in row or not float(row["err"]) <= MAX_ERROR)  # type: ignore[arg-type]

@@ -79,7 +79,7 @@ def test_triton_on_cpu_without_interpreter_explains(monkeypatch: pytest.MonkeyPa
 
 
 def _grads(out: torch.Tensor, leaves: tuple[torch.Tensor, ...], seed: int = 0) -> tuple[torch.Tensor, ...]:
-    weight = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed)).to(out.dtype)
+    weight = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed)).to(out.device, out.dtype)
     return torch.autograd.grad((out * weight).sum(), leaves)
 
 
