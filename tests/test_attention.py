@@ -211,6 +211,27 @@ def test_scale_and_value_width() -> None:
         assert_close(attention(q, k, v, scale=0.5, impl=impl), weights @ v, atol=1e-5, what=f"{impl} scale")
 
 
+def test_sdpa_runs_the_backend_torch_would_choose_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Backends are forced one at a time, starting with torch's own choice among them
+    (``torch._fused_sdp_choice``): a fixed order would override torch's preferences (cuDNN on Hopper)."""
+    from torch.nn.attention import SDPBackend
+
+    gen = torch.Generator().manual_seed(8)
+    q, k, v = (torch.randn(2, 2, 9, 8, generator=gen) for _ in range(3))
+    expected = reference_attention(q, k, v, causal=True)
+    names = {int(SDPBackend.FLASH_ATTENTION): "flash", int(SDPBackend.MATH): "math"}
+    out = attention(q, k, v, causal=True, impl="sdpa")
+    assert last_sdpa_kernel() == names[torch._fused_sdp_choice(q, k, v, None, 0.0, True)]
+    assert_close(out, expected, atol=1e-5, what="torch's own choice")
+    monkeypatch.setattr(torch, "_fused_sdp_choice", lambda *args, **kwargs: int(SDPBackend.MATH))
+    out = attention(q, k, v, causal=True, impl="sdpa")
+    assert last_sdpa_kernel() == "math", "torch's choice runs first, whichever it is"
+    assert_close(out, expected, atol=1e-5, what="math first")
+    monkeypatch.delattr(torch, "_fused_sdp_choice")
+    attention(q, k, v, causal=True, impl="sdpa")
+    assert last_sdpa_kernel() == "flash", "without the probe, the fixed order: flash first"
+
+
 def test_auto_and_last_impl(monkeypatch: pytest.MonkeyPatch) -> None:
     from tokenloom.encoder.attention import dispatch as att
 

@@ -364,6 +364,8 @@ def test_triton_cuda_head_dims_bf16(d: int) -> None:
 
 @pytest.mark.gpu
 def test_auto_on_cuda_forces_fast_sdpa_or_runs_the_kernel() -> None:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
     from tokenloom.encoder.attention import last_sdpa_kernel
 
     if CHILD:
@@ -374,5 +376,10 @@ def test_auto_on_cuda_forces_fast_sdpa_or_runs_the_kernel() -> None:
         last_impl(),
         last_sdpa_kernel(),
     )
+    # the fast kernel torch itself picks for this call (cuDNN on Hopper with a recent cuDNN), not a fixed one
+    names = {int(SDPBackend.FLASH_ATTENTION): "flash", int(SDPBackend.CUDNN_ATTENTION): "cudnn"}
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION]):
+        torch_choice = names[torch._fused_sdp_choice(q, q, q, None, 0.0, True)]
+    assert last_sdpa_kernel() == torch_choice
     attention(q, q, q, key_lengths=torch.tensor([256, 17], device="cuda"))
     assert last_impl() == ("triton" if HAS_TRITON else "sdpa")

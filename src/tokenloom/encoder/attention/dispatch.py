@@ -2,7 +2,8 @@
 
 ``impl="auto"``:
 
-- **CUDA**, no mask of any kind: SDPA's flash backend, else its cuDNN backend, each **forced** with
+- **CUDA**, no mask of any kind: SDPA's flash or cuDNN backend, the one torch itself prefers first
+  (cuDNN on Hopper and Blackwell with a recent cuDNN), each **forced** with
   ``torch.nn.attention.sdpa_kernel`` (one backend at a time), so a silent fallback to SDPA's math kernel
   cannot happen. When neither takes the call (e.g. dropout on cuDNN, an unsupported head width), or when
   ``key_lengths`` / ``segment_ids`` / ``window`` / a dense mask is given (which push SDPA off its fast
@@ -62,7 +63,7 @@ IMPLS: tuple[str, ...] = get_args(AttnImpl)
 # (B*H*N*M*4), use "tiled" instead of SDPA's score-materializing math path.
 AUTO_TILED_BYTES = 1 << 30
 
-# SDPA backends "auto" uses for mask-free calls on CUDA, in this order.
+# SDPA backends "auto" uses for mask-free calls on CUDA (torch's own choice among them first).
 FAST_SDPA_KERNELS = ("flash", "cudnn")
 
 _state = threading.local()
