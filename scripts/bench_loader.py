@@ -75,7 +75,10 @@ def build(tmp: Path, n_files: int, vocab_size: int, tokens: int, shard_tokens: i
             chunk.append(docs[k % len(docs)])
             n, k = n + len(chunk[-1]), k + 1
         name = f"train-{len(shards):05d}"
-        files_written = write_shard(big, name, chunk, np.zeros(len(chunk), DOC_DTYPE), dtype)
+        lengths = [len(d) for d in chunk]
+        files_written = write_shard(
+            big, name, np.concatenate(chunk), lengths, np.zeros(len(chunk), DOC_DTYPE), dtype
+        )
         shards.append({
             "name": name, "split": "train", "documents": len(chunk), "tokens": n,
             "files": [f.as_dict() for f in files_written],

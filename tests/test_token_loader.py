@@ -33,7 +33,8 @@ def _write_folder(folder: Path, shards: list[list[tuple[int, int]]], seed: int) 
         ids = [rng.integers(1, 60000, size=n, dtype=np.int64) for n, _ in docs]
         meta = np.zeros(len(docs), dtype=DOC_DTYPE)
         meta["lang"] = [LANGS[lang] for _, lang in docs]
-        files = write_shard(folder, f"train-{k:03d}", ids, meta, np.dtype("<u2"))
+        flat = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+        files = write_shard(folder, f"train-{k:03d}", flat, [n for n, _ in docs], meta, np.dtype("<u2"))
         listed.append({
             "name": f"train-{k:03d}", "split": "train", "documents": len(docs),
             "tokens": sum(n for n, _ in docs), "files": [f.as_dict() for f in files],

@@ -86,9 +86,15 @@ class _Pending:
         self.texts: list[str] = []
         self.parts: list[CorpusPart] = []
         self.counts: list[int] = []
+        self.nbytes: list[int] = []  # each text's UTF-8 bytes
         self.encoded: list[tuple[np.ndarray, np.ndarray]] = []  # the texts' ids, when encoded already
 
-    def add(self, part: CorpusPart, texts: list[str]) -> None:
+    def add(self, part: CorpusPart, texts: list[str], digest: Any) -> None:
+        """Hold ``texts`` of ``part``, each added to ``digest`` as UTF-8 with a newline after it."""
+        if texts:
+            data = [t.encode("utf-8", "surrogatepass") for t in texts]
+            digest.update(b"\n".join(data) + b"\n")
+            self.nbytes += map(len, data)
         self.texts += texts
         self.parts.append(part)
         self.counts.append(len(texts))
@@ -146,7 +152,7 @@ def _flush(
     kept, lengths, ids = _encode_flat(tok, pending, out)
     sizes, tokens = _framed(lengths, ids, framing)
     owner = np.repeat(np.arange(len(pending.parts)), pending.counts)[kept]  # [k] each kept text's piece
-    nbytes = [len(t.encode("utf-8", "surrogatepass")) for t, k in zip(texts, kept.tolist(), strict=True) if k]
+    nbytes = np.asarray(pending.nbytes, dtype=np.int64)[kept].tolist()
     limit = config.max_doc_tokens
     if limit is None or not len(sizes) or int(sizes.max()) <= limit:
         chunks.append(tokens)
@@ -194,10 +200,8 @@ def _sequential(task: CorpusTask, tok: Tokenizer, framing: Framing, config: Toke
     chunks: list[np.ndarray] = []
     pending = _Pending()
     for piece in read_corpus_task(task, errors=config.errors, stats=stats, chunk_size=_PIECE_TEXTS):
-        if piece.texts:
-            digest.update("\n".join(piece.texts).encode("utf-8", "surrogatepass") + b"\n")
         out.input_documents += len(piece.texts)
-        pending.add(piece.part, piece.texts)
+        pending.add(piece.part, piece.texts, digest)
         if len(pending.texts) >= _ENGINE_TEXTS:
             _flush(pending, tok, framing, config, out, chunks)
             pending = _Pending()
@@ -277,9 +281,8 @@ def _ordered(
     starts = {p: np.concatenate([[0], np.cumsum(n)]) for p, n in lengths.items()}  # [n + 1] per part
     for part, lo, hi in _piece_order({p: [i for _, ns in rows for i in ns] for p, rows in held.items()}):
         docs = texts[part][lo:hi]
-        digest.update("\n".join(docs).encode("utf-8", "surrogatepass") + b"\n")
         out.input_documents += len(docs)
-        pending.add(part, docs)
+        pending.add(part, docs, digest)
         first, last = int(starts[part][lo]), int(starts[part][hi])
         pending.encoded.append((lengths[part][lo:hi], ids[part][first:last]))
         if len(pending.texts) >= _ENGINE_TEXTS:

@@ -8,9 +8,9 @@
 2. The documents, in plan order, are split into validation (a ``validation`` share, drawn per document
    with ``seed``) and train; train documents are sampled by language (``sample``: a rate below 1 keeps a
    drawn share, above 1 repeats: ``floor(rate)`` copies plus one more with probability ``rate % 1``) and
-   shuffled across the whole corpus with ``seed``.
+   shuffled across the whole corpus with ``seed`` (``documents.py``, on arrays of every kept document).
 3. Each split is cut into shards of whole documents of at most ``max_tokens_per_shard`` tokens
-   (``writer.py``) and the manifest is written last (``manifest.py``).
+   (``documents.py``, ``writer.py``) and the manifest is written last (``manifest.py``).
 
 Nothing in the outputs depends on the worker count, the distributor or an interruption: they are
 byte-identical. Memory: each finished task's token ids are kept beside its result under ``OUT/.state``
@@ -24,7 +24,6 @@ import hashlib
 import os
 import pickle
 import signal
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,9 +37,10 @@ from tokenloom.errors import ConfigError
 from tokenloom.execute import Distributor, Progress, ResultStore, run_tasks
 from tokenloom.text.tokenizer import Tokenizer, load_tokenizer
 from tokenloom.tokens.config import TokenizeConfig
+from tokenloom.tokens.documents import Documents, language_counts, order_documents, write_split
 from tokenloom.tokens.encode import Framing, TaskTokens, tokenize_task
 from tokenloom.tokens.manifest import read_manifest, tokenizer_fingerprint, write_manifest
-from tokenloom.tokens.writer import DOC_DTYPE, token_dtype, write_shard
+from tokenloom.tokens.writer import token_dtype
 
 __all__ = ["TokenizeSummary", "tokenize_corpus"]
 
@@ -136,78 +136,6 @@ def _measure(result: TaskTokens) -> tuple[float, int]:
     return result.read_bytes, len(result.lengths)
 
 
-def _order(
-    results: list[TaskTokens], config: TokenizeConfig
-) -> tuple[list[tuple[int, int]], list[tuple[int, int]], dict[str, int]]:
-    """(task, document) pairs of the train and validation splits, in the order they are written."""
-    docs = [(t, d) for t, r in enumerate(results) for d in range(len(r.lengths))]
-    rng = np.random.default_rng(config.seed)
-    held = rng.random(len(docs)) < config.validation if config.validation else np.zeros(len(docs), bool)
-    train = [doc for doc, h in zip(docs, held, strict=True) if not h]
-    val = [doc for doc, h in zip(docs, held, strict=True) if h]
-    rates = dict(config.sample)
-    drawn: Counter[str] = Counter()
-    if rates:
-        sampler = np.random.default_rng([config.seed, 1])
-        draws = sampler.random(len(train))
-        kept = []
-        for (t, d), u in zip(train, draws, strict=True):
-            rate = rates.get(results[t].langs[d], 1.0)
-            copies = int(rate) + int(u < rate % 1)
-            kept += [(t, d)] * copies
-            drawn[results[t].langs[d]] += copies
-        train = kept
-    if config.shuffle:
-        train = [train[i] for i in np.random.default_rng([config.seed, 2]).permutation(len(train))]
-    return train, val, dict(drawn)
-
-
-def _write_split(
-    out: Path,
-    split: str,
-    order: list[tuple[int, int]],
-    results: list[TaskTokens],
-    sources: dict[str, int],
-    dtype: np.dtype,
-    limit: int,
-) -> list[dict[str, Any]]:
-    starts = [np.concatenate([[0], np.cumsum(r.lengths)]) for r in results]
-    tokens = [np.asarray(r.tokens) for r in results]  # plain views of the memory maps: cheap slices
-    shards: list[dict[str, Any]] = []
-    batch: list[tuple[int, int]] = []
-    size = 0
-
-    def flush() -> None:
-        nonlocal batch, size
-        name = f"{split}-{len(shards):05d}"
-        arrays = [tokens[t][starts[t][d] : starts[t][d + 1]] for t, d in batch]
-        meta = np.zeros(len(batch), DOC_DTYPE)
-        for i, (t, d) in enumerate(batch):
-            r = results[t]
-            meta[i] = (r.langs[d], r.scripts[d], sources[r.sources[d]], r.nbytes[d], r.lengths[d])
-        files = write_shard(out, name, arrays, meta, dtype)
-        shards.append(
-            {
-                "name": name,
-                "split": split,
-                "documents": len(batch),
-                "tokens": size,
-                "files": [f.as_dict() for f in files],
-            }
-        )
-        batch, size = [], 0
-
-    for t, d in order:
-        n = results[t].lengths[d]
-        if batch and size + n > limit:
-            flush()
-        batch.append((t, d))
-        size += n
-    if batch:
-        flush()
-    return shards
-
-
 def tokenize_corpus(
     corpus: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     tokenizer: Tokenizer | str | os.PathLike[str],
@@ -262,22 +190,10 @@ def tokenize_corpus(
         fresh += not was_resumed
         if kill_after and fresh >= kill_after:
             os.kill(os.getpid(), signal.SIGKILL)
-    sources: dict[str, int] = {}
-    for r in results:
-        for s in r.sources:
-            sources.setdefault(s, len(sources))
-    train, val, drawn = _order(results, config)
-    shards = _write_split(out, "train", train, results, sources, dtype, config.max_tokens_per_shard)
-    shards += _write_split(out, "validation", val, results, sources, dtype, config.max_tokens_per_shard)
-    langs: dict[str, dict[str, int]] = {}
-    for split, order in (("train", train), ("validation", val)):
-        for t, d in order:
-            entry = langs.setdefault(
-                results[t].langs[d],
-                {"train_documents": 0, "train_tokens": 0, "validation_documents": 0, "validation_tokens": 0},
-            )
-            entry[f"{split}_documents"] += 1
-            entry[f"{split}_tokens"] += results[t].lengths[d]
+    docs = Documents.of(results)
+    train, val, drawn = order_documents(docs, config)
+    shards = write_split(out, "train", train, docs, dtype, config.max_tokens_per_shard)
+    shards += write_split(out, "validation", val, docs, dtype, config.max_tokens_per_shard)
     corpus_digest = hashlib.sha256("".join(r.digest for r in results).encode()).hexdigest()
     tokens = {s: sum(sh["tokens"] for sh in shards if sh["split"] == s) for s in ("train", "validation")}
     rejected = sum(r.rejected for r in results)
@@ -288,16 +204,14 @@ def tokenize_corpus(
         "dropped_long": sum(r.dropped_long for r in results),
         "split_long": sum(r.split_long for r in results),
         "documents": {"train": len(train), "validation": len(val)},
-        "tokens": {
-            s: sum(sh["tokens"] for sh in shards if sh["split"] == s) for s in ("train", "validation")
-        },
-        "languages": dict(sorted(langs.items())),
+        "tokens": tokens,
+        "languages": language_counts(docs, train, val),
         "sampled": dict(sorted(drawn.items())),
     }
     rejects = [line for r in results for line in r.reasons]
     write_manifest(out, {
         "tokenizer": fingerprint, "corpus": {"fingerprint": corpus_digest, "tasks": len(tasks), "read_bytes": sum(r.read_bytes for r in results)},
-        "settings": settings, "counts": counts, "sources": list(sources), "shards": shards, "rejects": rejects[:1000],
+        "settings": settings, "counts": counts, "sources": docs.sources, "shards": shards, "rejects": rejects[:1000],
     })  # fmt: skip
     return TokenizeSummary(
         out, len(train) + len(val), sum(tokens.values()), rejected, input_documents,

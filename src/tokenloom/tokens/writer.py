@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,11 +64,16 @@ def _write(path: Path, data: bytes) -> ShardFile:
 
 
 def write_shard(
-    folder: Path, name: str, docs: Sequence[np.ndarray], meta: np.ndarray, dtype: np.dtype
+    folder: Path, name: str, tokens: np.ndarray, lengths: np.ndarray, meta: np.ndarray, dtype: np.dtype
 ) -> list[ShardFile]:
-    """Write shard ``name`` of ``docs`` (token id arrays) and their sidecar rows ``meta`` (DOC_DTYPE)."""
-    lengths = np.fromiter((len(d) for d in docs), dtype=np.int64, count=len(docs))
-    tokens = np.concatenate(list(docs)).astype(dtype) if docs else np.zeros(0, dtype)  # [T]
+    """Write shard ``name``: ``tokens [T]`` (the documents' ids one after another, ``lengths [n]`` each) as
+    ``dtype``, and the documents' sidecar rows ``meta [n]`` (DOC_DTYPE)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if int(lengths.sum()) != len(tokens):
+        raise ValueError(
+            f"shard {name}: the lengths add up to {int(lengths.sum())} tokens, not {len(tokens)}"
+        )
+    tokens = np.asarray(tokens).astype(dtype, copy=False)  # [T]
     ends = np.cumsum(lengths).astype("<u8")  # [n_docs]
     sidecar = np.asarray(meta, dtype=DOC_DTYPE).copy()
     sidecar["tokens"] = lengths
