@@ -32,17 +32,19 @@ __all__ = ["Framing", "TaskTokens", "tokenize_task"]
 
 @dataclass(frozen=True)
 class Framing:
-    """The resolved ids around each document (None: none)."""
+    """How a document's ids are laid down: the resolved ids around it (None: none) and the shards' id type
+    (every id fits it)."""
 
     bos: int | None
     eos: int | None
+    dtype: str = "<u4"
 
 
 @dataclass
 class TaskTokens:
     """One task's documents as token ids and what reading and encoding them found."""
 
-    tokens: np.ndarray  # [T] uint32: every kept document's ids, concatenated
+    tokens: np.ndarray  # [T] framing.dtype: every kept document's ids, concatenated
     lengths: list[int] = field(default_factory=list)  # tokens per kept document (pieces of split ones)
     langs: list[str] = field(default_factory=list)
     scripts: list[str] = field(default_factory=list)
@@ -125,11 +127,11 @@ def _encode_flat(
 
 
 def _framed(lengths: np.ndarray, ids: np.ndarray, framing: Framing) -> tuple[np.ndarray, np.ndarray]:
-    """([k] tokens per document, [T'] uint32 ids) with BOS before and EOS after each document."""
+    """([k] tokens per document, [T'] ids as ``framing.dtype``) with BOS before and EOS after each document."""
     head, tail = int(framing.bos is not None), int(framing.eos is not None)
     sizes = lengths + head + tail  # [k]
     ends = np.cumsum(sizes)  # [k]
-    tokens = np.empty(int(ends[-1]) if len(ends) else 0, np.uint32)  # [T']
+    tokens = np.empty(int(ends[-1]) if len(ends) else 0, framing.dtype)  # [T']
     body = np.ones(len(tokens), bool)
     if framing.bos is not None:
         tokens[ends - sizes] = framing.bos
@@ -195,7 +197,7 @@ def tokenize_task(task: CorpusTask, tok: Tokenizer, framing: Framing, config: To
 def _sequential(task: CorpusTask, tok: Tokenizer, framing: Framing, config: TokenizeConfig) -> TaskTokens:
     """Every piece in reading order, encoded a few pieces at a time after they are read."""
     stats = SourceStats()
-    out = TaskTokens(np.zeros(0, np.uint32))
+    out = TaskTokens(np.zeros(0, framing.dtype))
     digest = hashlib.sha256()
     chunks: list[np.ndarray] = []
     pending = _Pending()
@@ -271,7 +273,7 @@ def _ordered(
     config: TokenizeConfig,
 ) -> TaskTokens:
     """The task's documents, encoded already, kept in the order of :func:`_sequential`'s pieces."""
-    out = TaskTokens(np.zeros(0, np.uint32))
+    out = TaskTokens(np.zeros(0, framing.dtype))
     digest = hashlib.sha256()
     chunks: list[np.ndarray] = []
     pending = _Pending()

@@ -152,7 +152,7 @@ def tokenize_corpus(
     tok_path = None if isinstance(tokenizer, Tokenizer) else Path(tokenizer)
     tok = tokenizer if isinstance(tokenizer, Tokenizer) else load_tokenizer(tokenizer)
     dtype = token_dtype(tok.vocab_size)
-    framing = Framing(bos=_special(tok, config.bos, "bos"), eos=_special(tok, config.eos, "eos"))
+    framing = Framing(_special(tok, config.bos, "bos"), _special(tok, config.eos, "eos"), dtype.str)
     fingerprint = tokenizer_fingerprint(tok, tok_path)
     settings = {**config.as_dict(), "dtype": dtype.str, "bos_id": framing.bos, "eos_id": framing.eos}
     out = Path(out)
