@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from tokenloom.corpus.columnar import read_task_batches
 from tokenloom.corpus.plan import CorpusTask, Piece, plan_corpus_tasks, read_corpus_task
-from tokenloom.corpus.records import Columns, Errors, SourceStats
+from tokenloom.corpus.records import Columns, Errors, Record, SourceStats
 from tokenloom.corpus.table_parts import TableGroups
 from tokenloom.corpus.tasks import Task, plan_files, read_task
 from tokenloom.errors import CorpusError
@@ -203,3 +203,54 @@ def test_a_truncated_stream_gives_the_same_prefix_and_reject(tmp_path: Path) -> 
         assert (
             0 < len(got[0]) < 3000 and got[1][-1][-1][-1] is None
         )  # a prefix, then a reject of unknown size
+
+
+def _one_by_one(
+    groups: TableGroups,
+    rows: list[tuple[str, str | None, str | None]],
+    chunk_size: int,
+    held_rows: int | None,
+) -> list[tuple[Any, list[str], list[Any]]]:
+    """The hand-overs of ``TableGroups.add_columns`` computed a row at a time (its definition)."""
+    out, held = [], 0
+    for number, (text, lang, script) in enumerate(rows):
+        key = groups.add(Record(text, lang, script, "t.jsonl", number))
+        assert key is not None
+        held += 1
+        if groups.size(key) == chunk_size:
+            held -= chunk_size
+            out.append(groups.take(key))
+        elif held_rows is not None and held >= held_rows:
+            out += [groups.take(k) for k in list(groups.parts) if groups.size(k)]
+            held = 0
+    return out
+
+
+_LABELS = st.sampled_from([("eng", "Latn"), ("fra", None), (None, None), ("rus_Cyrl", None), ("zho", "Hans")])
+
+
+@settings(max_examples=200)
+@given(
+    batches=st.lists(
+        st.tuples(st.lists(_LABELS, max_size=12), st.booleans()), min_size=1, max_size=4
+    ),  # (labels of each row, whether the batch's rows share one label)
+    chunk_size=st.integers(1, 5),
+    held_rows=st.one_of(st.none(), st.integers(1, 7)),
+)
+def test_rows_added_as_columns_are_handed_over_as_one_by_one(
+    batches: list[tuple[list[tuple[str | None, str | None]], bool]], chunk_size: int, held_rows: int | None
+) -> None:
+    """Runs of rows with one label are added many at a time; the hand-overs are those of one row at a time,
+    for mixed labels, shared ones and labels whose script the text decides."""
+    texts = iter(["hello", "Привет", "你好", "salut"] * 100)
+    columns, rows = TableGroups("t.jsonl", align=None, errors="skip", stats=SourceStats()), []
+    got = []
+    for labels, shared in batches:
+        labels = [labels[0]] * len(labels) if shared and labels else labels
+        batch = [(next(texts), lang, script) for lang, script in labels]
+        numbers = list(range(len(rows), len(rows) + len(batch)))
+        cells = ([r[1] for r in batch], [r[2] for r in batch], [None] * len(batch))
+        got += list(columns.add_columns([r[0] for r in batch], cells, numbers, chunk_size, held_rows))
+        rows += batch
+    reference = TableGroups("t.jsonl", align=None, errors="skip", stats=SourceStats())
+    assert got == _one_by_one(reference, rows, chunk_size, held_rows)

@@ -81,6 +81,14 @@ def _given_labels(
     return PartLabels(lang, script, label, slice_kind_of(label))
 
 
+def _shared_labels(cells: tuple[list[str | None], ...], rows: int) -> PartLabels | None:
+    """The part labels of all ``rows`` rows when their label cells are alike and name the script; ``None``
+    when the rows are labelled one by one."""
+    if not rows or any(column.count(column[0]) != rows for column in cells):
+        return None
+    return _given_labels(*(column[0] for column in cells))
+
+
 def _missing(rid: Any) -> bool:
     return rid is None or (isinstance(rid, float) and rid != rid)
 
@@ -110,12 +118,7 @@ class TableGroups:
         key = row_labels(row)
         if self.align is not None and not self._keyed(row, key):
             return None
-        if key not in self.parts:
-            self.parts[key] = CorpusPart(
-                source=f"{self.source}[{key.label}]", slice_kind=key.kind, slice=key.label, lang=key.lang,
-                script=key.script, align=TABLE_ALIGN if self.align is not None else None,
-            )  # fmt: skip
-        texts, ids = self.groups.setdefault(key, ([], []))
+        texts, ids = self._group(key)
         texts.append(row.text)
         ids.append(str(row.id) if self.align is not None else row.number)
         return key
@@ -133,18 +136,15 @@ class TableGroups:
         handed over (:meth:`take`) at the row that fills it, and with ``held_rows`` every part's rows are
         handed over, in first-seen order, whenever that many are held in all."""
         assert self.align is None
-        groups, parts = self.groups, self.parts
-        held = sum(len(g[0]) for g in groups.values())
+        held = sum(len(g[0]) for g in self.groups.values())
+        shared = _shared_labels(cells, len(texts))
+        if shared is not None:
+            yield from self._add_run(shared, texts, numbers, chunk_size, held_rows, held)
+            return
+        groups = self.groups
         for text, lang, script, label, number in zip(texts, *cells, numbers, strict=True):
             key = _given_labels(lang, script, label) or _text_labels(text, lang, script, label)
-            group = groups.get(key)
-            if group is None:
-                if key not in parts:
-                    parts[key] = CorpusPart(
-                        source=f"{self.source}[{key.label}]", slice_kind=key.kind, slice=key.label,
-                        lang=key.lang, script=key.script,
-                    )  # fmt: skip
-                group = groups[key] = ([], [])
+            group = groups.get(key) or self._group(key)
             group[0].append(text)
             group[1].append(number)
             held += 1
@@ -152,9 +152,48 @@ class TableGroups:
                 held -= chunk_size
                 yield self.take(key)
             elif held_rows is not None and held >= held_rows:
-                for every in [k for k in parts if k in groups]:
-                    yield self.take(every)
+                yield from self._take_all()
                 held = 0
+
+    def _add_run(
+        self, key: PartLabels, texts: list[str], numbers: list[int], chunk_size: int, held_rows: int | None,
+        held: int,
+    ) -> Iterator[tuple[CorpusPart, list[str], list[Any]]]:  # fmt: skip
+        """:meth:`add_columns` for rows that all belong to the part of ``key``, many rows at a time, handed
+        over at the same rows as one by one."""
+        at = 0
+        while at < len(texts):
+            group = self._group(key)
+            room = chunk_size - len(group[0])  # >= 1: a full group is handed over at once
+            if held_rows is not None:
+                room = min(room, max(held_rows - held, 1))
+            take = min(room, len(texts) - at)
+            group[0].extend(texts[at : at + take])
+            group[1].extend(numbers[at : at + take])
+            held, at = held + take, at + take
+            if len(group[0]) == chunk_size:
+                held -= chunk_size
+                yield self.take(key)
+            elif held_rows is not None and held >= held_rows:
+                yield from self._take_all()
+                held = 0
+
+    def _take_all(self) -> Iterator[tuple[CorpusPart, list[str], list[Any]]]:
+        """Every part's held rows, handed over in first-seen order."""
+        for key in [k for k in self.parts if k in self.groups]:
+            yield self.take(key)
+
+    def _group(self, key: PartLabels) -> tuple[list[str], list[Any]]:
+        """The rows held for the part of ``key`` (a new part when it is first seen)."""
+        group = self.groups.get(key)
+        if group is None:
+            if key not in self.parts:
+                self.parts[key] = CorpusPart(
+                    source=f"{self.source}[{key.label}]", slice_kind=key.kind, slice=key.label,
+                    lang=key.lang, script=key.script, align=TABLE_ALIGN if self.align is not None else None,
+                )  # fmt: skip
+            group = self.groups[key] = ([], [])
+        return group
 
     def _keyed(self, row: Record, labels: PartLabels) -> bool:
         """Whether ``row`` has a key not seen before in its part; else it is rejected."""
