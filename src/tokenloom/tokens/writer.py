@@ -57,10 +57,11 @@ class ShardFile:
         return {"name": self.name, "bytes": self.bytes, "sha256": self.sha256}
 
 
-def _write(path: Path, data: bytes) -> ShardFile:
+def _write(path: Path, data: bytes | np.ndarray) -> ShardFile:
+    view = (np.ascontiguousarray(data).data if isinstance(data, np.ndarray) else memoryview(data)).cast("B")
     with atomic_open(path) as f:
-        f.write(data)
-    return ShardFile(path.name, len(data), hashlib.sha256(data).hexdigest())
+        f.write(view)
+    return ShardFile(path.name, len(view), hashlib.sha256(view).hexdigest())
 
 
 def write_shard(
@@ -80,7 +81,7 @@ def write_shard(
     buf = io.BytesIO()
     np.save(buf, sidecar, allow_pickle=False)
     return [
-        _write(folder / f"{name}.ds", tokens.tobytes()),
-        _write(folder / f"{name}.ds.index", ends.tobytes()),
+        _write(folder / f"{name}.ds", tokens),
+        _write(folder / f"{name}.ds.index", ends),
         _write(folder / f"{name}.ds.docs.npy", buf.getvalue()),
     ]
