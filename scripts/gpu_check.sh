@@ -19,7 +19,11 @@ fi
 
 status=0
 # only the modules that hold gpu tests: collecting all of them would need every dev extra installed
-mapfile -t gpu_tests < <(grep -l "pytest.mark.gpu" tests/test_*.py)
+mapfile -t gpu_tests < <(grep -l "mark.gpu" tests/test_*.py)
+if [ "${#gpu_tests[@]}" -eq 0 ]; then
+    echo "gpu_check: no test module holds a gpu test (grep 'mark.gpu' tests/test_*.py found none)"
+    exit 1
+fi
 timeout 240 "$PYTHON" -m pytest -q -m gpu -p no:cacheprovider "${gpu_tests[@]}" || status=1
 timeout 360 "$PYTHON" scripts/bench_attention_gpu.py --markdown "$@" || status=1
 if [ "$status" -ne 0 ]; then

@@ -22,6 +22,8 @@ import pytest
 
 from tokenloom import TokenizeConfig, TokenShardDataset, load_tokenizer, tokenize_corpus
 from tokenloom.errors import ConfigError
+from tokenloom.tokens.documents import Documents, write_split
+from tokenloom.tokens.encode import TaskTokens
 from tokenloom.tokens.packing import pack_rows, row_arrays
 from tokenloom.tokens.writer import token_dtype
 
@@ -367,7 +369,7 @@ def test_tasks_encoded_as_flat_arrays_equal_each_document_encoded_alone(
     from tokenloom.tokens.encode import Framing, tokenize_task
 
     tok = load_tokenizer(tok_path)
-    framing = Framing(bos=3, eos=tok.engine_handle().token_to_id("<|endoftext|>"))
+    framing = Framing(bos=3, eos=tok.engine_handle().token_to_id("<|endoftext|>"), dtype="<u4")
     config = TokenizeConfig(max_doc_tokens=limit, long_docs=long_docs)  # type: ignore[arg-type]
     tasks = plan_corpus_tasks([mix, bad_file], errors="skip")
     refused = "Welt refuses"  # the engine raises on it: the batch, then one by one
@@ -452,3 +454,16 @@ def test_batches_gathered_at_once_equal_the_samples_one_by_one(
     rows = [b["input_ids"] for b in head] + [b["input_ids"] for b in again.batches(5)]
     assert np.array_equal(np.concatenate(rows), np.stack(samples))
     assert state["position"] == 10 and again.state_dict()["epoch"] == 2
+
+
+@pytest.mark.parametrize(("limit", "cuts"), [(7, [3, 7]), (10, [10]), (2**64, [10])])
+def test_shards_are_cut_at_the_token_limit_a_document_whole(
+    tmp_path: Path, limit: int, cuts: list[int]
+) -> None:
+    """Whole documents up to the limit per shard, a longer one alone; a limit past int64 is one shard."""
+    task = TaskTokens(np.arange(10, dtype=np.uint16), lengths=[3, 7], langs=["eng", "fra"],
+                      scripts=["Latn", "Latn"], sources=["a.txt", "a.txt"], nbytes=[3, 7])  # fmt: skip
+    shards = write_split(tmp_path, "train", np.arange(2), Documents.of([task]), np.dtype("<u2"), limit)
+    assert [s["tokens"] for s in shards] == cuts
+    ids = np.concatenate([np.fromfile(tmp_path / f"{s['name']}.ds", dtype="<u2") for s in shards])
+    assert ids.tolist() == list(range(10))

@@ -161,6 +161,7 @@ class TableGroups:
     ) -> Iterator[tuple[CorpusPart, list[str], list[Any]]]:  # fmt: skip
         """:meth:`add_columns` for rows that all belong to the part of ``key``, many rows at a time, handed
         over at the same rows as one by one."""
+        assert chunk_size >= 1, chunk_size
         at = 0
         while at < len(texts):
             group = self._group(key)

@@ -129,6 +129,9 @@ def write_split(
 ) -> list[dict[str, Any]]:
     """Shards ``SPLIT-NNNNN`` of documents ``order`` (see the module docstring); their manifest entries."""
     ends = np.concatenate([[0], np.cumsum(docs.length[order])])  # [n + 1] tokens before each document
+    limit = min(limit, max(int(ends[-1]), 1))  # the same cuts; no int64 overflow for a huge limit
+    langs = np.asarray(docs.langs, dtype=DOC_DTYPE["lang"])
+    scripts = np.asarray(docs.scripts, dtype=DOC_DTYPE["script"])
     shards: list[dict[str, Any]] = []
     first = 0
     while first < len(order):
@@ -136,8 +139,8 @@ def write_split(
         last = max(int(np.searchsorted(ends, ends[first] + limit, side="right")) - 1, first + 1)
         chosen = order[first:last]
         meta = np.zeros(len(chosen), DOC_DTYPE)
-        meta["lang"] = np.asarray(docs.langs, dtype=DOC_DTYPE["lang"])[docs.lang[chosen]]
-        meta["script"] = np.asarray(docs.scripts, dtype=DOC_DTYPE["script"])[docs.script[chosen]]
+        meta["lang"] = langs[docs.lang[chosen]]
+        meta["script"] = scripts[docs.script[chosen]]
         meta["source"] = docs.source[chosen]
         meta["bytes"] = docs.nbytes[chosen]
         name = f"{split}-{len(shards):05d}"

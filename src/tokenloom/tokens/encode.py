@@ -9,7 +9,7 @@ texts) in the engine's ids-only flat call (:meth:`Tokenizer.encode_ids_flat
 <tokenloom.text.tokenizer.Tokenizer.encode_ids_flat>`: the fast engine where it is verified exact), and BOS
 and EOS are placed by array indexing — no list of ids per document; after an engine error the batch is
 encoded piece by piece and text by text, so only the texts it refuses are rejects. It runs anywhere — this process, a worker process, a Ray task — and
-its result does not depend on where. What it does not do: order documents or write files (``job.py``).
+its result does not depend on where. What it does not do: order documents or write files (``documents.py``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class Framing:
 
     bos: int | None
     eos: int | None
-    dtype: str = "<u4"
+    dtype: str  # numpy's name of it, e.g. "<u2"
 
 
 @dataclass

@@ -10,7 +10,7 @@ One shard ``NAME`` is three files, each written atomically (temporary name, then
   into the manifest's ``sources``), the document's input bytes (UTF-8) and its tokens.
 
 :func:`token_dtype` picks the id type from the vocabulary size. What it does not do: tokenize, order
-documents or write the manifest (``job.py``, ``manifest.py``).
+documents or write the manifest (``encode.py``, ``documents.py``, ``manifest.py``).
 """
 
 from __future__ import annotations
