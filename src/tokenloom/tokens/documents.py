@@ -56,29 +56,29 @@ class Documents:
 
     @classmethod
     def of(cls, results: list[TaskTokens]) -> Documents:
-        tables: tuple[dict[str, int], dict[str, int], dict[str, int]] = ({}, {}, {})
-        lengths = [np.asarray(r.lengths, dtype=np.int64) for r in results]
-        codes = [
-            np.fromiter(_codes(values, table), dtype=np.int64, count=len(values))
-            for field, table in zip(("langs", "scripts", "sources"), tables, strict=True)
-            for values in [[v for r in results for v in getattr(r, field)]]
-        ]
+        tables: dict[str, dict[str, int]] = {"langs": {}, "scripts": {}, "sources": {}}
+
+        def coded(field: str) -> np.ndarray:  # [D] every document's value of `field` as its number
+            values = [v for r in results for v in getattr(r, field)]
+            return np.fromiter(_codes(values, tables[field]), dtype=np.int64, count=len(values))
 
         def joined(arrays: list[np.ndarray]) -> np.ndarray:
             return np.concatenate(arrays) if arrays else np.zeros(0, np.int64)
 
+        lengths = [np.asarray(r.lengths, dtype=np.int64) for r in results]
+        lang, script, source = coded("langs"), coded("scripts"), coded("sources")  # fills the tables
         return cls(
             tokens=[np.asarray(r.tokens) for r in results],
             task=np.repeat(np.arange(len(results)), [len(n) for n in lengths]),
             start=joined([np.cumsum(n) - n for n in lengths]),
             length=joined(lengths),
-            lang=codes[0],
-            script=codes[1],
-            source=codes[2],
+            lang=lang,
+            script=script,
+            source=source,
             nbytes=joined([np.asarray(r.nbytes, dtype=np.int64) for r in results]),
-            langs=list(tables[0]),
-            scripts=list(tables[1]),
-            sources=list(tables[2]),
+            langs=list(tables["langs"]),
+            scripts=list(tables["scripts"]),
+            sources=list(tables["sources"]),
         )
 
     def __len__(self) -> int:
