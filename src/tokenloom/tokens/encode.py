@@ -8,8 +8,9 @@ limit (dropped, or split into pieces). Consecutive pieces are encoded together (
 texts) in the engine's ids-only flat call (:meth:`Tokenizer.encode_ids_flat
 <tokenloom.text.tokenizer.Tokenizer.encode_ids_flat>`: the fast engine where it is verified exact), and BOS
 and EOS are placed by array indexing — no list of ids per document; after an engine error the batch is
-encoded piece by piece and text by text, so only the texts it refuses are rejects. It runs anywhere — this process, a worker process, a Ray task — and
-its result does not depend on where. What it does not do: order documents or write files (``documents.py``).
+encoded piece by piece and text by text, so only the texts it refuses are rejects. It runs anywhere — this
+process, a worker process, a Ray task — and its result does not depend on where. What it does not do:
+order documents or write files (``documents.py``).
 """
 
 from __future__ import annotations
