@@ -22,6 +22,7 @@ from tokenloom.encoder.attention import (
     last_sdpa_kernel,
     reference_attention,
 )
+from tokenloom.encoder.attention import sdpa as sdpa_mod
 from tokenloom.encoder.attention import tiled as tiled_mod
 from tokenloom.encoder.attention.tiled import tiled_attention
 
@@ -223,13 +224,19 @@ def test_sdpa_runs_the_backend_torch_would_choose_first(monkeypatch: pytest.Monk
     out = attention(q, k, v, causal=True, impl="sdpa")
     assert last_sdpa_kernel() == names[torch._fused_sdp_choice(q, k, v, None, 0.0, True)]
     assert_close(out, expected, atol=1e-5, what="torch's own choice")
-    monkeypatch.setattr(torch, "_fused_sdp_choice", lambda *args, **kwargs: int(SDPBackend.MATH))
-    out = attention(q, k, v, causal=True, impl="sdpa")
-    assert last_sdpa_kernel() == "math", "torch's choice runs first, whichever it is"
-    assert_close(out, expected, atol=1e-5, what="math first")
+    monkeypatch.setattr(torch, "_fused_sdp_choice", lambda *args, **kwargs: int(SDPBackend.CUDNN_ATTENTION))
+    cuda_order = [(n, getattr(SDPBackend, b)) for n, b in (("flash", "FLASH_ATTENTION"), ("efficient",
+                  "EFFICIENT_ATTENTION"), ("cudnn", "CUDNN_ATTENTION"), ("math", "MATH"))]  # fmt: skip
+    call = sdpa_mod._Call(None, 0.0, True, 8**-0.5, False)
+    first = sdpa_mod._torch_choice_first(cuda_order, q, k, v, call)
+    assert [n for n, _ in first] == ["cudnn", "flash", "efficient", "math"], "torch's choice runs first"
+    out = attention(q, k, v, causal=True, impl="sdpa")  # no cuDNN on the CPU: torch is not asked
+    assert last_sdpa_kernel() == "flash"
+    assert_close(out, expected, atol=1e-5, what="the fixed order on the CPU")
     monkeypatch.delattr(torch, "_fused_sdp_choice")
-    attention(q, k, v, causal=True, impl="sdpa")
-    assert last_sdpa_kernel() == "flash", "without the probe, the fixed order: flash first"
+    assert sdpa_mod._torch_choice_first(cuda_order, q, k, v, call) == cuda_order, (
+        "without the probe: as given"
+    )
 
 
 def test_auto_and_last_impl(monkeypatch: pytest.MonkeyPatch) -> None:
