@@ -37,6 +37,10 @@ from tokenloom.tokens.packing import plan_rows
 __all__ = ["Packing", "TokenShardDataset"]
 
 Packing = Literal["windows", "documents"]
+READ_SLOTS = (
+    1 << 17
+)  # token slots read at once by ``batches``: small batches are read several at a time (a read
+# much larger than this leaves the caches and is slower per slot)
 
 
 class TokenShardDataset:
@@ -144,24 +148,29 @@ class TokenShardDataset:
         self.epoch, self.position = self.epoch + 1, 0
 
     def batches(self, batch_size: int) -> Iterator[dict[str, np.ndarray]]:
-        """This rank's samples of the epoch stacked ``[B, ...]`` (the last batch may be smaller), each
-        batch read at once (:meth:`batch`). The state moves as with :meth:`__iter__`: past a batch once
-        it is yielded, to the next epoch with the epoch's last (short) batch."""
+        """This rank's samples of the epoch stacked ``[B, ...]`` (the last batch may be smaller). Batches
+        are read :data:`READ_SLOTS` token slots at a time (:meth:`batch`; several small batches at once,
+        each then a view of its rows): a batch's arrays are its own rows, whatever is read with them. The
+        state moves as with :meth:`__iter__`: past a batch once it is yielded, to the next epoch with the
+        epoch's last (short) batch."""
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(f"batch_size must be a positive int, got {batch_size!r}")
         mine = self.order(self.epoch)
+        ahead = batch_size * max(1, READ_SLOTS // (batch_size * self.seq_len))  # samples read at once
         while True:
-            chunk = mine[self.position : self.position + batch_size]  # [B]
-            if len(chunk) == 0:
+            read = mine[self.position : self.position + ahead]  # [k * B]
+            if len(read) == 0:
                 self.epoch, self.position = self.epoch + 1, 0
                 return
-            self.position += len(chunk)
-            batch = self._reader.batch(chunk)
-            if len(chunk) < batch_size:
-                self.epoch, self.position = self.epoch + 1, 0
+            rows = self._reader.batch(read)  # [k * B, ...]
+            for at in range(0, len(read), batch_size):
+                batch = {name: v[at : at + batch_size] for name, v in rows.items()}  # [B, ...]
+                self.position += len(batch["input_ids"])
+                if len(batch["input_ids"]) < batch_size:  # the epoch's last, short batch
+                    self.epoch, self.position = self.epoch + 1, 0
+                    yield batch
+                    return
                 yield batch
-                return
-            yield batch
 
     def state_dict(self) -> dict[str, int]:
         return {
