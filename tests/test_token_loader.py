@@ -3,7 +3,8 @@
 Shard folders of random documents are written with the library's own shard writer; the oracle is
 ``tokens.reference`` (rows planned as Python lists by ``pack_rows``, samples sliced one at a time from the
 memory map). Hypothesis draws document lengths, shards, languages, ``seq_len``, batch size, seeds and
-DDP splits and how many token slots ``batches`` reads at once; batches, samples and the state after every
+DDP splits, how many token slots ``batches`` reads at once and whether rows are gathered by shard or by
+row; batches, samples and the state after every
 batch must be equal, and a mid-epoch resume must give the rest of the epoch.
 """
 
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 from tokenloom import TokenShardDataset
 from tokenloom.tokens import dataset as dataset_module
+from tokenloom.tokens import gather
 from tokenloom.tokens.manifest import write_manifest
 from tokenloom.tokens.packing import pack_rows, plan_rows
 from tokenloom.tokens.reference import reference_batches, reference_plan, reference_sample
@@ -72,7 +74,12 @@ def test_batches_equal_the_per_sample_reference(
     language = data.draw(st.sampled_from([None, "fra"])) if packing == "documents" else None
     shuffle = data.draw(st.booleans())
     read_slots = data.draw(st.sampled_from([1, 60, dataset_module.READ_SLOTS]))  # 1: a batch per read
-    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(dataset_module, "READ_SLOTS", read_slots):
+    group_rows = data.draw(st.sampled_from([0, gather.GROUP_ROWS, 10**9]))  # 0: by shard; 10**9: by row
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        mock.patch.object(dataset_module, "READ_SLOTS", read_slots),
+        mock.patch.object(gather, "GROUP_ROWS", group_rows),
+    ):
         _write_folder(Path(tmp), shards, seed)
         kw = {"seq_len": seq_len, "packing": packing, "seed": seed, "shuffle": shuffle, "rank": rank,
               "world_size": world, "language": language}  # fmt: skip

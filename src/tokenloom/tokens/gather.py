@@ -1,12 +1,15 @@
 """Whole batches read from token shards' memory maps with a few array operations, no per-sample Python.
 
 - :class:`WindowReader`: each shard's tokens seen as a ``[windows, N + 1]`` array (a reshape of the
-  memory map, no copy); a batch of windows is one fancy index per shard touched.
+  memory map, no copy). A batch of windows is one fancy index per shard when it reads many rows from
+  each (:data:`GROUP_ROWS` on average), else the rows' views concatenated in one copy and cast, so a
+  batch spread over many shards costs about what one over a few does.
 - :class:`RowReader`: packed rows of a :class:`~tokenloom.tokens.packing.RowPlan` per shard. When every
-  document is kept, a row's tokens are one run of its shard (the plan keeps the stored order), so a batch
-  is one fancy index into a sliding ``[T - N + 1, N]`` view of the memory map, padding zeroed after; with
-  a language filter, every token's place comes from ``np.repeat`` over the batch's pieces. Segment ids
-  and restarting positions are ``np.repeat`` over the pieces too.
+  document is kept, a row's tokens are one run of its shard (the plan keeps the stored order): rows of a
+  sliding ``[T - N + 1, N]`` view of each memory map, read as windows are, padding zeroed after. With a
+  language filter, every token's place comes from ``np.repeat`` over the batch's pieces, and each shard
+  is read with one fancy index over its pieces' tokens. Segment ids and restarting positions are
+  ``np.repeat`` over the pieces too.
 
 Both return a batch as a dict of ``int64`` arrays (``B`` = batch, ``N`` = ``seq_len``); indices are valid
 sample numbers.
@@ -21,7 +24,9 @@ import numpy as np
 
 from tokenloom.tokens.packing import RowPlan, plan_rows
 
-__all__ = ["RowReader", "WindowReader"]
+__all__ = ["GROUP_ROWS", "RowReader", "WindowReader"]
+
+GROUP_ROWS = 16  # rows a shard, on average, for a batch to be read shard by shard rather than row by row
 
 
 def _starts(counts: np.ndarray) -> np.ndarray:
@@ -43,6 +48,24 @@ def _groups(shard: np.ndarray) -> list[tuple[int, np.ndarray]]:
     return [(int(ordered[a]), order[a:b]) for a, b in zip([0, *cuts], [*cuts, len(order)], strict=True)]
 
 
+def _gather(views: Sequence[np.ndarray], shard: np.ndarray, local: np.ndarray, width: int) -> np.ndarray:
+    """``int64 [B, width]``: row ``local[i]`` of ``views[shard[i]]`` (each view ``[rows, width]``). One
+    fancy index per shard when the batch reads at least :data:`GROUP_ROWS` rows a shard on average, else
+    the rows' views concatenated in one copy and cast (a batch over many shards costs no more than over
+    a few)."""
+    b = len(shard)
+    if len(views) == 1:
+        return views[0][local].astype(np.int64)
+    touched = np.count_nonzero(np.bincount(shard, minlength=len(views)))  # shards the batch reads
+    if touched * GROUP_ROWS <= b:
+        out = np.empty((b, width), dtype=np.int64)
+        for s, at in _groups(shard):
+            out[at] = views[s][local[at]]
+        return out
+    rows = [views[s][i] for s, i in zip(shard.tolist(), local.tolist(), strict=True)]  # B views, no copy
+    return np.concatenate(rows, dtype=np.int64).reshape(b, width) if rows else np.empty((0, width), np.int64)
+
+
 class WindowReader:
     """Consecutive windows of ``width`` tokens of each shard, numbered shard after shard."""
 
@@ -59,14 +82,8 @@ class WindowReader:
 
     def batch(self, idx: np.ndarray) -> dict[str, np.ndarray]:
         """``input_ids [B, width]`` int64: the windows numbered ``idx``."""
-        if len(self.views) == 1:
-            return {"input_ids": self.views[0][idx].astype(np.int64)}
         shard = np.searchsorted(self.offsets, idx, side="right") - 1  # [B]
-        local = idx - self.offsets[shard]  # [B]
-        out = np.empty((len(idx), self.width), dtype=np.int64)
-        for s, at in _groups(shard):
-            out[at] = self.views[s][local[at]]
-        return {"input_ids": out}
+        return {"input_ids": _gather(self.views, shard, idx - self.offsets[shard], self.width)}
 
 
 class RowReader:
@@ -115,9 +132,12 @@ class RowReader:
         shard_len = np.array([len(t) for t in self.tokens] or [0], dtype=np.int64)[self.row_shard]  # [R]
         self.row_short = self.row_src + seq_len > shard_len  # [R] the last rows of a shard: no full slice
         self.slides = [
-            np.lib.stride_tricks.sliding_window_view(t, seq_len) if len(t) >= seq_len else None
+            np.lib.stride_tricks.sliding_window_view(t, seq_len)
+            if len(t) >= seq_len
+            else np.zeros((1, seq_len), t.dtype)
             for t in self.tokens
-        ]  # [T - N + 1, N] views, no copy
+        ]  # [T - N + 1, N] views, no copy (a shard shorter than N: one row of zeros; its rows are short)
+        self.slide_last = np.array([len(v) - 1 for v in self.slides] or [0], dtype=np.int64)  # [S]
         self._arange = np.zeros(0, dtype=np.int64)  # 0, 1, ... as long as the largest batch's slots
 
     def __len__(self) -> int:
@@ -148,14 +168,10 @@ class RowReader:
     def _ids(self, idx: np.ndarray, tiles: np.ndarray, pad: np.ndarray) -> np.ndarray:
         b, n = len(idx), self.n
         shard = self.row_shard[idx]  # [B]
-        out = np.empty((b, n), dtype=np.int64)
         if self.contiguous:
             start = self.row_src[idx]  # [B]
-            groups = [(0, slice(None))] if len(self.tokens) == 1 else _groups(shard)
-            for s, at in groups:
-                slide = self.slides[s]
-                if slide is not None:
-                    out[at] = slide[np.minimum(start[at], len(slide) - 1)]
+            first = np.minimum(start, self.slide_last[shard])  # [B] a short row's slice: fixed below
+            out = _gather(self.slides, shard, first, n)  # [B, N]
             short = self.row_short[idx]  # [B]
             if short.any():
                 for r in np.flatnonzero(short).tolist():  # a shard's last rows: read what is left
@@ -164,18 +180,17 @@ class RowReader:
             flat = out.reshape(-1)  # [B * N]
             np.copyto(flat, 0, where=pad)
             return flat
-        flat = out.reshape(-1)  # [B * N]
-        flat[:] = 0
+        flat = np.zeros(b * n, dtype=np.int64)  # [B * N]
         pieces = self.tile_piece[tiles]  # [Tb]
         pieces = pieces[pieces >= 0]  # [Pb] the batch's pieces, row by row
         count = self.row_pieces[idx + 1] - self.row_pieces[idx]  # [B]
         lens = self.piece_len[pieces]  # [Pb]
         row = np.repeat(np.arange(b), count)  # [Pb]
-        offset = np.arange(int(lens.sum())) - np.repeat(_starts(lens), lens)  # [T_b] token within piece
+        begin = _starts(lens)  # [Pb] each piece's first token among the batch's
+        offset = np.arange(int(lens.sum())) - np.repeat(begin, lens)  # [T_b] token within piece
         dest = np.repeat(row * n + self.piece_col[pieces], lens) + offset  # [T_b]
         src = np.repeat(self.piece_src[pieces], lens) + offset  # [T_b]
-        token_shard = np.repeat(shard[row], lens)  # [T_b]
-        for s, _ in _groups(shard):
-            mine = token_shard == s
+        for s, at in _groups(shard[row]):  # at: the pieces read from shard s
+            mine = _ranges(begin[at], lens[at])  # [T_s] their tokens among the batch's
             flat[dest[mine]] = self.tokens[s][src[mine]]
         return flat
