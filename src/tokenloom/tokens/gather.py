@@ -183,14 +183,18 @@ class RowReader:
         flat = np.zeros(b * n, dtype=np.int64)  # [B * N]
         pieces = self.tile_piece[tiles]  # [Tb]
         pieces = pieces[pieces >= 0]  # [Pb] the batch's pieces, row by row
-        count = self.row_pieces[idx + 1] - self.row_pieces[idx]  # [B]
+        row = np.repeat(np.arange(b), self.row_pieces[idx + 1] - self.row_pieces[idx])  # [Pb]
+        by_shard = np.argsort(shard[row], kind="stable")  # [Pb] so each shard's tokens are one run
+        pieces, row = pieces[by_shard], row[by_shard]
+        piece_shard = shard[row]  # [Pb] sorted
         lens = self.piece_len[pieces]  # [Pb]
-        row = np.repeat(np.arange(b), count)  # [Pb]
         begin = _starts(lens)  # [Pb] each piece's first token among the batch's
         offset = np.arange(int(lens.sum())) - np.repeat(begin, lens)  # [T_b] token within piece
         dest = np.repeat(row * n + self.piece_col[pieces], lens) + offset  # [T_b]
         src = np.repeat(self.piece_src[pieces], lens) + offset  # [T_b]
-        for s, at in _groups(shard[row]):  # at: the pieces read from shard s
-            mine = _ranges(begin[at], lens[at])  # [T_s] their tokens among the batch's
-            flat[dest[mine]] = self.tokens[s][src[mine]]
+        cuts = (np.flatnonzero(piece_shard[1:] != piece_shard[:-1]) + 1).tolist()  # the next shard's pieces
+        ends = np.append(begin, len(offset))  # [Pb + 1] token bounds of the pieces
+        for a, z in zip([0, *cuts], [*cuts, len(pieces)], strict=True) if len(pieces) else []:
+            t0, t1 = int(ends[a]), int(ends[z])  # one shard's tokens: a run of the sorted pieces'
+            flat[dest[t0:t1]] = self.tokens[int(piece_shard[a])][src[t0:t1]]
         return flat
