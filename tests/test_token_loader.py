@@ -4,8 +4,8 @@ Shard folders of random documents are written with the library's own shard write
 ``tokens.reference`` (rows planned as Python lists by ``pack_rows``, samples sliced one at a time from the
 memory map). Hypothesis draws document lengths, shards, languages, ``seq_len``, batch size, seeds and
 DDP splits, how many token slots ``batches`` reads at once and whether rows are gathered by shard or by
-row; batches, samples and the state after every
-batch must be equal, and a mid-epoch resume must give the rest of the epoch.
+row; batches, samples and the state after every batch must be equal, and a mid-epoch resume must give the
+rest of the epoch.
 """
 
 from __future__ import annotations

@@ -37,10 +37,9 @@ from tokenloom.tokens.packing import plan_rows
 __all__ = ["Packing", "TokenShardDataset"]
 
 Packing = Literal["windows", "documents"]
-READ_SLOTS = (
-    1 << 17
-)  # token slots read at once by ``batches``: small batches are read several at a time (a read
-# much larger than this leaves the caches and is slower per slot)
+# token slots read at once by ``batches``: small batches are read several at a time (a read much larger
+# than this leaves the caches and is slower per slot)
+READ_SLOTS = 1 << 17
 
 
 class TokenShardDataset:

@@ -183,6 +183,8 @@ class RowReader:
         flat = np.zeros(b * n, dtype=np.int64)  # [B * N]
         pieces = self.tile_piece[tiles]  # [Tb]
         pieces = pieces[pieces >= 0]  # [Pb] the batch's pieces, row by row
+        if not len(pieces):
+            return flat
         row = np.repeat(np.arange(b), self.row_pieces[idx + 1] - self.row_pieces[idx])  # [Pb]
         by_shard = np.argsort(shard[row], kind="stable")  # [Pb] so each shard's tokens are one run
         pieces, row = pieces[by_shard], row[by_shard]
@@ -194,7 +196,7 @@ class RowReader:
         src = np.repeat(self.piece_src[pieces], lens) + offset  # [T_b]
         cuts = (np.flatnonzero(piece_shard[1:] != piece_shard[:-1]) + 1).tolist()  # the next shard's pieces
         ends = np.append(begin, len(offset))  # [Pb + 1] token bounds of the pieces
-        for a, z in zip([0, *cuts], [*cuts, len(pieces)], strict=True) if len(pieces) else []:
+        for a, z in zip([0, *cuts], [*cuts, len(pieces)], strict=True):
             t0, t1 = int(ends[a]), int(ends[z])  # one shard's tokens: a run of the sorted pieces'
             flat[dest[t0:t1]] = self.tokens[int(piece_shard[a])][src[t0:t1]]
         return flat
