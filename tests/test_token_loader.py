@@ -182,3 +182,13 @@ def test_batch_refuses_indices_outside_the_dataset(tmp_path: Path) -> None:
             with pytest.raises(IndexError, match=f"sample {bad} of a dataset of {len(ds)}"):
                 ds.batch(np.array([0, bad]))
         assert np.array_equal(ds.batch(np.array([-1]))["input_ids"][0], ds[len(ds) - 1]["input_ids"])
+
+
+def test_a_batch_of_no_indices_is_empty(tmp_path: Path) -> None:
+    _write_folder(tmp_path, [[(30, 0), (9, 1)], [(12, 2)]], seed=0)  # two shards
+    for packing, language in (("windows", None), ("documents", None), ("documents", "eng")):
+        ds = TokenShardDataset(tmp_path, seq_len=4, packing=packing, language=language)  # type: ignore[arg-type]
+        batch = ds.batch(np.zeros(0, dtype=np.int64))
+        width = 5 if packing == "windows" else 4
+        assert batch.keys() == ds[0].keys()
+        assert all(v.shape == (0, width) and v.dtype == np.int64 for v in batch.values())

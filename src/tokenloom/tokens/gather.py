@@ -54,8 +54,8 @@ def _gather(views: Sequence[np.ndarray], shard: np.ndarray, local: np.ndarray, w
     the rows' views concatenated in one copy and cast (a batch over many shards costs no more than over
     a few)."""
     b = len(shard)
-    if len(views) == 1:
-        return views[0][local].astype(np.int64)
+    if b == 0 or len(views) == 1:
+        return views[0][local].astype(np.int64) if b else np.empty((0, width), dtype=np.int64)
     touched = np.count_nonzero(np.bincount(shard, minlength=len(views)))  # shards the batch reads
     if touched * GROUP_ROWS <= b:
         out = np.empty((b, width), dtype=np.int64)
@@ -63,7 +63,7 @@ def _gather(views: Sequence[np.ndarray], shard: np.ndarray, local: np.ndarray, w
             out[at] = views[s][local[at]]
         return out
     rows = [views[s][i] for s, i in zip(shard.tolist(), local.tolist(), strict=True)]  # B views, no copy
-    return np.concatenate(rows, dtype=np.int64).reshape(b, width) if rows else np.empty((0, width), np.int64)
+    return np.concatenate(rows, dtype=np.int64).reshape(b, width)
 
 
 class WindowReader:
