@@ -54,8 +54,10 @@ def _gather(views: Sequence[np.ndarray], shard: np.ndarray, local: np.ndarray, w
     the rows' views concatenated in one copy and cast (a batch over many shards costs no more than over
     a few)."""
     b = len(shard)
-    if b == 0 or len(views) == 1:
-        return views[0][local].astype(np.int64) if b else np.empty((0, width), dtype=np.int64)
+    if b == 0:
+        return np.empty((0, width), dtype=np.int64)
+    if len(views) == 1:
+        return views[0][local].astype(np.int64)
     touched = np.count_nonzero(np.bincount(shard, minlength=len(views)))  # shards the batch reads
     if touched * GROUP_ROWS <= b:
         out = np.empty((b, width), dtype=np.int64)
@@ -186,17 +188,19 @@ class RowReader:
         if not len(pieces):
             return flat
         row = np.repeat(np.arange(b), self.row_pieces[idx + 1] - self.row_pieces[idx])  # [Pb]
-        by_shard = np.argsort(shard[row], kind="stable")  # [Pb] so each shard's tokens are one run
-        pieces, row = pieces[by_shard], row[by_shard]
-        piece_shard = shard[row]  # [Pb] sorted
+        groups = _groups(shard[row])  # (shard, its pieces) for every shard the batch reads
+        if len(groups) > 1:  # the pieces shard by shard, so each shard's tokens are one run
+            by_shard = np.concatenate([at for _, at in groups])  # [Pb]
+            pieces, row = pieces[by_shard], row[by_shard]
         lens = self.piece_len[pieces]  # [Pb]
         begin = _starts(lens)  # [Pb] each piece's first token among the batch's
         offset = np.arange(int(lens.sum())) - np.repeat(begin, lens)  # [T_b] token within piece
         dest = np.repeat(row * n + self.piece_col[pieces], lens) + offset  # [T_b]
         src = np.repeat(self.piece_src[pieces], lens) + offset  # [T_b]
-        cuts = (np.flatnonzero(piece_shard[1:] != piece_shard[:-1]) + 1).tolist()  # the next shard's pieces
         ends = np.append(begin, len(offset))  # [Pb + 1] token bounds of the pieces
-        for a, z in zip([0, *cuts], [*cuts, len(pieces)], strict=True):
-            t0, t1 = int(ends[a]), int(ends[z])  # one shard's tokens: a run of the sorted pieces'
-            flat[dest[t0:t1]] = self.tokens[int(piece_shard[a])][src[t0:t1]]
+        first = 0
+        for s, at in groups:
+            t0, t1 = int(ends[first]), int(ends[first + len(at)])  # shard s's tokens
+            flat[dest[t0:t1]] = self.tokens[s][src[t0:t1]]
+            first += len(at)
         return flat

@@ -22,10 +22,10 @@ What it adds on top of the torch call:
 
 Which kernel ran (best effort, exact when it answers): the call is tried under
 ``torch.nn.attention.sdpa_kernel`` with one backend at a time: first the one torch itself would choose
-among those allowed when cuDNN is one of them (``torch._fused_sdp_choice``: on Hopper and Blackwell with a
-recent cuDNN, torch prefers cuDNN, which ran 1.3-1.9x flash's forward rate on an H200), then the rest in the order flash,
-efficient, cudnn, math on CUDA (flash, math on CPU); the first that accepts the inputs runs and is
-recorded in ``last_kernel()``. A backend refusing the inputs raises before doing any work, so the
+among those allowed when cuDNN is one of them (``torch._fused_sdp_choice``: on Hopper and Blackwell with
+a recent cuDNN, torch prefers cuDNN, which ran 1.3-1.9x flash's forward rate on an H200), then the rest
+in the order flash, efficient, cudnn, math on CUDA (flash, math on CPU); the first that accepts the
+inputs runs and is recorded in ``last_kernel()``. A backend refusing the inputs raises before doing any work, so the
 probing costs microseconds; the refusals' warnings are silenced. If the probing API is missing, the call
 runs with torch's default choice and ``last_kernel()`` answers ``"default"``.
 
