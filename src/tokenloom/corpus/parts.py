@@ -3,7 +3,8 @@
 A :class:`CorpusPart` is one language file, one group of a table's rows or one programming language's
 files. Its ``load()`` gives the texts and their ids; the labels alone travel to other processes (a part
 whose ``load`` is :func:`no_texts`, the default, pickles). :func:`parse_lang_code` reads FLORES-style
-``<lang>_<Script>`` labels, :func:`slice_kind_of` the kind a table's ``slice`` label names. What it does
+``<lang>_<Script>`` labels, :func:`slice_kind_of` the kind a table's ``slice`` label names,
+:func:`file_label` and :func:`record_label` the language of a file or a table row. What it does
 not do: find or read files (``reader.py``, ``load.py``).
 """
 
@@ -15,7 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["CorpusPart", "SliceKind", "no_texts", "parse_lang_code", "script_label", "slice_kind_of"]
+from tokenloom.corpus.compression import inner_name
+from tokenloom.corpus.records import Record
+
+__all__ = [
+    "CorpusPart", "SliceKind", "file_label", "no_texts", "parse_lang_code", "record_label", "script_label",
+    "slice_kind_of",
+]  # fmt: skip
 
 SliceKind = Literal["language", "code_mixed", "transliterated", "code", "numbers", "perturbed"]
 
@@ -46,6 +53,22 @@ def slice_kind_of(label: str) -> SliceKind:
     if low == "code" or low.startswith("code-") or low.startswith("code_"):
         return "code"
     return "language"
+
+
+def file_label(path: Path) -> str | None:
+    """The language of a FLORES-style file name (``eng_Latn.txt``, also compressed), else None."""
+    parsed = parse_lang_code(inner_name(path.name))
+    return f"{parsed[0]}_{parsed[1]}" if parsed else None
+
+
+def record_label(record: Record, fallback: str | None) -> str | None:
+    """A record's language label (``lang``, with ``script`` when given apart), else ``fallback``."""
+    lang, script = record.lang, record.script
+    if not lang:
+        return fallback
+    if script and parse_lang_code(lang) is None:
+        return f"{lang}_{script}"
+    return lang
 
 
 def no_texts() -> tuple[list[str], list[Any]]:

@@ -30,28 +30,21 @@ import hashlib
 import logging
 import random
 from array import array
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tokenloom.corpus.compression import inner_name
-from tokenloom.corpus.formats import reader_for
-from tokenloom.corpus.load import parse_lang_code
-from tokenloom.corpus.memory import iter_object_records
-from tokenloom.corpus.reader import record_left_out
-from tokenloom.corpus.records import Columns, Errors, Record, SourceStats
+from tokenloom.corpus.records import Columns, SourceStats
 from tokenloom.corpus.stream import MAX_HELDOUT, Spread, StreamStats, TrainingCorpus, split_long, stream_lines
-from tokenloom.corpus.tasks import read_task, read_task_texts
 from tokenloom.errors import CorpusError
 
 if TYPE_CHECKING:
     from tokenloom.text.train_config import TrainerConfig
 
 __all__ = [
-    "UNLABELLED", "Draw", "labelled_lines", "language_shares", "needs_census", "sampled_lines", "texts_only",
+    "UNLABELLED", "Draw", "language_shares", "needs_census", "sampled_lines", "texts_only",
     "training_lines",
 ]  # fmt: skip
 
@@ -63,53 +56,6 @@ UNLABELLED = "und"
 def needs_census(cfg: TrainerConfig) -> bool:
     """Whether training reads the corpus in two passes (this module) rather than once (``stream``)."""
     return cfg.max_bytes is not None or cfg.language_sampling != 1.0 or cfg.algorithm == "parity-bpe"
-
-
-def _file_label(path: Path) -> str | None:
-    parsed = parse_lang_code(inner_name(path.name))
-    return f"{parsed[0]}_{parsed[1]}" if parsed else None
-
-
-def _record_label(record: Record, fallback: str | None) -> str | None:
-    lang, script = record.lang, record.script
-    if not lang:
-        return fallback
-    if script and parse_lang_code(lang) is None:
-        return f"{lang}_{script}"
-    return lang
-
-
-def _records(corpus: TrainingCorpus, errors: Errors, stats: SourceStats, columns: Columns) -> Iterator[Any]:
-    """(source, language or None, text) of every text of ``corpus``."""
-    record_left_out(corpus.left_out, errors, stats)
-    if corpus.texts is not None:
-        for record in iter_object_records(
-            corpus.texts, columns=columns, errors=errors, stats=stats, count=False
-        ):
-            yield "<texts>", _record_label(record, None), record.text, True
-        return
-    for task in corpus.plan.tasks:  # the corpus plan, read as every consumer reads it
-        path = task.path
-        label = _file_label(path)
-        if reader_for(path).kind != "table":  # a text or code file: its name is its only label
-            for text in read_task_texts(task, columns=columns, errors=errors, stats=stats):
-                yield path.name, label, text, False
-            continue
-        for record in read_task(task, columns=columns, errors=errors, stats=stats):
-            yield path.name, _record_label(record, label), record.text, False
-
-
-def labelled_lines(
-    corpus: TrainingCorpus, errors: Errors, stats: SourceStats, columns: Columns
-) -> Iterator[tuple[str, str | None, str]]:
-    """(source, language or None, line) of every line of ``corpus``, counted in ``stats``."""
-    for source, label, text, count in _records(corpus, errors, stats, columns):
-        for line in text.split("\n"):
-            if count:  # in-memory records are counted by line, as ``TrainingCorpus.lines`` does
-                stats.lines += 1
-                stats.bytes += len(line.encode("utf-8")) + 1
-                stats.chars += len(line)
-            yield source, label, line
 
 
 @dataclass
@@ -135,7 +81,7 @@ def _label(label: str | None, source: str, census: _Census) -> str:
 def _census(corpus: TrainingCorpus, cfg: TrainerConfig) -> _Census:
     census, digest, holder = _Census(), hashlib.sha256(), random.Random(cfg.seed + 1)
     columns = Columns(cfg.text_column)
-    for source, label, line in labelled_lines(corpus, cfg.errors, census.stats, columns):
+    for source, label, line in corpus.labelled_lines(cfg.errors, census.stats, columns):
         encoded = line.encode("utf-8")
         digest.update(encoded + b"\n")
         lang = _label(label, source, census)
@@ -249,7 +195,7 @@ def sampled_lines(
     spread, limit = Spread(cfg.verify_sample), cfg.max_line_bytes
     position = dict.fromkeys(plan, 0)
     lines = size = split = chunks = 0
-    for _, label, line in labelled_lines(corpus, cfg.errors, SourceStats(), Columns(cfg.text_column)):
+    for _, label, line in corpus.labelled_lines(cfg.errors, SourceStats(), Columns(cfg.text_column)):
         if not line:
             continue
         lang = label if label is not None else UNLABELLED

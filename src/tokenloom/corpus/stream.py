@@ -5,8 +5,10 @@ a frozen :class:`StreamStats` (``stats = yield from stream_lines(...)``); a gene
 line is read once and the statistics describe exactly the lines given. In one pass, without holding the
 corpus in memory, it:
 
-- reads the corpus plan (``tasks.plan_files``, one task per file, read by ``tasks.read_task_texts`` as every
-  consumer reads it: a text file's lines, a table's text column — ``text`` unless ``text_column`` says
+- reads the corpus plan (``tasks.plan_files``, one task per file) through
+  :meth:`TrainingCorpus.labelled_lines`, the one reader of a training corpus (the two-pass sampling and
+  parity-aware BPE read it too, with each line's language), by ``tasks.read_task`` as every consumer reads
+  it: a text file's lines, a table's text column — ``text`` unless ``text_column`` says
   otherwise — a code file whole, any of them compressed) or an in-memory corpus (``memory.py``: strings, dicts, a DataFrame, a ``datasets`` dataset), splitting
   every text on ``\\n``; bad input is raised or, with ``errors="skip"``, set aside and counted
   (``records.py``);
@@ -36,11 +38,13 @@ from typing import TYPE_CHECKING, Any, cast
 from tqdm.auto import tqdm
 
 from tokenloom._progress import show_progress
+from tokenloom.corpus.formats import reader_for
 from tokenloom.corpus.memory import iter_object_records
+from tokenloom.corpus.parts import file_label, record_label
 from tokenloom.corpus.reader import is_paths, record_left_out
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats
 from tokenloom.corpus.sources import LeftOut
-from tokenloom.corpus.tasks import FilePlan, plan_files, read_task_texts
+from tokenloom.corpus.tasks import FilePlan, Task, plan_files, read_task, read_task_texts
 from tokenloom.errors import CorpusError
 
 if TYPE_CHECKING:
@@ -110,24 +114,46 @@ class TrainingCorpus:
     def lines(
         self, errors: Errors, stats: SourceStats, columns: Columns = DEFAULT_COLUMNS
     ) -> Iterator[tuple[str, str]]:
-        """(source name, line) of every line, counted in ``stats``: the files a folder search left out
-        first (``reader.record_left_out``), then every task of the plan in plan order
-        (``tasks.read_task_texts``)."""
+        """(source name, line) of every line, counted in ``stats`` (:meth:`labelled_lines` without labels)."""
+        for source, _, line in self.labelled_lines(errors, stats, columns):
+            yield source, line
+
+    def labelled_lines(
+        self, errors: Errors, stats: SourceStats, columns: Columns = DEFAULT_COLUMNS
+    ) -> Iterator[tuple[str, str | None, str]]:
+        """(source name, language or None, line) of every line, counted in ``stats``: the files a folder
+        search left out first (``sources.record_left_out``), then every task of the plan in plan order
+        (``tasks.read_task``; a text or code file's texts by ``tasks.read_task_texts``, labelled by its
+        name alone). The language is a table row's label, else a FLORES-style file name's."""
         record_left_out(self.plan.left_out, errors, stats)
         if self.texts is None:
             for task in self.plan.tasks:
-                name = task.path.name
-                for text in read_task_texts(task, columns=columns, errors=errors, stats=stats):
+                name, label = task.path.name, file_label(task.path)
+                for lang, text in _labelled_texts(task, label, columns, errors, stats):
                     for line in text.split("\n"):
-                        yield name, line
+                        yield name, lang, line
             return
         records = iter_object_records(self.texts, columns=columns, errors=errors, stats=stats, count=False)
         for record in records:
+            lang = record_label(record, None)
             for line in record.text.split("\n"):
                 stats.lines += 1
                 stats.bytes += len(line.encode("utf-8")) + 1
                 stats.chars += len(line)
-                yield "<texts>", line
+                yield "<texts>", lang, line
+
+
+def _labelled_texts(
+    task: Task, label: str | None, columns: Columns, errors: Errors, stats: SourceStats
+) -> Iterator[tuple[str | None, str]]:
+    """(language or None, text) of one task's records: a table row's label (else ``label``), or ``label``
+    for every text of a text or code file."""
+    if reader_for(task.path).kind != "table":
+        for text in read_task_texts(task, columns=columns, errors=errors, stats=stats):
+            yield label, text
+        return
+    for record in read_task(task, columns=columns, errors=errors, stats=stats):
+        yield record_label(record, label), record.text
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from tokenloom._progress import show_progress
 from tokenloom.corpus.records import Columns, SourceStats
-from tokenloom.corpus.sampling import labelled_lines, sampled_lines
+from tokenloom.corpus.sampling import sampled_lines
 from tokenloom.corpus.stream import StreamStats, TrainingCorpus
 from tokenloom.errors import ConfigError, CorpusError
 from tokenloom.text._engines import bytelevel_tokenizer
@@ -64,7 +64,7 @@ def read_dev(
     corpus = TrainingCorpus.of(dev)
     lines: dict[str, list[str]] = {}
     digest = hashlib.sha256()
-    for source, lang, line in labelled_lines(corpus, cfg.errors, SourceStats(), Columns(cfg.text_column)):
+    for source, lang, line in corpus.labelled_lines(cfg.errors, SourceStats(), Columns(cfg.text_column)):
         if lang is None:
             raise CorpusError(
                 f"dev set {dev}: {source} has lines with no language; name files <lang>_<Script>.txt or give "
