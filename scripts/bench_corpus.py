@@ -176,7 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
 
-    from tokenloom.corpus.reader import corpus_files, iter_texts
+    from tokenloom.corpus.sources import corpus_files
+    from tokenloom.corpus.tasks import iter_texts
     from tokenloom.text.tokenizer import load_tokenizer
 
     work = Path(tempfile.mkdtemp(prefix="bench-corpus-"))

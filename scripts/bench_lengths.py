@@ -60,7 +60,7 @@ def run(corpus: Path, tokenizer: Path, limit: int, markdown: bool) -> None:
 
     import gigatoken
 
-    from tokenloom.corpus.reader import iter_records
+    from tokenloom.corpus.tasks import iter_records
     from tokenloom.fertility.report import ReportConfig, fertility_report
     from tokenloom.text.tokenizer import load_tokenizer
 

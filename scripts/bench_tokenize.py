@@ -133,7 +133,7 @@ def run_mix(args: argparse.Namespace) -> int:
     """The ``--corpus`` benchmark (see the module docstring)."""
     import gigatoken
 
-    from tokenloom.corpus.reader import iter_records
+    from tokenloom.corpus.tasks import iter_records
 
     work = Path(tempfile.mkdtemp(prefix="bench-tokenize-"))
     try:

@@ -21,10 +21,9 @@ from hypothesis import strategies as st
 
 from tokenloom.corpus.formats import ReadRequest
 from tokenloom.corpus.load import load_corpus
-from tokenloom.corpus.reader import iter_records
 from tokenloom.corpus.records import Record, SourceStats
 from tokenloom.corpus.stream import TrainingCorpus
-from tokenloom.corpus.tasks import plan_files, plan_tasks, read_task, read_task_texts
+from tokenloom.corpus.tasks import iter_records, plan_files, plan_tasks, read_task, read_task_texts
 from tokenloom.errors import CorpusError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))

@@ -23,8 +23,8 @@ import pytest
 import tokenloom
 from tokenloom.corpus.load import load_corpus
 from tokenloom.corpus.plan import plan_corpus_tasks
-from tokenloom.corpus.reader import iter_records
 from tokenloom.corpus.records import SourceStats
+from tokenloom.corpus.tasks import iter_records
 from tokenloom.errors import ConfigError
 from tokenloom.fertility.report import ReportConfig, RunConfig, fertility_report
 from tokenloom.fertility.writers import write_report

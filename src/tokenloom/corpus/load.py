@@ -25,7 +25,7 @@ What it reads (:func:`load_corpus`):
 - **Source files** (``.py``, ``.rs``, ...): one text per file, a ``code`` slice per programming language,
   the language taken from the file extension.
 
-Files are found and read by ``tokenloom.corpus.reader``, the reader training uses too. Bad input raises
+Files are found by ``tokenloom.corpus.sources`` and read by ``tokenloom.corpus.tasks``, as training reads them. Bad input raises
 :class:`~tokenloom.errors.CorpusError` naming file and line: missing ``text`` column,
 empty file, null / non-string text, invalid JSON, undecodable bytes (or, with ``errors="replace"``,
 U+FFFD substitutions counted in :attr:`Corpus.stats`), mismatched line counts in a parallel folder. With
@@ -50,19 +50,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tokenloom.corpus.formats import read_file_records
+from tokenloom.corpus.formats import CODE_EXTENSIONS, read_file_records
 from tokenloom.corpus.memory import MEMORY_SOURCE, iter_object_records
 from tokenloom.corpus.parts import CorpusPart, SliceKind, parse_lang_code
-from tokenloom.corpus.reader import (
-    CODE_EXTENSIONS,
-    corpus_files,
-    file_kind,
-    is_paths,
-    iter_numbered_texts,
-    iter_texts,
-)
 from tokenloom.corpus.records import Columns, Errors, Record, Reject, SourceStats, check_errors, reject
+from tokenloom.corpus.sources import corpus_files, is_paths
 from tokenloom.corpus.table_parts import TableGroups
+from tokenloom.corpus.tasks import file_kind, iter_numbered_texts, iter_texts
 from tokenloom.errors import CorpusError
 
 __all__ = [

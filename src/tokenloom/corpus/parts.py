@@ -5,7 +5,7 @@ files. Its ``load()`` gives the texts and their ids; the labels alone travel to 
 whose ``load`` is :func:`no_texts`, the default, pickles). :func:`parse_lang_code` reads FLORES-style
 ``<lang>_<Script>`` labels, :func:`slice_kind_of` the kind a table's ``slice`` label names,
 :func:`file_label` and :func:`record_label` the language of a file or a table row. What it does
-not do: find or read files (``reader.py``, ``load.py``).
+not do: find or read files (``sources.py``, ``tasks.py``, ``load.py``).
 """
 
 from __future__ import annotations

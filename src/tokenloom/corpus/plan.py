@@ -15,7 +15,7 @@ cuts the work into :class:`CorpusTask` s of about ``chunk_bytes`` (``tasks.py``)
 - an in-memory corpus (a :class:`~tokenloom.corpus.load.Corpus`, a DataFrame, a ``datasets`` dataset, an
   iterable of str or dict) is one task: it is read in this process, never sent to another.
 
-"Is this input a path?" is decided here, once (``reader.is_paths``); every consumer — reports, training
+"Is this input a path?" is decided here, once (``sources.is_paths``); every consumer — reports, training
 (``stream.py``), the token-shard writer — plans its input with :func:`plan_corpus_tasks`.
 
 :func:`read_corpus_task` reads one task into :class:`Piece` s: a whole file part, or up to ``chunk_size``
@@ -46,8 +46,8 @@ from tokenloom.corpus.load import (
     table_source,
 )
 from tokenloom.corpus.parts import CorpusPart, no_texts
-from tokenloom.corpus.reader import is_paths
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Reject, SourceStats, reject
+from tokenloom.corpus.sources import is_paths
 from tokenloom.corpus.table_parts import RepeatedKeys, TableGroups, repeated_keys
 from tokenloom.corpus.tasks import CHUNK_BYTES, Task, file_tasks, read_task
 from tokenloom.errors import CorpusError

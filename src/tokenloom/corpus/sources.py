@@ -1,7 +1,14 @@
-"""Line sources: turn user inputs (paths, folders, globs) into files, and files into UTF-8 lines, streamed.
+"""Sources: which files an input names, and which it leaves out — "is this input a path?" decided once.
 
 What it does:
 
+- :func:`is_paths`: whether an input names files (a str, a PathLike, a list / tuple of them) — the one test
+  of "is this a path?" that every consumer makes (the task plan, training's stream, ``load_corpus``); an
+  in-memory corpus is anything else.
+- :func:`corpus_files` (and :func:`scan_files`) expands files, folders and globs (:func:`resolve_inputs`)
+  with the suffixes of every registered format (:func:`corpus_suffixes`, ``formats/``): text, JSON Lines
+  (``.jsonl``, ``.json`` — Dolma's naming —, ``.ndjson``), CSV, TSV, Parquet and source files, each also
+  compressed (``.gz``, ``.zst``, ``.xz``, ``.bz2``).
 - :func:`resolve_inputs` expands each input: an existing file is taken as is (whatever its suffix), a
   folder is searched recursively for files ending in one of ``suffixes``, anything else containing glob
   characters (``* ? [``) is expanded with ``glob(recursive=True)``. The result is sorted and without
@@ -11,54 +18,34 @@ What it does:
   current folder, searched recursively: pass ``"."`` for that). Nothing in a folder is left out silently:
   every file the search does not take is a :class:`LeftOut` with its reason — a file of another kind, a
   hidden file or one in a hidden folder (a name starting with ``.``, and ``__MACOSX/``), and a symbolic
-  link whose target is missing (``broken``: bad input, the others are only listed).
-- :func:`iter_lines` streams one file line by line (never reading it whole): lines are split on ``\\n``,
-  returned without the newline (a ``\\r`` before it is removed too, so CRLF files read like LF files),
-  and a UTF-8 byte-order mark at the very start of the file is dropped. Invalid UTF-8 raises
-  ``CorpusError`` naming file, line and byte offset (``errors="strict"``, the default), or is replaced by
-  U+FFFD and counted in ``stats`` (``errors="replace"``), or set aside as a reject in ``stats``
-  (``errors="skip"``, ``records.py``). A file that starts with a UTF-16 or UTF-32
-  byte-order mark, or whose first line is at least a quarter NUL bytes (UTF-16 without a mark, a binary
-  file), raises ``CorpusError`` saying so and how to convert it (``iconv``), in either mode.
+  link whose target is missing (``broken``: bad input, the others are only listed) —, which
+  :func:`record_left_out` puts in ``stats.rejects``.
 
-What it does not do: parse formats or decompress (``formats.py``, ``compression.py``), sample,
-or tokenize. It imports nothing heavy.
+What it does not do: read files (``lines.py``: :func:`iter_lines`, also importable from here; ``formats/``,
+``tasks.py``), decompress (``compression.py``), sample or tokenize. It imports nothing heavy.
 """
 
 from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import TypeAlias, TypeGuard
 
-from tokenloom.corpus.records import REPLACE_ADVICE, Errors, Reject, SourceStats, check_errors, reject
+from tokenloom.corpus.compression import COMPRESSION_SUFFIXES
+from tokenloom.corpus.formats import readers
+from tokenloom.corpus.lines import iter_lines, refuse_empty
+from tokenloom.corpus.records import Errors, Reject, SourceStats, reject
 from tokenloom.errors import CorpusError
 
 __all__ = [
-    "Errors",
-    "LeftOut",
-    "SourceStats",
-    "complete_lines",
-    "decode_utf8",
-    "error_reason",
-    "iter_handle_lines",
-    "iter_lines",
-    "resolve_inputs",
-]
+    "CORPUS_SUFFIXES", "Errors", "LeftOut", "PathInputs", "SourceStats", "corpus_files", "corpus_suffixes",
+    "is_paths", "iter_lines", "record_left_out", "resolve_inputs", "scan_files",
+]  # fmt: skip
 
 _GLOB_CHARS = frozenset("*?[")
-_BOM = "\ufeff"
-_REPLACEMENT_BYTES = "\ufffd".encode()
-_UTF_BOMS = (  # longest first: the UTF-32LE mark starts with the UTF-16LE one
-    (b"\xff\xfe\x00\x00", "UTF-32", "little-endian"),
-    (b"\x00\x00\xfe\xff", "UTF-32", "big-endian"),
-    (b"\xff\xfe", "UTF-16", "little-endian"),
-    (b"\xfe\xff", "UTF-16", "big-endian"),
-)
-_WIDE_BOMS = tuple(bom for bom, _, _ in _UTF_BOMS)
 
 
 def _as_list(inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -68,14 +55,6 @@ def _as_list(inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) 
     if not items:
         raise CorpusError("no corpus inputs given: pass at least one file, folder or glob")
     return items
-
-
-def _refuse_empty(item: str) -> None:
-    """``""`` is no path: ``Path("")`` would be the current folder, searched recursively."""
-    if item == "":
-        raise CorpusError(
-            f"corpus path {item!r} is empty; pass a file, folder or glob (for the current folder, pass '.')"
-        )
 
 
 @dataclass(frozen=True)
@@ -123,7 +102,7 @@ def resolve_inputs(
     found: set[Path] = set()
     skipped: list[LeftOut] = []
     for item in _as_list(inputs):
-        _refuse_empty(item)
+        refuse_empty(item)
         path = Path(item)
         if path.is_file():
             found.add(path)
@@ -156,170 +135,57 @@ def resolve_inputs(
     return sorted(found)
 
 
-def decode_utf8(
-    data: bytes,
-    path: str | os.PathLike[str],
+PathInputs: TypeAlias = (
+    "str | os.PathLike[str] | list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...]"
+)
+
+
+def corpus_suffixes() -> tuple[str, ...]:
+    """The suffixes a folder search takes: every registered format's (text and tables, also compressed,
+    then source files)."""
+    data = tuple(s for r in readers() if r.kind != "code" for s in r.suffixes)
+    code = tuple(s for r in readers() if r.kind == "code" for s in r.suffixes)
+    return data + tuple(s + c for s in data for c in COMPRESSION_SUFFIXES) + code
+
+
+CORPUS_SUFFIXES = corpus_suffixes()  # those of the built-in formats
+
+
+def corpus_files(
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
     errors: Errors = "strict",
     stats: SourceStats | None = None,
-    line: int = 1,
-    offset: int = 0,
-) -> str:
-    """Decode ``data``, read from ``path`` at ``line`` / byte ``offset``: strict errors name the file, line and
-    byte offset of the first bad byte; ``"replace"`` substitutes U+FFFD and counts in ``stats``."""
-    if offset == 0 and (data.startswith(_WIDE_BOMS) or data[:64].count(0) * 4 >= min(len(data), 64) > 0):
-        _refuse_wide_encoding(data, path)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        number = line + data.count(b"\n", 0, exc.start)
-        if errors != "replace":
-            bad = data[exc.start : exc.end].hex(" ")
-            raise CorpusError(
-                f"{path}: line {number} (byte offset {offset + exc.start}): invalid UTF-8 (bytes {bad}: "
-                f"{exc.reason}); {REPLACE_ADVICE}"
-            ) from None
-        text = data.decode("utf-8", errors="replace")
-        if stats is not None:
-            stats.replaced += text.count("\ufffd") - data.count(_REPLACEMENT_BYTES)
-            stats.replaced_lines += 1
-            if len(stats.replaced_where) < 10:
-                stats.replaced_where.append(f"{path}:{number}")
-        return text
+) -> list[Path]:
+    """The files of ``inputs`` (files, folders searched for :func:`corpus_suffixes`, globs), sorted; the
+    files a folder search leaves out are recorded in ``stats`` (:func:`record_left_out`)."""
+    files, left_out = scan_files(inputs)
+    record_left_out(left_out, errors, SourceStats() if stats is None else stats)
+    return files
 
 
-def _refuse_wide_encoding(data: bytes, path: str | os.PathLike[str]) -> None:
-    """The start of a file is a UTF-16/32 byte-order mark or mostly NUL bytes: say so and how to convert."""
-    for bom, encoding, order in _UTF_BOMS:
-        if data.startswith(bom):
-            raise CorpusError(
-                f"{path}: the file is {encoding} (it starts with a {order} {encoding} byte-order mark), not "
-                f"UTF-8; convert it, e.g. `iconv -f {encoding} -t UTF-8 {path} > out.txt`"
-            )
-    raise CorpusError(
-        f"{path}: the first line is at least 1/4 NUL bytes: UTF-16 without a byte-order mark or a binary "
-        f"file, not UTF-8 text; if it is UTF-16 convert it, e.g. `iconv -f UTF-16LE -t UTF-8 {path} > out.txt`"
-    )
+def scan_files(
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+) -> tuple[list[Path], list[LeftOut]]:
+    """The files of ``inputs`` (as :func:`corpus_files`) and those a folder search left out."""
+    left_out: list[LeftOut] = []
+    return resolve_inputs(inputs, suffixes=corpus_suffixes(), left_out=left_out), left_out
 
 
-def iter_lines(
-    path: str | os.PathLike[str],
-    *,
-    errors: Errors = "strict",
-    stats: SourceStats | None = None,
-    max_line_bytes: int | None = None,
-) -> Iterator[str]:
-    """Yield the lines of a UTF-8 file without their newline, streaming (see the module docstring).
-
-    ``max_line_bytes``: a longer line raises ``CorpusError`` naming file, line and limit, after reading at
-    most that many bytes of it (so a file that is one 200 MB line costs no more memory than the limit).
-    With ``errors="skip"`` such a line, a line of invalid UTF-8 or a UTF-16/32 file is a reject in
-    ``stats`` (``tokenloom.corpus.records``) instead, and the other lines are read.
-    """
-    check_errors(errors)
-    _refuse_empty(os.fspath(path))
-    path = Path(path)
-    try:
-        handle = path.open("rb")
-    except FileNotFoundError:
-        raise CorpusError(f"corpus file {str(path)!r} does not exist") from None
-    except IsADirectoryError:
-        raise CorpusError(f"{str(path)!r} is a folder; use resolve_inputs() to list its files") from None
-    stats = SourceStats() if stats is None else stats
-    stats.files += 1
-    with handle:
-        for _, line in iter_handle_lines(
-            handle, path, errors=errors, stats=stats, max_line_bytes=max_line_bytes
-        ):
-            yield line
+def record_left_out(left_out: Iterable[LeftOut], errors: Errors, stats: SourceStats) -> None:
+    """Files a folder search left out, in ``stats.rejects``: a link to a missing target is bad input (raised
+    unless ``errors="skip"``, covering an unknown number of documents); any other is listed, covering no
+    document and never raised."""
+    for item in left_out:
+        if item.broken:
+            reject(Reject(str(item.path), item.why, "file", documents=None), errors, stats)
+        else:
+            stats.rejects.append(Reject(str(item.path), item.why, "file", documents=0))
 
 
-def iter_handle_lines(
-    handle: BinaryIO,
-    path: Path,
-    *,
-    errors: Errors,
-    stats: SourceStats,
-    max_line_bytes: int | None = None,
-    first_line: int = 1,
-    offset: int = 0,
-    end: int | None = None,
-    streamed: bool = False,
-) -> Iterator[tuple[int, str]]:
-    """(line number, line) of a binary stream positioned at byte ``offset``, line ``first_line``; lines
-    starting at or after byte ``end`` are left to the next reader; ``streamed``: a decompressing stream,
-    whose cut-off last line is held back (:func:`complete_lines`). Counted in ``stats``; bad lines are
-    rejects under ``errors="skip"`` (see :func:`iter_lines`)."""
-    limit = max_line_bytes
-    raws = iter(handle) if limit is None else iter(lambda: handle.readline(limit + 2), b"")
-    for number, raw in enumerate(complete_lines(raws) if streamed else raws, start=first_line):
-        if end is not None and offset >= end:
-            return
-        size = len(raw)
-        body = raw[:-1] if raw.endswith(b"\n") else raw
-        if body.endswith(b"\r"):
-            body = body[:-1]
-        if limit is not None and len(body) > limit:
-            why = f"longer than {limit} bytes, the limit for one text; put one sentence or paragraph per line"
-            if errors != "skip":
-                raise CorpusError(f"{path}: line {number} is {why}")
-            reject(Reject(str(path), why, "line", number), errors, stats)
-            while not raw.endswith(b"\n"):  # the rest of the long line
-                raw = handle.readline(limit + 2)
-                if not raw:
-                    break
-                size += len(raw)
-            offset += size
-            continue
-        try:
-            if offset == 0:
-                raise UnicodeError  # the first line: decode_utf8 also checks for UTF-16/32
-            line = body.decode("utf-8")  # the common case, without a call
-        except UnicodeError:
-            try:
-                line = decode_utf8(body, path, errors=errors, stats=stats, line=number, offset=offset)
-            except CorpusError as exc:
-                if errors != "skip":
-                    raise
-                if _reject_line(str(exc), path, number, offset, stats):
-                    return  # the whole file is not UTF-8
-                offset += size
-                continue
-        if offset == 0 and line.startswith(_BOM):
-            line = line[1:]
-        offset += size
-        stats.lines += 1
-        stats.bytes += size
-        stats.chars += len(line)
-        yield number, line
-
-
-def _reject_line(message: str, path: Path, number: int, offset: int, stats: SourceStats) -> bool:
-    """Record the reject of an undecodable line; ``True`` when it rejects the whole file (UTF-16/32)."""
-    whole = offset == 0 and number == 1 and message.startswith(f"{path}: the ")
-    unit: Literal["line", "file"] = "file" if whole else "line"
-    reason = error_reason(message, f"{path}: line {number} ")
-    item = Reject(str(path), reason, unit, None if whole else number, documents=None if whole else 1)
-    reject(item, "skip", stats)
-    return whole
-
-
-def complete_lines(raws: Iterable[bytes]) -> Iterator[bytes]:
-    """``raws`` as they come, but a piece without a newline is given only once the stream is known to end
-    there: a truncated compressed stream raises first, so its cut-off last line is never read as a line."""
-    raws = iter(raws)
-    for raw in raws:
-        if not raw.endswith(b"\n"):
-            for more in raws:  # nothing follows the last line, except in a long line read in pieces
-                yield raw
-                raw = more
-        yield raw
-
-
-def error_reason(message: str, prefix: str) -> str:
-    """A reject's reason from a ``CorpusError`` message: without ``"FILE: line N "``; ``"(byte offset K): x"``
-    becomes ``"byte offset K: x"``."""
-    reason = message.removeprefix(prefix).removeprefix(prefix.split(": line ")[0] + ": ")
-    if reason.startswith("(byte offset"):
-        reason = reason[1:].replace("):", ":", 1)
-    return reason
+def is_paths(inputs: object) -> TypeGuard[PathInputs]:
+    """Whether ``inputs`` names files: a str, a PathLike, or a list / tuple of them — the one test of
+    "is this a path?" that every consumer of a corpus (the task plan, training's stream) makes."""
+    if isinstance(inputs, str | os.PathLike):
+        return True
+    return isinstance(inputs, list | tuple) and all(isinstance(x, str | os.PathLike) for x in inputs)

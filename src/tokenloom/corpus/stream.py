@@ -41,9 +41,8 @@ from tokenloom._progress import show_progress
 from tokenloom.corpus.formats import reader_for
 from tokenloom.corpus.memory import iter_object_records
 from tokenloom.corpus.parts import file_label, record_label
-from tokenloom.corpus.reader import is_paths, record_left_out
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats
-from tokenloom.corpus.sources import LeftOut
+from tokenloom.corpus.sources import LeftOut, is_paths, record_left_out
 from tokenloom.corpus.tasks import FilePlan, Task, plan_files, read_task, read_task_texts
 from tokenloom.errors import CorpusError
 
@@ -88,7 +87,7 @@ class TrainingCorpus:
 
     @classmethod
     def of(cls, corpus: CorpusInput) -> TrainingCorpus:
-        """Path(s), folder(s) or glob(s) — a str, a PathLike or a list/tuple of them (``reader.is_paths``)
+        """Path(s), folder(s) or glob(s) — a str, a PathLike or a list/tuple of them (``sources.is_paths``)
         — or any other iterable of str. A missing path that looks like a sentence says how to pass texts."""
         if not is_paths(corpus):
             return cls(texts=cast(Iterable[Any], corpus))

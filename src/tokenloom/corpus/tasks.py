@@ -19,6 +19,14 @@ the records — texts, labels, positions — that reading the whole file yields 
 task in plan order gives the records of reading the files whole, and rejects are counted once. A task's
 :attr:`Task.id` names the file and range; it does not change between runs over the same files, so work
 keyed by it (a finished task's counts) can be found again.
+
+Whole files are read the same way: :func:`iter_records` streams the records of paths or of an in-memory
+corpus (``memory.py``), :func:`iter_texts` the texts of one file by its kind (:func:`file_kind`: JSON
+Lines / CSV / TSV / Parquet files are **tables**, files with a programming language's extension are
+**code**, everything else is **text**; the kind of ``a.jsonl.gz`` is the kind of ``a.jsonl``) — an
+uncompressed text file's lines without building records. Bad input is a
+:class:`~tokenloom.corpus.records.Reject`: raised as ``CorpusError`` naming file and line under
+``errors="strict"`` (the default) or ``"replace"``, set aside in ``stats.rejects`` under ``errors="skip"``.
 """
 
 from __future__ import annotations
@@ -27,16 +35,18 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from tokenloom.corpus.compression import detect_compression
-from tokenloom.corpus.formats import read_file_records, reader_for
-from tokenloom.corpus.reader import iter_texts, record_left_out, scan_files
-from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
-from tokenloom.corpus.sources import LeftOut
+from tokenloom.corpus.formats import file_format, read_file_records, reader_for
+from tokenloom.corpus.lines import iter_handle_lines
+from tokenloom.corpus.memory import iter_object_records
+from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats, reject
+from tokenloom.corpus.sources import LeftOut, corpus_files, is_paths, record_left_out, scan_files
 
 __all__ = [
-    "CHUNK_BYTES", "FilePlan", "Task", "file_tasks", "plan_files", "plan_tasks", "read_task", "read_task_texts",
+    "CHUNK_BYTES", "FileKind", "FilePlan", "Task", "file_kind", "file_tasks", "iter_numbered_texts",
+    "iter_records", "iter_texts", "plan_files", "plan_tasks", "read_task", "read_task_texts",
 ]  # fmt: skip
 
 CHUNK_BYTES = 64 << 20  # default task size: large enough to amortise a process start, small for balance
@@ -63,7 +73,7 @@ class Task:
 @dataclass(frozen=True)
 class FilePlan:
     """The tasks of the files an input names, in sorted file order, and the files a folder search left out
-    (recorded as rejects by whoever reads the plan, ``reader.record_left_out``)."""
+    (recorded as rejects by whoever reads the plan, ``sources.record_left_out``)."""
 
     tasks: tuple[Task, ...]
     left_out: tuple[LeftOut, ...] = ()
@@ -79,7 +89,7 @@ def plan_files(
     *,
     chunk_bytes: int | None = CHUNK_BYTES,
 ) -> FilePlan:
-    """The plan of ``inputs`` (files, folders, globs; ``reader.scan_files``): file by file in sorted order,
+    """The plan of ``inputs`` (files, folders, globs; ``sources.scan_files``): file by file in sorted order,
     each file's tasks in file order (see the module docstring); ``chunk_bytes=None``: one task per file."""
     if chunk_bytes is not None and (not isinstance(chunk_bytes, int) or chunk_bytes < 1):
         raise ValueError(f"chunk_bytes must be a positive int or None, got {chunk_bytes!r}")
@@ -166,7 +176,7 @@ def read_task_texts(
 ) -> Iterator[str]:
     """The texts of the records of one task (:func:`read_task`), counted the same way in ``stats``; a whole
     uncompressed text file's lines come straight from the file, without building records
-    (``reader.iter_texts``)."""
+    (:func:`iter_texts`)."""
     if task.kind == "file":
         yield from iter_texts(task.path, columns=columns, errors=errors, stats=stats)
         return
@@ -190,3 +200,77 @@ def read_task(
         task.path, columns=columns, errors=errors, stats=stats, max_line_bytes=max_line_bytes,
         byte_range=byte_range, row_groups=row_groups,
     )  # fmt: skip
+
+
+FileKind = Literal["text", "table", "code"]
+
+
+def file_kind(path: Path) -> FileKind:
+    """``"table"``, ``"code"`` or ``"text"``, by the file's suffix (see the module docstring)."""
+    return reader_for(path).kind
+
+
+def iter_records(
+    inputs: Any,
+    *,
+    columns: Columns = DEFAULT_COLUMNS,
+    errors: Errors = "strict",
+    stats: SourceStats | None = None,
+    max_line_bytes: int | None = None,
+) -> Iterator[Record]:
+    """The records of ``inputs``: paths, folders and globs (:func:`corpus_files`, read file by file in
+    sorted order), or an in-memory corpus (a DataFrame, a ``datasets`` dataset, an iterable of str or dict)."""
+    stats = SourceStats() if stats is None else stats
+    if not is_paths(inputs):
+        yield from iter_object_records(inputs, columns=columns, errors=errors, stats=stats)
+        return
+    for path in corpus_files(inputs, errors=errors, stats=stats):
+        yield from read_file_records(
+            path, columns=columns, errors=errors, stats=stats, max_line_bytes=max_line_bytes
+        )
+
+
+def iter_texts(
+    path: Path,
+    *,
+    errors: Errors = "strict",
+    stats: SourceStats | None = None,
+    max_line_bytes: int | None = None,
+    columns: Columns = DEFAULT_COLUMNS,
+) -> Iterator[str]:
+    """The texts of one file, by its kind: a text file's lines, a table's text column, a code file whole;
+    ``max_line_bytes`` limits a text file's lines (``sources.iter_handle_lines``)."""
+    for _, text in iter_numbered_texts(
+        path, errors=errors, stats=stats, max_line_bytes=max_line_bytes, columns=columns
+    ):
+        yield text
+
+
+def iter_numbered_texts(
+    path: Path,
+    *,
+    errors: Errors = "strict",
+    stats: SourceStats | None = None,
+    max_line_bytes: int | None = None,
+    columns: Columns = DEFAULT_COLUMNS,
+) -> Iterator[tuple[int, str]]:
+    """(line or row number, text) of one file, as :func:`iter_texts`; an uncompressed text file's lines
+    are read without building records (the fast path of FLORES-style folders)."""
+    stats = SourceStats() if stats is None else stats
+    if file_format(path) == "text" and detect_compression(path) == "none":
+        try:
+            handle = path.open("rb")
+        except OSError as exc:
+            why = f"cannot open ({exc.strerror or exc})"
+            reject(Reject(str(path), why, "file", documents=None), errors, stats)
+            return
+        stats.files += 1
+        with handle:
+            yield from iter_handle_lines(
+                handle, path, errors=errors, stats=stats, max_line_bytes=max_line_bytes
+            )
+        return
+    for record in read_file_records(
+        path, columns=columns, errors=errors, stats=stats, max_line_bytes=max_line_bytes
+    ):
+        yield record.number, record.text

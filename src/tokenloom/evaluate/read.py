@@ -1,7 +1,7 @@
 """A labelled table file read whole into a DataFrame: CSV, TSV, JSON Lines or Parquet, compressed too.
 
 An evaluation needs every column of its table (labels, predictions, scores, propensities), while the
-corpus reader (:mod:`tokenloom.corpus.reader`) streams text and language labels only; so tables are read
+corpus reader (:mod:`tokenloom.corpus.tasks`) streams text and language labels only; so tables are read
 here with pandas, the format told by :func:`tokenloom.corpus.formats.file_format` (the suffix, a
 compression suffix removed) and the compression by pandas from the suffix (``.gz``, ``.zst``, ``.xz``,
 ``.bz2``). JSON Lines keep their values' types; CSV/TSV cells are read as pandas reads them (``1`` an

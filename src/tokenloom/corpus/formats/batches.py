@@ -38,8 +38,8 @@ from tokenloom.corpus.formats.base import (
 )
 from tokenloom.corpus.formats.jsonl import JSON_LINES, ORJSON_LOADS
 from tokenloom.corpus.formats.parquet import read_row_groups, row_group_records
+from tokenloom.corpus.lines import complete_lines, iter_handle_lines
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
-from tokenloom.corpus.sources import complete_lines, iter_handle_lines
 
 __all__ = ["BATCH_ROWS", "RowBatch", "read_file_batches"]
 

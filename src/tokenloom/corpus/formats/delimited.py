@@ -26,8 +26,8 @@ from tokenloom.corpus.formats.base import (
     record_of,
     reject_empty,
 )
+from tokenloom.corpus.lines import complete_lines, decode_utf8
 from tokenloom.corpus.records import Columns, Errors, Record, Reject, SourceStats, reject
-from tokenloom.corpus.sources import complete_lines, decode_utf8
 from tokenloom.errors import CorpusError
 
 __all__ = ["CSV", "TSV", "DelimitedReader"]

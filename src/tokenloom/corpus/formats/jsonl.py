@@ -25,8 +25,8 @@ from tokenloom.corpus.formats.base import (
     record_of,
     reject_empty,
 )
+from tokenloom.corpus.lines import complete_lines, decode_utf8, error_reason
 from tokenloom.corpus.records import LEFT_OUT, Errors, Record, Reject, SourceStats, reject
-from tokenloom.corpus.sources import complete_lines, decode_utf8, error_reason
 from tokenloom.errors import CorpusError
 
 __all__ = ["JSON_LINES", "ORJSON_LOADS", "JsonLinesReader"]

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import BinaryIO, Literal
 
 from tokenloom.corpus.formats.base import Format, Position, ReadRequest
+from tokenloom.corpus.lines import iter_handle_lines
 from tokenloom.corpus.records import Record
-from tokenloom.corpus.sources import iter_handle_lines
 
 __all__ = ["CODE", "CODE_EXTENSIONS", "TEXT", "LineReader"]
 
