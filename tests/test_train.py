@@ -584,3 +584,17 @@ def test_a_table_trains_on_its_text_column(default_corpus: Path, tmp_path: Path,
     assert alone.hf_export().get_vocab() == vocab  # the same texts, the same pieces
     loaded = [t for part in load_corpus(table) for t in part.load()[0]]  # parts: one per script
     assert sorted(loaded) == sorted(texts)
+
+
+def test_unigram_alphabet_error_counts_the_trained_column(tmp_path: Path) -> None:
+    """HF's unigram trainer needs a piece per distinct character: the error counts those of the column
+    trained on (``text_column``), read as training reads the corpus."""
+    rare = "".join(chr(0x4E00 + i) for i in range(300))
+    rows = [{"body": rare, "text": "unused"}, {"body": "abc", "text": "unused"}]
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    settings_ = {"algorithm": "unigram", "engine": "hf", "vocab_size": 60, "byte_fallback": False}
+    cfg = TrainerConfig(text_column="body", **settings_)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="keeps every distinct character") as info:
+        train_tokenizer(tmp_path, config=cfg, quiet=True)
+    expected = len(set(rare + "abc") | set(cfg.required_chars))
+    assert f"({expected} here" in str(info.value)

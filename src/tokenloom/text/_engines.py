@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tokenloom._progress import show_progress
+from tokenloom.corpus.records import Columns, Errors, SourceStats
 from tokenloom.corpus.sampling import training_lines
 from tokenloom.corpus.stream import StreamStats, TrainingCorpus
-from tokenloom.corpus.tasks import read_task_texts
 from tokenloom.errors import ConfigError, CorpusError, VocabSizeError
 from tokenloom.text._coverage import char_counts, covering_alphabet
 from tokenloom.text._hf_build import META, byte_fallback_model, decoder
@@ -191,10 +191,9 @@ def _alphabet_too_large(corpus: TrainingCorpus, cfg: TrainerConfig) -> ConfigErr
     """HF's UnigramTrainer needs a piece for every distinct character: say how many (files are re-read)."""
 
     chars = set(cfg.required_chars)
-    for task in corpus.plan.tasks:
-        for text in read_task_texts(task, errors="replace"):
-            chars.update(text)
-    chars.discard("\n")
+    errors: Errors = "skip" if cfg.errors == "skip" else "replace"  # a message: never raise while counting
+    for _, line in corpus.lines(errors, SourceStats(), Columns(cfg.text_column)):
+        chars.update(line)
     fixed = len(cfg.resolved_special_tokens) + (256 if cfg.byte_fallback else 0)
     need = f"at least {fixed + len(chars) + 1}" if corpus.files else "more"
     return ConfigError(
