@@ -38,10 +38,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tokenloom.corpus.compression import detect_compression
-from tokenloom.corpus.formats import file_format, read_file_records, reader_for
-from tokenloom.corpus.lines import iter_handle_lines
+from tokenloom.corpus.formats import read_file_records, read_file_texts, reader_for
 from tokenloom.corpus.memory import iter_object_records
-from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats, reject
+from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
 from tokenloom.corpus.sources import LeftOut, corpus_files, is_paths, record_left_out, scan_files
 
 __all__ = [
@@ -239,7 +238,7 @@ def iter_texts(
     columns: Columns = DEFAULT_COLUMNS,
 ) -> Iterator[str]:
     """The texts of one file, by its kind: a text file's lines, a table's text column, a code file whole;
-    ``max_line_bytes`` limits a text file's lines (``sources.iter_handle_lines``)."""
+    ``max_line_bytes`` limits a text file's lines (``lines.iter_handle_lines``)."""
     for _, text in iter_numbered_texts(
         path, errors=errors, stats=stats, max_line_bytes=max_line_bytes, columns=columns
     ):
@@ -254,23 +253,9 @@ def iter_numbered_texts(
     max_line_bytes: int | None = None,
     columns: Columns = DEFAULT_COLUMNS,
 ) -> Iterator[tuple[int, str]]:
-    """(line or row number, text) of one file, as :func:`iter_texts`; an uncompressed text file's lines
-    are read without building records (the fast path of FLORES-style folders)."""
+    """(line or row number, text) of one file, as :func:`iter_texts` (``formats.read_file_texts``: a text
+    file's lines are read without building records)."""
     stats = SourceStats() if stats is None else stats
-    if file_format(path) == "text" and detect_compression(path) == "none":
-        try:
-            handle = path.open("rb")
-        except OSError as exc:
-            why = f"cannot open ({exc.strerror or exc})"
-            reject(Reject(str(path), why, "file", documents=None), errors, stats)
-            return
-        stats.files += 1
-        with handle:
-            yield from iter_handle_lines(
-                handle, path, errors=errors, stats=stats, max_line_bytes=max_line_bytes
-            )
-        return
-    for record in read_file_records(
+    yield from read_file_texts(
         path, columns=columns, errors=errors, stats=stats, max_line_bytes=max_line_bytes
-    ):
-        yield record.number, record.text
+    )

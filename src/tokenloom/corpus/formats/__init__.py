@@ -13,9 +13,10 @@ the compression from the file's magic bytes (``compression.py``). One module per
 - ``parquet``: one row group at a time, only the columns used (``parquet.py``).
 
 A new format is one module with a reader and one :func:`~tokenloom.corpus.formats.base.register` call
-below: the folder search (``reader.corpus_suffixes``), the kind of a file (text, table or code) and how a
+below: the folder search (``sources.corpus_suffixes``), the kind of a file (text, table or code) and how a
 large file is cut into tasks (``tasks.py``) follow from the reader. The protocol, the registry and the one
-entry, :func:`read_file_records`, are in ``base.py``.
+entry, :func:`read_file_records`, are in ``base.py``; :func:`read_file_texts` gives the texts alone (a text
+file's lines without building records, ``text.py``).
 
 What round-trips: a table (JSON Lines, CSV/TSV with RFC 4180 quoting, Parquet) gives back every string
 written to it, newlines and carriage returns included; a text file cannot hold a text with ``\\n`` or
@@ -49,7 +50,7 @@ from tokenloom.corpus.formats.base import (
 from tokenloom.corpus.formats.delimited import CSV, TSV
 from tokenloom.corpus.formats.jsonl import JSON_LINES
 from tokenloom.corpus.formats.parquet import PARQUET
-from tokenloom.corpus.formats.text import CODE, CODE_EXTENSIONS, TEXT
+from tokenloom.corpus.formats.text import CODE, CODE_EXTENSIONS, TEXT, read_file_texts
 
 __all__ = [
     "CODE_EXTENSIONS",
@@ -58,6 +59,7 @@ __all__ = [
     "ReadRequest",
     "file_format",
     "read_file_records",
+    "read_file_texts",
     "reader_for",
     "readers",
     "record_of",

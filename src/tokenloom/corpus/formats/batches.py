@@ -116,7 +116,7 @@ def read_file_batches(
 
 
 def _text_batches(request: ReadRequest, batch_rows: int) -> Iterator[RowBatch]:
-    """A text file's lines (``sources.iter_handle_lines``, as the text reader reads them), no record each."""
+    """A text file's lines (``lines.iter_handle_lines``, as the text reader reads them), no record each."""
     opened = open_request(request)
     if opened is None:
         return

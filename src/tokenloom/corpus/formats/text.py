@@ -1,6 +1,6 @@
 """Text and source-code files: a text file is one record per line, a source file one record whole.
 
-Lines come from ``sources.iter_handle_lines`` (UTF-8 checked, ``max_line_bytes`` enforced, a byte range
+Lines come from ``lines.iter_handle_lines`` (UTF-8 checked, ``max_line_bytes`` enforced, a byte range
 read from its first line start); a text file cannot hold a text with ``\\n`` or ``\\r`` (a line is a
 text; CR LF reads as LF) and drops a byte-order mark opening the file. A source file's language is its
 extension's (:data:`CODE_EXTENSIONS`, matched as written: ``.R`` is R). What it does not do: label texts
@@ -11,13 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import BinaryIO, Literal
 
-from tokenloom.corpus.formats.base import Format, Position, ReadRequest
+from tokenloom.corpus.formats.base import (
+    STREAM_ERRORS,
+    Format,
+    Position,
+    ReadRequest,
+    open_request,
+    read_file_records,
+    reader_for,
+    stream_broken,
+)
 from tokenloom.corpus.lines import iter_handle_lines
-from tokenloom.corpus.records import Record
+from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
 
-__all__ = ["CODE", "CODE_EXTENSIONS", "TEXT", "LineReader"]
+__all__ = ["CODE", "CODE_EXTENSIONS", "TEXT", "LineReader", "read_file_texts"]
 
 # file extension -> programming language of a code slice
 CODE_EXTENSIONS: dict[str, str] = {
@@ -57,6 +67,44 @@ class LineReader:
         for number, line in lines:
             at.line = number + 1
             yield Record(line, None, None, str(path), number)
+
+
+def read_file_texts(
+    path: Path,
+    *,
+    columns: Columns = DEFAULT_COLUMNS,
+    errors: Errors = "strict",
+    stats: SourceStats,
+    max_line_bytes: int | None = None,
+) -> Iterator[tuple[int, str]]:
+    """(line or row number, text) of one file's records (``base.read_file_records``), counted the same way;
+    a text file's lines, compressed or not, come without building records (the fast path of FLORES-style
+    folders)."""
+    reader = reader_for(path)
+    if not (isinstance(reader, LineReader) and reader.kind == "text"):
+        for record in read_file_records(
+            path, columns=columns, errors=errors, stats=stats, max_line_bytes=max_line_bytes
+        ):
+            yield record.number, record.text
+        return
+    opened = open_request(ReadRequest(path, columns, errors, stats, max_line_bytes))
+    if opened is None:  # rejected: it cannot be opened
+        return
+    handle, request = opened
+    at = Position(1)
+    with handle:
+        lines = iter_handle_lines(
+            handle, path, errors=errors, stats=stats, max_line_bytes=max_line_bytes, streamed=request.streamed
+        )
+        if not request.streamed:
+            yield from lines
+            return
+        try:
+            for number, line in lines:
+                at.line = number + 1
+                yield number, line
+        except STREAM_ERRORS as exc:
+            stream_broken(request, at, exc)
 
 
 TEXT = LineReader("text", (".txt",), "text")
