@@ -23,7 +23,14 @@ from tokenloom.corpus.formats import ReadRequest
 from tokenloom.corpus.load import load_corpus
 from tokenloom.corpus.records import Record, SourceStats
 from tokenloom.corpus.stream import TrainingCorpus
-from tokenloom.corpus.tasks import iter_records, plan_files, plan_tasks, read_task, read_task_texts
+from tokenloom.corpus.tasks import (
+    iter_records,
+    iter_texts,
+    plan_files,
+    plan_tasks,
+    read_task,
+    read_task_texts,
+)
 from tokenloom.errors import CorpusError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
@@ -409,3 +416,16 @@ def test_jsonl_lines_read_by_orjson_give_what_json_gives(
     ]  # fmt: skip
     assert [line for line, _ in rejects] == [4] and "lone surrogate" in rejects[0][1]
     assert rows[3][0] == "later key wins"
+
+
+@pytest.mark.parametrize("name", ["gone.txt", "gone.txt.gz", "gone.jsonl"])
+def test_a_file_gone_before_it_is_read_is_a_reject(tmp_path: Path, name: str) -> None:
+    """Every format's texts (the text fast path too) turn a file that cannot be opened into a reject."""
+    path = tmp_path / name
+    stats = SourceStats()
+    assert list(iter_texts(path, errors="skip", stats=stats)) == []
+    assert [(r.source, r.reason, r.unit) for r in stats.rejects] == [
+        (str(path), "cannot open (No such file or directory)", "file")
+    ]
+    with pytest.raises(CorpusError, match="cannot open"):
+        list(iter_texts(path))
