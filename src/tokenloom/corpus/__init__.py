@@ -5,8 +5,8 @@ in-memory tables, datasets or iterables — becomes a stream of labelled records
 never whole. Submodules, in the order data flows:
 
 - ``sources`` (which files an input names, "is this a path?"), ``lines`` (a file's bytes as UTF-8 lines),
-  ``compression`` (codecs by magic bytes), ``formats`` (one reader per file format), ``memory`` (in-memory
-  tables and iterables), ``records`` (``Record``, columns, rejects);
+  ``compression`` (codecs by magic bytes), ``formats`` (one reader per file format), ``records``
+  (``Record``, columns, rejects, and the records of a row or of an in-memory table or iterable);
 - ``parts`` and ``table_parts`` (labels: language, script, slice, alignment), ``load`` (``load_corpus``:
   labelled parts for evaluation);
 - ``tasks`` and ``plan`` (the corpus cut into tasks any process can read — a file, a row-group range, a
@@ -28,7 +28,7 @@ from tokenloom._lazy import lazy_exports
 # public name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {
     "resolve_inputs": "tokenloom.corpus.sources",
-    "iter_lines": "tokenloom.corpus.lines",
+    "iter_lines": "tokenloom.corpus.sources",
     "SourceStats": "tokenloom.corpus.records",
     "Record": "tokenloom.corpus.records",
     "Columns": "tokenloom.corpus.records",
@@ -41,11 +41,10 @@ _LAZY: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
-    from tokenloom.corpus.lines import iter_lines
     from tokenloom.corpus.load import Corpus, CorpusPart, load_corpus
     from tokenloom.corpus.plan import CorpusTask, plan_corpus_tasks, read_corpus_task
     from tokenloom.corpus.records import Columns, Record, SourceStats
-    from tokenloom.corpus.sources import resolve_inputs
+    from tokenloom.corpus.sources import iter_lines, resolve_inputs
 
 __all__ = [
     "Columns",

@@ -1,18 +1,17 @@
-"""Lines of a file: its bytes as UTF-8 lines, streamed, with every bad line raised or set aside.
+"""Lines of a byte stream: UTF-8 lines, streamed, with every bad line raised or set aside.
 
-- :func:`iter_lines` streams one file line by line (never reading it whole): lines are split on ``\\n``,
-  returned without the newline (a ``\\r`` before it is removed too, so CRLF files read like LF files),
-  and a UTF-8 byte-order mark at the very start of the file is dropped. Invalid UTF-8 raises
-  ``CorpusError`` naming file, line and byte offset (``errors="strict"``, the default), or is replaced by
-  U+FFFD and counted in ``stats`` (``errors="replace"``), or set aside as a reject in ``stats``
-  (``errors="skip"``, ``records.py``). A file that starts with a UTF-16 or UTF-32
-  byte-order mark, or whose first line is at least a quarter NUL bytes (UTF-16 without a mark, a binary
-  file), raises ``CorpusError`` saying so and how to convert it (``iconv``), in either mode.
-- :func:`iter_handle_lines` does the same for an open binary stream (a decompressing one too),
-  :func:`decode_utf8` for one line's bytes, :func:`complete_lines` joins a stream's pieces into whole lines.
+:func:`iter_handle_lines` reads an open binary stream (a decompressing one too) line by line, never whole:
+lines are split on ``\n``, returned without the newline (a ``\r`` before it is removed too, so CRLF files
+read like LF files), and a UTF-8 byte-order mark at the very start of the file is dropped. Invalid UTF-8
+raises ``CorpusError`` naming file, line and byte offset (``errors="strict"``, the default), or is replaced
+by U+FFFD and counted in ``stats`` (``errors="replace"``), or set aside as a reject in ``stats``
+(``errors="skip"``, ``records.py``). A file that starts with a UTF-16 or UTF-32 byte-order mark, or whose
+first line is at least a quarter NUL bytes (UTF-16 without a mark, a binary file), raises ``CorpusError``
+saying so and how to convert it (``iconv``), in either mode. :func:`decode_utf8` decodes one line's bytes
+so, :func:`complete_lines` joins a stream's pieces into whole lines.
 
-What it does not do: find files (``sources.py``), parse formats or decompress (``formats/``,
-``compression.py``). It imports nothing heavy.
+What it does not do: open or find files (``sources.py``: ``iter_lines`` streams the lines of a path),
+parse formats or decompress (``formats/``, ``compression.py``). It imports nothing heavy.
 """
 
 from __future__ import annotations
@@ -22,12 +21,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from tokenloom.corpus.records import REPLACE_ADVICE, Errors, Reject, SourceStats, check_errors, reject
+from tokenloom.corpus.records import REPLACE_ADVICE, Errors, Reject, SourceStats, reject
 from tokenloom.errors import CorpusError
 
-__all__ = [
-    "complete_lines", "decode_utf8", "error_reason", "iter_handle_lines", "iter_lines", "refuse_empty",
-]  # fmt: skip
+__all__ = ["complete_lines", "decode_utf8", "error_reason", "iter_handle_lines"]
 
 
 _BOM = "\ufeff"
@@ -93,38 +90,6 @@ def _refuse_wide_encoding(data: bytes, path: str | os.PathLike[str]) -> None:
     )
 
 
-def iter_lines(
-    path: str | os.PathLike[str],
-    *,
-    errors: Errors = "strict",
-    stats: SourceStats | None = None,
-    max_line_bytes: int | None = None,
-) -> Iterator[str]:
-    """Yield the lines of a UTF-8 file without their newline, streaming (see the module docstring).
-
-    ``max_line_bytes``: a longer line raises ``CorpusError`` naming file, line and limit, after reading at
-    most that many bytes of it (so a file that is one 200 MB line costs no more memory than the limit).
-    With ``errors="skip"`` such a line, a line of invalid UTF-8 or a UTF-16/32 file is a reject in
-    ``stats`` (``tokenloom.corpus.records``) instead, and the other lines are read.
-    """
-    check_errors(errors)
-    refuse_empty(os.fspath(path))
-    path = Path(path)
-    try:
-        handle = path.open("rb")
-    except FileNotFoundError:
-        raise CorpusError(f"corpus file {str(path)!r} does not exist") from None
-    except IsADirectoryError:
-        raise CorpusError(f"{str(path)!r} is a folder; use resolve_inputs() to list its files") from None
-    stats = SourceStats() if stats is None else stats
-    stats.files += 1
-    with handle:
-        for _, line in iter_handle_lines(
-            handle, path, errors=errors, stats=stats, max_line_bytes=max_line_bytes
-        ):
-            yield line
-
-
 def iter_handle_lines(
     handle: BinaryIO,
     path: Path,
@@ -140,7 +105,7 @@ def iter_handle_lines(
     """(line number, line) of a binary stream positioned at byte ``offset``, line ``first_line``; lines
     starting at or after byte ``end`` are left to the next reader; ``streamed``: a decompressing stream,
     whose cut-off last line is held back (:func:`complete_lines`). Counted in ``stats``; bad lines are
-    rejects under ``errors="skip"`` (see :func:`iter_lines`)."""
+    rejects under ``errors="skip"`` (see the module docstring)."""
     limit = max_line_bytes
     raws = iter(handle) if limit is None else iter(lambda: handle.readline(limit + 2), b"")
     for number, raw in enumerate(complete_lines(raws) if streamed else raws, start=first_line):
@@ -214,11 +179,3 @@ def error_reason(message: str, prefix: str) -> str:
     if reason.startswith("(byte offset"):
         reason = reason[1:].replace("):", ":", 1)
     return reason
-
-
-def refuse_empty(item: str) -> None:
-    """``""`` is no path: ``Path("")`` would be the current folder, searched recursively."""
-    if item == "":
-        raise CorpusError(
-            f"corpus path {item!r} is empty; pass a file, folder or glob (for the current folder, pass '.')"
-        )

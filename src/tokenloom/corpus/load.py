@@ -51,9 +51,18 @@ from pathlib import Path
 from typing import Any
 
 from tokenloom.corpus.formats import CODE_EXTENSIONS, read_file_records
-from tokenloom.corpus.memory import MEMORY_SOURCE, iter_object_records
 from tokenloom.corpus.parts import CorpusPart, SliceKind, parse_lang_code
-from tokenloom.corpus.records import Columns, Errors, Record, Reject, SourceStats, check_errors, reject
+from tokenloom.corpus.records import (
+    MEMORY_SOURCE,
+    Columns,
+    Errors,
+    Record,
+    Reject,
+    SourceStats,
+    check_errors,
+    iter_object_records,
+    reject,
+)  # fmt: skip
 from tokenloom.corpus.sources import corpus_files, is_paths
 from tokenloom.corpus.table_parts import TableGroups
 from tokenloom.corpus.tasks import file_kind, iter_numbered_texts, iter_texts

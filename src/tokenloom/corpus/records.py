@@ -26,11 +26,25 @@ So every document of the input is either yielded as a record or covered by a rej
 ``documents`` is ``1`` for a line or a row, the row count for a Parquet file or row group that cannot be
 read (known from its metadata), and ``None`` where the count cannot be known (the unread tail of a
 truncated compressed file, a file that cannot be opened).
+
+Rows become records here too: :func:`record_of` turns one row's cells (a table's, a dict's) into a
+:class:`Record`, or the reason it is rejected; :func:`iter_object_records` streams an in-memory corpus —
+``datasets.Dataset`` / ``IterableDataset``, a pandas DataFrame, an iterable of strings or of dicts. A
+string is a text with no labels; a dict, a DataFrame row or a dataset row is read through :class:`Columns`
+as a table row is; anything else (a number, ``None``, a row without a string text) is a reject numbered by
+its position (``row N``, from 1). :func:`is_table_object` recognises a DataFrame or a Hugging Face dataset
+by ``isinstance`` against the library's class, looked up only when that library is already imported
+(``sys.modules``), so checking never imports pandas or ``datasets``. What it does not do: read files
+(``formats/``).
 """
 
 from __future__ import annotations
 
+import re
+import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any, Literal
 
 from tokenloom.errors import CorpusError
@@ -40,8 +54,10 @@ __all__ = [
     "DEFAULT_COLUMNS",
     "ERRORS",
     "ERRORS_HELP",
+    "MEMORY_SOURCE",
     "REJECT_COLUMNS",
     "REPLACE_ADVICE",
+    "SURROGATE",
     "Columns",
     "Errors",
     "Record",
@@ -49,6 +65,9 @@ __all__ = [
     "SourceStats",
     "check_errors",
     "is_left_out",
+    "is_table_object",
+    "iter_object_records",
+    "record_of",
     "reject",
 ]
 
@@ -223,3 +242,109 @@ def reject(item: Reject, errors: Errors, stats: SourceStats) -> None:
         item = replace(item, reason=item.reason.replace(REPLACE_ADVICE, _SET_ASIDE))
     stats.rejects.append(item)
     stats.rejected += 1 if item.documents is None else item.documents
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def record_of(
+    cells: dict[str, Any], source: str, number: int, columns: Columns, *, checked: bool = False, **where: Any
+) -> Record | str:
+    """The record of one row's ``cells``, or the reason it is rejected (no string text); ``checked``: the
+    parser refused lone surrogates already (orjson), so the text is not searched for one."""
+    text = cells.get(columns.text)
+    if not isinstance(text, str):
+        if columns.text not in cells:
+            return (
+                f"{columns.text!r} must be a string, got no such cell (cells: {sorted(cells)[:8]}); "
+                "fill or remove the row, or pass text_column= (--text-column)"
+            )
+        return f"{columns.text!r} must be a string, got {text!r:.60}; fill or remove the row"
+    if not checked and SURROGATE.search(text):
+        return f"{columns.text!r} holds a lone surrogate (invalid UTF-8 or a bad JSON escape)"
+    lang_col, script_col = _label_columns(columns, tuple(cells))
+    return Record(
+        text, _label(cells, lang_col), _label(cells, script_col), source, number,
+        slice=_label(cells, "slice"), id=cells.get(columns.align) if columns.align else None, **where,
+    )  # fmt: skip
+
+
+@lru_cache(maxsize=256)
+def _label_columns(columns: Columns, names: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """``columns.resolve(names)``, once per distinct set of cell names (a table has one or a few)."""
+    return columns.resolve(names)
+
+
+def _label(cells: dict[str, Any], key: str | None) -> str | None:
+    value = cells.get(key) if key is not None else None
+    if value is None or (isinstance(value, float) and value != value) or value == "":
+        return None
+    return str(value)
+
+
+MEMORY_SOURCE = "<texts>"  # the source named in records and rejects of in-memory input
+
+
+def _classes(module: str, names: tuple[str, ...]) -> tuple[type, ...]:
+    found = sys.modules.get(module)
+    return tuple(getattr(found, n) for n in names if found is not None and hasattr(found, n))
+
+
+def _is_frame(obj: object) -> bool:
+    return isinstance(obj, _classes("pandas", ("DataFrame",)))
+
+
+def _is_dataset(obj: object) -> bool:
+    return isinstance(obj, _classes("datasets", ("Dataset", "IterableDataset")))
+
+
+def is_table_object(obj: object) -> bool:
+    """Whether ``obj`` is a pandas DataFrame or a ``datasets`` (Iterable)Dataset (see the module)."""
+    return _is_frame(obj) or _is_dataset(obj)
+
+
+def _rows(obj: Any, columns: Columns) -> Iterable[Any]:
+    """The items of ``obj``: a DataFrame's or dataset's rows as dicts of the columns used; else ``obj``."""
+    if _is_frame(obj):
+        names = [str(c) for c in obj.columns]
+        used = columns.used(names)
+        if columns.text not in used:  # every row is then rejected, naming the columns there are
+            used = names
+        return (
+            dict(zip(used, values, strict=True))
+            for values in zip(*(obj[c].tolist() for c in used), strict=True)
+        )
+    if _is_dataset(obj):
+        names = list(obj.column_names or [])
+        used = columns.used(names)
+        return obj.select_columns(used) if columns.text in used else obj
+    return obj
+
+
+def iter_object_records(
+    obj: Iterable[Any],
+    *,
+    columns: Columns = DEFAULT_COLUMNS,
+    errors: Errors = "strict",
+    stats: SourceStats,
+    count: bool = True,
+) -> Iterator[Record]:
+    """The records of an in-memory corpus (see the module docstring); counted in ``stats`` if ``count``."""
+    for number, item in enumerate(_rows(obj, columns), start=1):
+        if isinstance(item, str):
+            result: Record | str = Record(item, None, None, MEMORY_SOURCE, number)
+        elif isinstance(item, dict):
+            result = record_of(item, MEMORY_SOURCE, number, columns)
+        else:
+            result = (
+                f"corpus item #{number} is {type(item).__name__}, not str; "
+                f"pass texts, dicts with a {columns.text!r} key, or paths"
+            )
+        if isinstance(result, str):
+            reject(Reject(MEMORY_SOURCE, result, "row", number), errors, stats)
+            continue
+        if count:
+            stats.lines += 1
+            stats.bytes += len(result.text.encode("utf-8"))
+            stats.chars += len(result.text)
+        yield result

@@ -21,23 +21,26 @@ What it does:
   link whose target is missing (``broken``: bad input, the others are only listed) —, which
   :func:`record_left_out` puts in ``stats.rejects``.
 
-What it does not do: read files (``lines.py``: :func:`iter_lines`, also importable from here; ``formats/``,
-``tasks.py``), decompress (``compression.py``), sample or tokenize. It imports nothing heavy.
+- :func:`iter_lines` streams the lines of one file (``lines.iter_handle_lines``: UTF-8 checked, every bad
+  line raised or set aside).
+
+What it does not do: parse formats or read tasks (``formats/``, ``tasks.py``), decompress
+(``compression.py``), sample or tokenize. It imports nothing heavy.
 """
 
 from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeAlias, TypeGuard
 
 from tokenloom.corpus.compression import COMPRESSION_SUFFIXES
 from tokenloom.corpus.formats import readers
-from tokenloom.corpus.lines import iter_lines, refuse_empty
-from tokenloom.corpus.records import Errors, Reject, SourceStats, reject
+from tokenloom.corpus.lines import iter_handle_lines
+from tokenloom.corpus.records import Errors, Reject, SourceStats, check_errors, reject
 from tokenloom.errors import CorpusError
 
 __all__ = [
@@ -189,3 +192,43 @@ def is_paths(inputs: object) -> TypeGuard[PathInputs]:
     if isinstance(inputs, str | os.PathLike):
         return True
     return isinstance(inputs, list | tuple) and all(isinstance(x, str | os.PathLike) for x in inputs)
+
+
+def iter_lines(
+    path: str | os.PathLike[str],
+    *,
+    errors: Errors = "strict",
+    stats: SourceStats | None = None,
+    max_line_bytes: int | None = None,
+) -> Iterator[str]:
+    """Yield the lines of a UTF-8 file without their newline, streaming (see ``lines.py``).
+
+    ``max_line_bytes``: a longer line raises ``CorpusError`` naming file, line and limit, after reading at
+    most that many bytes of it (so a file that is one 200 MB line costs no more memory than the limit).
+    With ``errors="skip"`` such a line, a line of invalid UTF-8 or a UTF-16/32 file is a reject in
+    ``stats`` (``tokenloom.corpus.records``) instead, and the other lines are read.
+    """
+    check_errors(errors)
+    refuse_empty(os.fspath(path))
+    path = Path(path)
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise CorpusError(f"corpus file {str(path)!r} does not exist") from None
+    except IsADirectoryError:
+        raise CorpusError(f"{str(path)!r} is a folder; use resolve_inputs() to list its files") from None
+    stats = SourceStats() if stats is None else stats
+    stats.files += 1
+    with handle:
+        for _, line in iter_handle_lines(
+            handle, path, errors=errors, stats=stats, max_line_bytes=max_line_bytes
+        ):
+            yield line
+
+
+def refuse_empty(item: str) -> None:
+    """``""`` is no path: ``Path("")`` would be the current folder, searched recursively."""
+    if item == "":
+        raise CorpusError(
+            f"corpus path {item!r} is empty; pass a file, folder or glob (for the current folder, pass '.')"
+        )

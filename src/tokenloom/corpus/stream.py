@@ -9,7 +9,7 @@ corpus in memory, it:
   :meth:`TrainingCorpus.labelled_lines`, the one reader of a training corpus (the two-pass sampling and
   parity-aware BPE read it too, with each line's language), by ``tasks.read_task`` as every consumer reads
   it: a text file's lines, a table's text column — ``text`` unless ``text_column`` says
-  otherwise — a code file whole, any of them compressed) or an in-memory corpus (``memory.py``: strings, dicts, a DataFrame, a ``datasets`` dataset), splitting
+  otherwise — a code file whole, any of them compressed) or an in-memory corpus (``records.iter_object_records``: strings, dicts, a DataFrame, a ``datasets`` dataset), splitting
   every text on ``\\n``; bad input is raised or, with ``errors="skip"``, set aside and counted
   (``records.py``);
 - counts what was read (files, bytes, lines, characters) and fingerprints it (SHA-256 of the lines);
@@ -39,9 +39,8 @@ from tqdm.auto import tqdm
 
 from tokenloom._progress import show_progress
 from tokenloom.corpus.formats import reader_for
-from tokenloom.corpus.memory import iter_object_records
 from tokenloom.corpus.parts import file_label, record_label
-from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats
+from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats, iter_object_records
 from tokenloom.corpus.sources import LeftOut, is_paths, record_left_out
 from tokenloom.corpus.tasks import FilePlan, Task, plan_files, read_task, read_task_texts
 from tokenloom.errors import CorpusError

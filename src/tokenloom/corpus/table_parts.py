@@ -20,9 +20,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Literal
 
-from tokenloom.corpus.memory import MEMORY_SOURCE
 from tokenloom.corpus.parts import CorpusPart, SliceKind, parse_lang_code, script_label, slice_kind_of
-from tokenloom.corpus.records import Errors, Record, Reject, SourceStats, reject
+from tokenloom.corpus.records import MEMORY_SOURCE, Errors, Record, Reject, SourceStats, reject
 from tokenloom.unicode import dominant_script
 
 __all__ = ["TABLE_ALIGN", "PartLabels", "RepeatedKeys", "TableGroups", "repeated_keys", "row_labels"]

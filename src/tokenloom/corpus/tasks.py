@@ -21,7 +21,7 @@ task in plan order gives the records of reading the files whole, and rejects are
 keyed by it (a finished task's counts) can be found again.
 
 Whole files are read the same way: :func:`iter_records` streams the records of paths or of an in-memory
-corpus (``memory.py``), :func:`iter_texts` the texts of one file by its kind (:func:`file_kind`: JSON
+corpus (``records.iter_object_records``), :func:`iter_texts` the texts of one file by its kind (:func:`file_kind`: JSON
 Lines / CSV / TSV / Parquet files are **tables**, files with a programming language's extension are
 **code**, everything else is **text**; the kind of ``a.jsonl.gz`` is the kind of ``a.jsonl``) — an
 uncompressed text file's lines without building records. Bad input is a
@@ -39,8 +39,14 @@ from typing import Any, Literal
 
 from tokenloom.corpus.compression import detect_compression
 from tokenloom.corpus.formats import read_file_records, read_file_texts, reader_for
-from tokenloom.corpus.memory import iter_object_records
-from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
+from tokenloom.corpus.records import (
+    DEFAULT_COLUMNS,
+    Columns,
+    Errors,
+    Record,
+    SourceStats,
+    iter_object_records,
+)
 from tokenloom.corpus.sources import LeftOut, corpus_files, is_paths, record_left_out, scan_files
 
 __all__ = [

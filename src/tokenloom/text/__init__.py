@@ -19,7 +19,7 @@ from tokenloom._lazy import lazy_exports
 _LAZY: dict[str, str] = {
     # tokenizers
     "resolve_inputs": "tokenloom.corpus.sources",
-    "iter_lines": "tokenloom.corpus.lines",
+    "iter_lines": "tokenloom.corpus.sources",
     "SourceStats": "tokenloom.corpus.records",
     "Tokenizer": "tokenloom.text.tokenizer",
     "load_tokenizer": "tokenloom.text.tokenizer",
@@ -40,10 +40,9 @@ _LAZY: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
-    from tokenloom.corpus.lines import iter_lines
     from tokenloom.corpus.load import Corpus, CorpusPart, load_corpus
     from tokenloom.corpus.records import SourceStats
-    from tokenloom.corpus.sources import resolve_inputs
+    from tokenloom.corpus.sources import iter_lines, resolve_inputs
     from tokenloom.text.adapt import as_tokenizer
     from tokenloom.text.tiktoken_export import tiktoken_encoding_kwargs
     from tokenloom.text.tokenizer import Tokenizer, load_tokenizer

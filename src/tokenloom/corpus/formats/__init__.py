@@ -44,13 +44,13 @@ from tokenloom.corpus.formats.base import (
     read_file_records,
     reader_for,
     readers,
-    record_of,
     register,
 )
 from tokenloom.corpus.formats.delimited import CSV, TSV
 from tokenloom.corpus.formats.jsonl import JSON_LINES
 from tokenloom.corpus.formats.parquet import PARQUET
 from tokenloom.corpus.formats.text import CODE, CODE_EXTENSIONS, TEXT, read_file_texts
+from tokenloom.corpus.records import record_of
 
 __all__ = [
     "CODE_EXTENSIONS",

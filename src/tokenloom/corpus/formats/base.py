@@ -18,12 +18,10 @@ What it does not do: find files (``sources.py``), label records (``parts.py``, `
 from __future__ import annotations
 
 import lzma
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, Protocol, TypeAlias
+from typing import BinaryIO, Literal, Protocol, TypeAlias
 
 from tokenloom.corpus.compression import detect_compression, inner_name, open_binary
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats, reject
@@ -31,7 +29,6 @@ from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, R
 __all__ = [
     "BOM",
     "STREAM_ERRORS",
-    "SURROGATE",
     "Format",
     "FormatReader",
     "Position",
@@ -43,7 +40,6 @@ __all__ = [
     "read_file_records",
     "reader_for",
     "readers",
-    "record_of",
     "register",
     "reject_empty",
     "stream_broken",
@@ -52,7 +48,6 @@ __all__ = [
 Format: TypeAlias = str  # a registered reader's name: "text", "code", "jsonl", "csv", "tsv", "parquet"
 # what a truncated or corrupt compressed stream raises while it is read
 STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError)
-SURROGATE = re.compile("[\ud800-\udfff]")
 BOM = "\ufeff"
 
 
@@ -190,41 +185,6 @@ def stream_broken(request: ReadRequest, at: Position, exc: BaseException) -> Non
     """The reject of a truncated or corrupt compressed stream, at the line it broke."""
     why = f"cannot read further: {exc} (a truncated or corrupt file); the lines before it were read"
     reject(Reject(str(request.path), why, "line", at.line, documents=None), request.errors, request.stats)
-
-
-def record_of(
-    cells: dict[str, Any], source: str, number: int, columns: Columns, *, checked: bool = False, **where: Any
-) -> Record | str:
-    """The record of one row's ``cells``, or the reason it is rejected (no string text); ``checked``: the
-    parser refused lone surrogates already (orjson), so the text is not searched for one."""
-    text = cells.get(columns.text)
-    if not isinstance(text, str):
-        if columns.text not in cells:
-            return (
-                f"{columns.text!r} must be a string, got no such cell (cells: {sorted(cells)[:8]}); "
-                "fill or remove the row, or pass text_column= (--text-column)"
-            )
-        return f"{columns.text!r} must be a string, got {text!r:.60}; fill or remove the row"
-    if not checked and SURROGATE.search(text):
-        return f"{columns.text!r} holds a lone surrogate (invalid UTF-8 or a bad JSON escape)"
-    lang_col, script_col = _label_columns(columns, tuple(cells))
-    return Record(
-        text, _label(cells, lang_col), _label(cells, script_col), source, number,
-        slice=_label(cells, "slice"), id=cells.get(columns.align) if columns.align else None, **where,
-    )  # fmt: skip
-
-
-@lru_cache(maxsize=256)
-def _label_columns(columns: Columns, names: tuple[str, ...]) -> tuple[str | None, str | None]:
-    """``columns.resolve(names)``, once per distinct set of cell names (a table has one or a few)."""
-    return columns.resolve(names)
-
-
-def _label(cells: dict[str, Any], key: str | None) -> str | None:
-    value = cells.get(key) if key is not None else None
-    if value is None or (isinstance(value, float) and value != value) or value == "":
-        return None
-    return str(value)
 
 
 def no_text_column(path: Path, columns: Columns, names: Iterable[str]) -> str:

@@ -17,17 +17,24 @@ from typing import Any, BinaryIO, Literal
 
 from tokenloom.corpus.formats.base import (
     BOM,
-    SURROGATE,
     Format,
     Position,
     ReadRequest,
     keep_row,
     no_text_column,
-    record_of,
     reject_empty,
 )
 from tokenloom.corpus.lines import complete_lines, decode_utf8
-from tokenloom.corpus.records import Columns, Errors, Record, Reject, SourceStats, reject
+from tokenloom.corpus.records import (
+    SURROGATE,
+    Columns,
+    Errors,
+    Record,
+    Reject,
+    SourceStats,
+    record_of,
+    reject,
+)
 from tokenloom.errors import CorpusError
 
 __all__ = ["CSV", "TSV", "DelimitedReader"]

@@ -22,11 +22,10 @@ from tokenloom.corpus.formats.base import (
     ReadRequest,
     keep_row,
     no_text_column,
-    record_of,
     reject_empty,
 )
 from tokenloom.corpus.lines import complete_lines, decode_utf8, error_reason
-from tokenloom.corpus.records import LEFT_OUT, Errors, Record, Reject, SourceStats, reject
+from tokenloom.corpus.records import LEFT_OUT, Errors, Record, Reject, SourceStats, record_of, reject
 from tokenloom.errors import CorpusError
 
 __all__ = ["JSON_LINES", "ORJSON_LOADS", "JsonLinesReader"]

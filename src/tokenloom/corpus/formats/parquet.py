@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal, TypeVar
 
 from tokenloom.corpus.compression import detect_compression, open_binary
-from tokenloom.corpus.formats.base import Format, Position, ReadRequest, no_text_column, record_of
-from tokenloom.corpus.records import Columns, Errors, Record, Reject, SourceStats, reject
+from tokenloom.corpus.formats.base import Format, Position, ReadRequest, no_text_column
+from tokenloom.corpus.records import Columns, Errors, Record, Reject, SourceStats, record_of, reject
 
 __all__ = ["PARQUET", "ParquetReader", "RowGroupReader", "read_row_groups", "row_group_records"]
 
