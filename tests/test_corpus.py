@@ -10,8 +10,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from tokenloom.corpus.columnar import read_corpus_task
 from tokenloom.corpus.load import Corpus, load_corpus, parse_lang_code
-from tokenloom.corpus.plan import plan_corpus_tasks, read_corpus_task, task_parts
+from tokenloom.corpus.plan import plan_corpus_tasks, task_parts
 from tokenloom.errors import CorpusError
 
 

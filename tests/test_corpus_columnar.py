@@ -20,10 +20,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tokenloom.corpus.columnar import read_task_batches
-from tokenloom.corpus.plan import CorpusTask, Piece, plan_corpus_tasks, read_corpus_task
+from tokenloom.corpus.columnar import Piece, read_corpus_task, read_task_batches
+from tokenloom.corpus.parts import TableGroups
+from tokenloom.corpus.plan import CorpusTask, plan_corpus_tasks
 from tokenloom.corpus.records import Columns, Errors, Record, SourceStats
-from tokenloom.corpus.table_parts import TableGroups
 from tokenloom.corpus.tasks import Task, plan_files, read_task
 from tokenloom.errors import CorpusError
 

@@ -208,7 +208,8 @@ def test_training_reads_the_plan_of_whole_files_with_the_left_out_files_as_rejec
 
 @pytest.mark.parametrize("consumer", ["load_corpus", "plan_corpus_tasks", "TrainingCorpus.of"])
 def test_a_text_given_as_a_path_says_how_to_pass_texts_to_every_consumer(consumer: str) -> None:
-    from tokenloom.corpus.plan import plan_corpus_tasks, read_corpus_task
+    from tokenloom.corpus.columnar import read_corpus_task
+    from tokenloom.corpus.plan import plan_corpus_tasks
 
     read = {
         "load_corpus": load_corpus,
@@ -358,8 +359,9 @@ def test_a_new_format_is_one_reader_and_its_registration(
     """Registered, a reader is found by suffix (compressed too), searched for in folders, read as a table
     by load_corpus and by the task plan; a suffix taken twice is an error."""
     from tokenloom.corpus import formats
+    from tokenloom.corpus.columnar import read_corpus_task
     from tokenloom.corpus.formats import base
-    from tokenloom.corpus.plan import plan_corpus_tasks, read_corpus_task
+    from tokenloom.corpus.plan import plan_corpus_tasks
 
     monkeypatch.setattr(base, "_READERS", list(base.readers()))  # the registry as it was after the test
     (tmp_path / "a.tagged").write_text("deu\tHallo\nfra\tBonjour\n", encoding="utf-8")

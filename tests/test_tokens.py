@@ -364,7 +364,8 @@ def test_tasks_encoded_as_flat_arrays_equal_each_document_encoded_alone(
     """Every task's ids (the engine's flat arrays, BOS and EOS placed by array indexing, long documents split
     or dropped) and sidecar values equal each document encoded alone and framed one by one; a text the
     engine refuses is a reject naming its piece and position, the rest of its batch kept."""
-    from tokenloom.corpus.plan import plan_corpus_tasks, read_corpus_task
+    from tokenloom.corpus.columnar import read_corpus_task
+    from tokenloom.corpus.plan import plan_corpus_tasks
     from tokenloom.corpus.records import SourceStats
     from tokenloom.tokens.encode import Framing, tokenize_task
 

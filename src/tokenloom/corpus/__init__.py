@@ -7,7 +7,7 @@ never whole. Submodules, in the order data flows:
 - ``sources`` (which files an input names, "is this a path?"), ``lines`` (a file's bytes as UTF-8 lines),
   ``compression`` (codecs by magic bytes), ``formats`` (one reader per file format), ``records``
   (``Record``, columns, rejects, and the records of a row or of an in-memory table or iterable);
-- ``parts`` and ``table_parts`` (labels: language, script, slice, alignment), ``load`` (``load_corpus``:
+- ``parts`` (labels: language, script, slice, alignment; a table's rows grouped into parts), ``load`` (``load_corpus``:
   labelled parts for evaluation);
 - ``tasks`` and ``plan`` (the corpus cut into tasks any process can read — a file, a row-group range, a
   line-aligned byte range — and read; ``tasks.plan_files`` is the plan every consumer starts from,
@@ -33,16 +33,18 @@ _LAZY: dict[str, str] = {
     "Record": "tokenloom.corpus.records",
     "Columns": "tokenloom.corpus.records",
     "load_corpus": "tokenloom.corpus.load",
-    "Corpus": "tokenloom.corpus.load",
-    "CorpusPart": "tokenloom.corpus.load",
+    "Corpus": "tokenloom.corpus.parts",
+    "CorpusPart": "tokenloom.corpus.parts",
     "CorpusTask": "tokenloom.corpus.plan",
     "plan_corpus_tasks": "tokenloom.corpus.plan",
-    "read_corpus_task": "tokenloom.corpus.plan",
+    "read_corpus_task": "tokenloom.corpus.columnar",
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time _LAZY imports each name on first use
-    from tokenloom.corpus.load import Corpus, CorpusPart, load_corpus
-    from tokenloom.corpus.plan import CorpusTask, plan_corpus_tasks, read_corpus_task
+    from tokenloom.corpus.columnar import read_corpus_task
+    from tokenloom.corpus.load import load_corpus
+    from tokenloom.corpus.parts import Corpus, CorpusPart
+    from tokenloom.corpus.plan import CorpusTask, plan_corpus_tasks
     from tokenloom.corpus.records import Columns, Record, SourceStats
     from tokenloom.corpus.sources import iter_lines, resolve_inputs
 

@@ -1,8 +1,11 @@
 """A corpus as tasks: pieces that can be read anywhere, in any order, into the parts ``load_corpus`` gives.
 
-:func:`plan_corpus_tasks` labels the files of an input the way :func:`~tokenloom.corpus.load.load_corpus`
-does (FLORES-style folders and their alignment, text files, code, tables) without reading the tables, and
-cuts the work into :class:`CorpusTask` s of about ``chunk_bytes`` (``tasks.py``):
+:func:`label_files` labels the files of an input without reading them — FLORES-style ``<lang>_<Script>``
+files (parallel when one folder's files have the same number of lines: see
+:func:`~tokenloom.corpus.load.load_corpus`), other text files (one part of unknown language), source
+files (a part per programming language) and the table files, whose parts come from their rows.
+:func:`plan_corpus_tasks` starts from it (as ``load_corpus`` does) and cuts the work into
+:class:`CorpusTask` s of about ``chunk_bytes`` (``tasks.py``):
 
 - a file part (a FLORES-style or text file, a programming language's files) is one task, read whole —
   unless it is an uncompressed text file larger than ``chunk_bytes``, which becomes byte ranges, or a
@@ -11,48 +14,59 @@ cuts the work into :class:`CorpusTask` s of about ``chunk_bytes`` (``tasks.py``)
   tasks: a file, a range of Parquet row groups or a byte range of a JSON Lines file. The table is
   *aligned* (its parts share keys across languages) only when ``columns.align`` declares its key column;
   the table is then read once before it is planned, for keys repeated across tasks
-  (:func:`~tokenloom.corpus.table_parts.repeated_keys`), so every task rejects the same rows;
-- an in-memory corpus (a :class:`~tokenloom.corpus.load.Corpus`, a DataFrame, a ``datasets`` dataset, an
+  (:func:`repeated_keys`), so every task rejects the same rows;
+- an in-memory corpus (a :class:`~tokenloom.corpus.parts.Corpus`, a DataFrame, a ``datasets`` dataset, an
   iterable of str or dict) is one task: it is read in this process, never sent to another.
 
 "Is this input a path?" is decided here, once (``sources.is_paths``); every consumer — reports, training
 (``stream.py``), the token-shard writer — plans its input with :func:`plan_corpus_tasks`.
 
-:func:`read_corpus_task` reads one task into :class:`Piece` s: a whole file part, or up to ``chunk_size``
-consecutive texts of one part — rows are grouped into parts as in a table read whole
-(``table_parts.py``), so the pieces of every task, in plan order, hold exactly the texts and ids of
-``load_corpus``'s parts. A task on files is plain data (it pickles) and its :attr:`CorpusTask.id` is stable across
-runs over the same files. What it does not do: count or schedule (``tokenloom.fertility.runner``).
+A task on files is plain data (it pickles) and its :attr:`CorpusTask.id` is stable across runs over the
+same files; ``columnar.read_corpus_task`` reads one. What it does not do: read tasks (``columnar.py``),
+count or schedule (``tokenloom.fertility.runner``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tokenloom.corpus.columnar import read_part_range, read_table_task
-from tokenloom.corpus.formats import read_file_records
-from tokenloom.corpus.load import (
-    MAX_TEXT_BYTES,
+from tokenloom.corpus.formats import CODE_EXTENSIONS, read_file_records
+from tokenloom.corpus.parts import (
+    UNLABELLED,
     Corpus,
-    label_files,
+    CorpusPart,
+    RepeatedKeys,
+    TableGroups,
     load_memory,
+    no_texts,
+    parse_lang_code,
+    row_labels,
+)  # fmt: skip
+from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats
+from tokenloom.corpus.sources import corpus_files, is_paths
+from tokenloom.corpus.tasks import (
+    CHUNK_BYTES,
+    Task,
+    file_kind,
+    file_tasks,
     read_code_part,
+    read_text_files,
     read_text_part,
-    table_source,
-)
-from tokenloom.corpus.parts import CorpusPart, no_texts
-from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Reject, SourceStats, reject
-from tokenloom.corpus.sources import is_paths
-from tokenloom.corpus.table_parts import RepeatedKeys, TableGroups, repeated_keys
-from tokenloom.corpus.tasks import CHUNK_BYTES, Task, file_tasks, read_task
+)  # fmt: skip
 from tokenloom.errors import CorpusError
 
-__all__ = ["CorpusTask", "Piece", "plan_corpus_tasks", "read_corpus_task", "task_parts"]
+__all__ = [
+    "CorpusTask", "Labelled", "label_files", "plan_corpus_tasks", "repeated_keys", "table_source", "task_parts",
+]  # fmt: skip
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -70,17 +84,6 @@ class CorpusTask:
     repeated: tuple[tuple[tuple[str, int], str], ...] = ()
     rejects: tuple[Reject, ...] = ()  # what planning set aside or listed (files left out): read as rejects
     memory: Corpus | None = field(default=None, compare=False)  # an in-memory corpus, read in this process
-
-
-@dataclass(frozen=True)
-class Piece:
-    """Texts of one part read by a task: all of them (``whole``), or consecutive ones of a part whose
-    texts are spread over several tasks."""
-
-    part: CorpusPart
-    texts: list[str]
-    ids: list[Any]
-    whole: bool
 
 
 def _size(paths: Iterable[Path]) -> int:
@@ -156,68 +159,154 @@ def task_parts(tasks: Iterable[CorpusTask]) -> list[CorpusPart]:
     return list(dict.fromkeys(parts))
 
 
-def read_corpus_task(
-    task: CorpusTask,
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as f:
+        return sum(1 for _ in f)
+
+
+def _unlabelled_part(paths: list[Path], errors: Errors, stats: SourceStats) -> CorpusPart:
+    """The text files whose names are not language codes: one part of unknown language."""
+    return CorpusPart(
+        source=_sources(paths), slice_kind="language", slice=UNLABELLED, lang="und", script=None,
+        load=lambda: read_text_files(paths, errors, stats), paths=tuple(paths),
+    )  # fmt: skip
+
+
+def _code_parts(files: list[Path], errors: Errors, stats: SourceStats) -> list[CorpusPart]:
+    by_lang: dict[str, list[Path]] = {}
+    for f in files:
+        by_lang.setdefault(CODE_EXTENSIONS[f.suffix], []).append(f)
+    parts = []
+    for lang, paths in sorted(by_lang.items()):
+        part = CorpusPart(
+            source=_sources(paths), slice_kind="code", slice=lang, lang=lang, script=None,
+            load=(lambda ps: lambda: read_code_part(ps, errors, stats))(paths), paths=tuple(paths),
+        )  # fmt: skip
+        parts.append(part)
+    return parts
+
+
+def _flores_parts(
+    folder: Path, files: list[Path], parallel: bool | None, errors: Errors, stats: SourceStats
+) -> list[CorpusPart]:
+    counts = {f: _count_lines(f) for f in files}
+    for f, n in counts.items():
+        if n == 0:
+            raise CorpusError(f"{f}: empty file (no lines); remove it or put text in it")
+    common, n_common = Counter(counts.values()).most_common(1)[0]
+    aligned = False
+    if parallel is not False and len(files) > 1:
+        if n_common == len(files):
+            aligned = True
+        elif parallel or n_common * 2 > len(files):
+            bad = next(f for f, n in counts.items() if n != common)
+            ref = next(f for f, n in counts.items() if n == common)
+            first_missing = min(counts[bad], common) + 1
+            # the CLI never passes `parallel`, so only an explicit parallel=True (Python) names the keyword
+            way_out = (
+                "or pass parallel=False to read the files independently"
+                if parallel
+                else f"or move {bad.name} into a folder of its own (or give it as the only input) so that it "
+                "is read on its own"
+            )
+            raise CorpusError(
+                f"parallel folder {folder}: {bad.name} has {counts[bad]} lines but {ref.name} (and "
+                f"{n_common - 1} other files) have {common}; line {first_missing} has no counterpart. "
+                f"In a FLORES-style folder line i of every file is the same sentence: fix {bad.name} so that "
+                f"it has {common} lines, remove it, {way_out}"
+            )
+        else:
+            shown = ", ".join(f"{f.name} {n}" for f, n in sorted(counts.items())[:4])
+            logger.warning(
+                "%s: line counts differ across files (%s%s), so its files are read as NOT parallel and no "
+                "premiums against a pivot can be computed; pass parallel=True to require line alignment "
+                "(an error names the first file that breaks it)",
+                folder,
+                shown,
+                ", ..." if len(counts) > 4 else "",
+            )
+    align = str(folder.resolve()) if aligned or (parallel is not False and len(files) == 1) else None
+
+    def loader(path: Path) -> Callable[[], tuple[list[str], list[Any]]]:
+        return lambda: read_text_part(path, errors, stats)
+
+    parts = []
+    for f in files:
+        lang, script = parse_lang_code(f.name)  # type: ignore[misc]
+        parts.append(
+            CorpusPart(
+                source=str(f), slice_kind="language", slice=f.stem, lang=lang, script=script,
+                align=align, load=loader(f), paths=(f,),
+            )
+        )  # fmt: skip
+    return parts
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """The files of an input, labelled without reading them: the file parts (FLORES-style and other text
+    files, code) and the table files, whose parts come from their rows (at index ``tables_at``)."""
+
+    parts: tuple[CorpusPart, ...]
+    tables: tuple[Path, ...]
+    tables_at: int  # where the table's parts go among ``parts`` (after the unlabelled part)
+
+
+def label_files(
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
-    columns: Columns = DEFAULT_COLUMNS,
-    errors: Errors = "strict",
-    stats: SourceStats | None = None,
-    chunk_size: int = 1024,
-    first: str | None = None,
-    held_rows: int | None = None,
-) -> Iterator[Piece]:
-    """The pieces of one task (see the module docstring), its reading counted in ``stats``; the parts of an
-    in-memory corpus are read whole, the language slice ``first`` (a report's pivot) before the others.
-    ``held_rows``: a table that is not aligned also hands over every part's rows whenever that many are
-    held (``columnar.read_table_task``: the same texts in each part, cut into other pieces)."""
-    stats = SourceStats() if stats is None else stats
-    for item in task.rejects:
-        reject(item, "skip", stats)  # raised when planned, unless errors="skip"
-    if task.memory is not None:
-        yield from _read_memory(task.memory, stats, first)
-        return
-    part, piece = task.part, task.piece
-    if part is None and piece is None:
-        return
-    if part is not None and piece is None:
-        reader = read_code_part if part.slice_kind == "code" else None
-        texts, ids = (
-            reader(part.paths, errors, stats) if reader else read_text_part(part.paths[0], errors, stats)
-        )
-        yield Piece(part, texts, ids, whole=True)
-        return
-    assert piece is not None
-    if part is not None:  # a byte range of a text file part, read a batch of lines at a time
-        for texts, numbers in read_part_range(
-            piece, columns=columns, errors=errors, stats=stats, chunk_size=chunk_size,
-            max_line_bytes=MAX_TEXT_BYTES,
-        ):  # fmt: skip
-            yield Piece(part, texts, list(numbers), whole=False)
-        return
-    if not task.aligned:  # a table's rows, read column-wise and grouped as below
-        for got in read_table_task(
-            piece, task.table, columns=columns, errors=errors, stats=stats, chunk_size=chunk_size,
-            max_line_bytes=MAX_TEXT_BYTES, held_rows=held_rows,
-        ):  # fmt: skip
-            yield Piece(*got, whole=False)
-        return
-    records = read_task(piece, columns=columns, errors=errors, stats=stats, max_line_bytes=MAX_TEXT_BYTES)
-    align = columns.align if task.aligned else None
-    groups = TableGroups(task.table, align=align, errors=errors, stats=stats, repeated=dict(task.repeated))
-    for record in records:
-        key = groups.add(record)
-        if key is not None and groups.size(key) == chunk_size:
-            yield Piece(*groups.take(key), whole=False)
-    for key in list(groups.parts):
-        if groups.size(key):
-            yield Piece(*groups.take(key), whole=False)
+    errors: Errors,
+    parallel: bool | None,
+    stats: SourceStats,
+) -> Labelled:
+    """The labelled file parts and the table files of ``inputs`` (see the module docstring): what
+    :func:`load_corpus` and the task plan (``plan.py``) both start from. Bad labels (an empty text file, a
+    broken parallel folder) raise; the files a folder search leaves out are recorded in ``stats``."""
+    files = corpus_files(inputs, errors=errors, stats=stats)
+    flores: dict[Path, list[Path]] = {}
+    code: list[Path] = []
+    tables: list[Path] = []
+    unlabelled: list[Path] = []
+    for f in files:
+        kind = file_kind(f)
+        if f.suffix == ".txt" and parse_lang_code(f.name):
+            flores.setdefault(f.parent, []).append(f)
+        elif kind == "code":
+            code.append(f)
+        elif kind == "table":
+            tables.append(f)
+        else:
+            if f.stat().st_size == 0:
+                raise CorpusError(f"{f}: empty file (no lines); remove it or put text in it")
+            unlabelled.append(f)
+    parts = [_unlabelled_part(unlabelled, errors, stats)] if unlabelled else []
+    at = len(parts)
+    for folder, group in flores.items():
+        parts.extend(_flores_parts(folder, group, parallel, errors, stats))
+    parts.extend(_code_parts(code, errors, stats))
+    return Labelled(tuple(parts), tuple(tables), at)
 
 
-def _read_memory(corpus: Corpus, stats: SourceStats, first: str | None) -> Iterator[Piece]:
-    """The parts of an in-memory corpus, each whole (``first``'s language part first); what reading them
-    found (the corpus's own statistics, which its parts' loads update) is added to ``stats`` at the end."""
-    leading = [p for p in corpus if first is not None and p.slice == first and p.slice_kind == "language"]
-    for part in leading + [p for p in corpus if p not in leading]:
-        texts, ids = part.load()
-        yield Piece(part, texts, ids, whole=True)
-    stats.add(corpus.stats)
+def table_source(paths: list[Path]) -> str:
+    """A table's name in its parts' sources: its files (the shards of one table)."""
+    return _sources(paths)
+
+
+def _sources(paths: list[Path]) -> str:
+    """Files as named in a part's source: up to three, then how many more."""
+    shown = ", ".join(str(p) for p in paths[:3])
+    return shown + (f" (+{len(paths) - 3} more)" if len(paths) > 3 else "")
+
+
+def repeated_keys(records: Iterable[Record], *, align: str, errors: Errors) -> RepeatedKeys:
+    """The rows of an aligned table (``records``, every row in reading order) whose key repeats an earlier
+    row's in the same part, each with where that earlier row is; under ``errors="strict"`` the first such row
+    raises (as :class:`TableGroups` would)."""
+    groups = TableGroups("", align=align, errors=errors, stats=SourceStats())
+    out: RepeatedKeys = {}
+    for row in records:
+        first = groups.keys.get((row_labels(row), str(row.id)))
+        if groups.add(row) is None and first is not None:
+            out[(row.source, row.number)] = first
+        groups.groups.clear()  # only the keys are needed
+    return out

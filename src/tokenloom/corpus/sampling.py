@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tokenloom.corpus.parts import UNLABELLED
 from tokenloom.corpus.records import Columns, SourceStats
 from tokenloom.corpus.stream import MAX_HELDOUT, Spread, StreamStats, TrainingCorpus, split_long, stream_lines
 from tokenloom.errors import CorpusError
@@ -49,8 +50,6 @@ __all__ = [
 ]  # fmt: skip
 
 log = logging.getLogger(__name__)
-
-UNLABELLED = "und"
 
 
 def needs_census(cfg: TrainerConfig) -> bool:

@@ -44,8 +44,10 @@ from tokenloom.corpus.records import (
     Columns,
     Errors,
     Record,
+    Reject,
     SourceStats,
     iter_object_records,
+    reject,
 )
 from tokenloom.corpus.sources import LeftOut, corpus_files, is_paths, record_left_out, scan_files
 
@@ -265,3 +267,36 @@ def iter_numbered_texts(
     yield from read_file_texts(
         path, columns=columns, errors=errors, stats=stats, max_line_bytes=max_line_bytes
     )
+
+
+MAX_TEXT_BYTES = 1 << 20  # one line of a text file is one text (a sentence, a paragraph): 1 MiB at most
+
+
+def read_text_part(path: Path, errors: Errors, stats: SourceStats) -> tuple[list[str], list[Any]]:
+    """A text file's lines and their line numbers (rejected lines, under ``errors="skip"``, left out):
+    the texts of a FLORES-style or plain text file part."""
+    numbered = list(iter_numbered_texts(path, errors=errors, stats=stats, max_line_bytes=MAX_TEXT_BYTES))
+    if not numbered:
+        why = "empty file (no lines); remove it or put text in it"
+        if errors != "skip" or not stats.rejects or stats.rejects[-1].source != str(path):
+            reject(Reject(str(path), why, "file", documents=0), errors, stats)
+    return [text for _, text in numbered], [number for number, _ in numbered]
+
+
+def read_text_files(paths: Iterable[Path], errors: Errors, stats: SourceStats) -> tuple[list[str], list[Any]]:
+    """The lines of text files, one after another, with their line numbers (the texts of a part made of
+    several files)."""
+    texts: list[str] = []
+    ids: list[Any] = []
+    for path in paths:
+        more, numbers = read_text_part(path, errors, stats)
+        texts += more
+        ids += numbers
+    return texts, ids
+
+
+def read_code_part(paths: Iterable[Path], errors: Errors, stats: SourceStats) -> tuple[list[str], list[Any]]:
+    """The texts of a code part: each file whole, its path as its id."""
+    paths = list(paths)
+    texts = [text for p in paths for text in iter_texts(p, errors=errors, stats=stats)]
+    return texts, [str(p) for p in paths]

@@ -24,12 +24,13 @@ from tokenloom.errors import CorpusError
 from tokenloom.fertility import metrics
 from tokenloom.fertility.counting import ChunkCounter, Pending, part_id
 from tokenloom.fertility.counts import SliceCounts, close_part
-from tokenloom.fertility.length_tables import histogram_rows
+from tokenloom.fertility.length_tables import BINS_PER_DECADE
+from tokenloom.fertility.lengths import LengthCounts
 from tokenloom.fertility.report_config import ReportConfig
 from tokenloom.fertility.slices import KIND_ORDER, SliceKey, generated_parts
 from tokenloom.text.tokenizer import Tokenizer
 
-__all__ = ["SliceTable", "TaskCounts", "collect_piece", "count_part", "submit_piece"]
+__all__ = ["SliceTable", "TaskCounts", "collect_piece", "count_part", "histogram_rows", "submit_piece"]
 
 Key = tuple[str, SliceKey]  # (tokenizer, slice)
 
@@ -307,3 +308,15 @@ def collect_piece(counter: ChunkCounter, table: SliceTable, queued: list[tuple[C
     """Count what :func:`submit_piece` queued into ``table``, in order."""
     for one, pending in queued:
         table.add(one, counter.collect(pending))
+
+
+def histogram_rows(tokenizer: str, key: tuple[str, str], lengths: LengthCounts) -> list[tuple[Any, ...]]:
+    """The ``lengths.csv`` rows of one slice, under ``length_tables.HISTOGRAM_COLUMNS`` (none without
+    documents)."""
+    if not lengths.documents:
+        return []
+    edges, counts = lengths.histogram(BINS_PER_DECADE)
+    los, his = edges[:-1].tolist(), edges[1:].tolist()
+    return [
+        (tokenizer, key[0], key[1], lo, hi, n) for lo, hi, n in zip(los, his, counts.tolist(), strict=True)
+    ]

@@ -5,10 +5,11 @@ A report row carries the distribution columns of :func:`tokenloom.fertility.leng
 than ``C`` and the share of tokens beyond it); the totals are the row's ``texts``, ``tokens``, ``chars``
 and ``bytes``. A document is one text of the corpus: a line of a FLORES file, a row of a table.
 
-- :func:`histogram_rows`: the rows of ``lengths.csv`` for one tokenizer × slice
-  (:data:`HISTOGRAM_COLUMNS`: documents per log-spaced bin ``[bin_lo, bin_hi)``,
+- :data:`HISTOGRAM_COLUMNS`: the columns of ``lengths.csv``, documents per log-spaced bin ``[bin_lo,
+  bin_hi)`` for one tokenizer × slice (made as each slice is finished, ``accumulate.histogram_rows``:
   :meth:`LengthCounts.histogram <tokenloom.fertility.lengths.LengthCounts.histogram>` with
   :data:`BINS_PER_DECADE` bins per factor 10, so the counts are exact and sum to the slice's documents);
+  :func:`histogram_frame` reads them as a table;
 - :func:`contexts_of` / :func:`table_columns`: the context lengths a report was counted with (read from its
   columns) and the ``(column, header, format)`` of the length columns the Markdown and HTML tables show;
 - :func:`headline`: the summary's line for one tokenizer (p99 tokens per document and the share of
@@ -23,7 +24,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tokenloom.fertility.lengths import LengthCounts, distribution_columns
+from tokenloom.fertility.lengths import distribution_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,24 +35,12 @@ __all__ = [
     "contexts_of",
     "headline",
     "histogram_frame",
-    "histogram_rows",
     "table_columns",
 ]
 
 BINS_PER_DECADE = 10  # log-spaced histogram bins per factor 10 of tokens per document
 HISTOGRAM_COLUMNS = ("tokenizer", "slice_kind", "slice", "bin_lo", "bin_hi", "documents")
 _SHARE_DOCS = "share_docs_over_"
-
-
-def histogram_rows(tokenizer: str, key: tuple[str, str], lengths: LengthCounts) -> list[tuple[Any, ...]]:
-    """The ``lengths.csv`` rows of one slice, under :data:`HISTOGRAM_COLUMNS` (none without documents)."""
-    if not lengths.documents:
-        return []
-    edges, counts = lengths.histogram(BINS_PER_DECADE)
-    los, his = edges[:-1].tolist(), edges[1:].tolist()
-    return [
-        (tokenizer, key[0], key[1], lo, hi, n) for lo, hi, n in zip(los, his, counts.tolist(), strict=True)
-    ]
 
 
 def histogram_frame(rows: Sequence[tuple[Any, ...]]) -> pd.DataFrame:

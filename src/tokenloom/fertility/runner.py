@@ -49,8 +49,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
+from tokenloom.corpus.columnar import read_corpus_task
 from tokenloom.corpus.parts import CorpusPart
-from tokenloom.corpus.plan import CorpusTask, read_corpus_task
+from tokenloom.corpus.plan import CorpusTask
 from tokenloom.corpus.records import Columns, Errors, SourceStats
 from tokenloom.corpus.tasks import CHUNK_BYTES
 from tokenloom.errors import ConfigError

@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from tokenloom.corpus.columnar import read_corpus_task
 from tokenloom.corpus.parts import CorpusPart
-from tokenloom.corpus.plan import CorpusTask, read_corpus_task
+from tokenloom.corpus.plan import CorpusTask
 from tokenloom.corpus.records import SourceStats
 from tokenloom.text.tokenizer import Tokenizer
 from tokenloom.tokens.config import TokenizeConfig

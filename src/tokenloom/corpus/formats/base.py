@@ -12,7 +12,7 @@ it, ``compression.py``), counts it, and hands the stream to the reader — a rea
 Shared by the readers of tables: :func:`record_of` (one row's cells → a :class:`Record`, or why it is
 rejected), :func:`keep_row` (count it or reject it), :func:`reject_empty`, :func:`no_text_column`. Bad
 input is a :class:`~tokenloom.corpus.records.Reject` handled by ``errors`` (``records.reject``).
-What it does not do: find files (``sources.py``), label records (``parts.py``, ``table_parts.py``).
+What it does not do: find files (``sources.py``), label records (``parts.py``).
 """
 
 from __future__ import annotations
