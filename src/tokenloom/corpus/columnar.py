@@ -63,7 +63,7 @@ def read_table_task(
 ) -> Iterator[tuple[CorpusPart, list[str], list[Any]]]:
     """(part, texts, row numbers) of a task of table ``table`` that is not aligned: each part's rows handed
     over when it holds ``chunk_size`` of them, then every part's rest in first-seen order — the pieces
-    ``plan.read_corpus_task`` makes of its records; ``held_rows``: also every part's rows whenever that
+    :func:`read_corpus_task` makes of its records; ``held_rows``: also every part's rows whenever that
     many are held in all (other pieces, the same texts of each part in the same order)."""
     groups = TableGroups(table, align=None, errors=errors, stats=stats)
     for batch in read_task_batches(

@@ -119,7 +119,7 @@ def plan_corpus_tasks(
     """The tasks of ``inputs`` (see the module docstring). Paths, folders and globs: the files left out
     of a folder search (a task holding their rejects), the table's, then the file parts in ``load_corpus``
     order; bad labels (an empty file, a broken parallel folder) raise as there. A
-    :class:`~tokenloom.corpus.load.Corpus` or an in-memory corpus (a DataFrame, a ``datasets`` dataset, an
+    :class:`~tokenloom.corpus.parts.Corpus` or an in-memory corpus (a DataFrame, a ``datasets`` dataset, an
     iterable of str or dict, read as by ``load_corpus``): one task holding it (:attr:`CorpusTask.memory`)."""
     if isinstance(inputs, Corpus) or not is_paths(inputs):  # the one test of "is this a path?" of a report
         corpus = inputs if isinstance(inputs, Corpus) else load_memory(inputs, errors=errors, columns=columns)

@@ -23,8 +23,11 @@ keyed by it (a finished task's counts) can be found again.
 Whole files are read the same way: :func:`iter_records` streams the records of paths or of an in-memory
 corpus (``records.iter_object_records``), :func:`iter_texts` the texts of one file by its kind (:func:`file_kind`: JSON
 Lines / CSV / TSV / Parquet files are **tables**, files with a programming language's extension are
-**code**, everything else is **text**; the kind of ``a.jsonl.gz`` is the kind of ``a.jsonl``) — an
-uncompressed text file's lines without building records. Bad input is a
+**code**, everything else is **text**; the kind of ``a.jsonl.gz`` is the kind of ``a.jsonl``) — a text
+file's lines without building records (``formats.read_file_texts``). The texts of a file part of the plan:
+:func:`read_text_part` (a text file's lines, at most :data:`MAX_TEXT_BYTES` each, with their line numbers),
+:func:`read_text_files` (several, one after another), :func:`read_code_part` (source files, each whole).
+Bad input is a
 :class:`~tokenloom.corpus.records.Reject`: raised as ``CorpusError`` naming file and line under
 ``errors="strict"`` (the default) or ``"replace"``, set aside in ``stats.rejects`` under ``errors="skip"``.
 """
@@ -52,8 +55,9 @@ from tokenloom.corpus.records import (
 from tokenloom.corpus.sources import LeftOut, corpus_files, is_paths, record_left_out, scan_files
 
 __all__ = [
-    "CHUNK_BYTES", "FileKind", "FilePlan", "Task", "file_kind", "file_tasks", "iter_numbered_texts",
-    "iter_records", "iter_texts", "plan_files", "plan_tasks", "read_task", "read_task_texts",
+    "CHUNK_BYTES", "MAX_TEXT_BYTES", "FileKind", "FilePlan", "Task", "file_kind", "file_tasks",
+    "iter_numbered_texts", "iter_records", "iter_texts", "plan_files", "plan_tasks", "read_code_part",
+    "read_task", "read_task_texts", "read_text_files", "read_text_part",
 ]  # fmt: skip
 
 CHUNK_BYTES = 64 << 20  # default task size: large enough to amortise a process start, small for balance

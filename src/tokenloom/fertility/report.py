@@ -5,7 +5,7 @@ What it does: turns what it is given into tokenloom ``Tokenizer`` objects once, 
 ``.model``), maps its keyword conveniences into the :class:`ReportConfig` (what is measured;
 :meth:`ReportConfig.given`), plans the corpus into tasks (:func:`~tokenloom.corpus.plan.plan_corpus_tasks`:
 a file part, a range of Parquet row groups, a byte range of a large file — or, for a
-:class:`~tokenloom.corpus.load.Corpus` or an in-memory corpus, one task holding it) and counts them into a
+:class:`~tokenloom.corpus.parts.Corpus` or an in-memory corpus, one task holding it) and counts them into a
 :class:`~tokenloom.fertility.accumulate.SliceTable` by :mod:`tokenloom.fertility.runner`, the one counting
 route — in this process, in ``RunConfig(workers=N)`` processes or as Ray tasks, resumably (how it runs is
 the :class:`RunConfig`) — each task **chunk by chunk** (``ReportConfig.chunk_size`` texts of a part at a
@@ -153,7 +153,7 @@ def fertility_report(
     (or an object with ``encode``/``decode``), a function ``text -> ids`` or a path; special tokens are never
     added. Metrics adapt to the family (columns ``byte_fallback_def``, ``unk_def``); what an engine cannot give
     (a function has no decoder, vocabulary or offsets) is NaN, not guessed. ``corpus``: a path, a list of
-    paths (see :func:`~tokenloom.corpus.load.load_corpus`), a :class:`~tokenloom.corpus.load.Corpus` or an
+    paths (see :func:`~tokenloom.corpus.load.load_corpus`), a :class:`~tokenloom.corpus.parts.Corpus` or an
     in-memory corpus (one task of the plan, :func:`~tokenloom.corpus.plan.plan_corpus_tasks`).
     ``config``: what is measured (:class:`ReportConfig`); each keyword below that is given replaces the
     config's field of the same name (:meth:`ReportConfig.given`), so ``pivot="fra_Latn"`` and
