@@ -40,7 +40,14 @@ from tqdm.auto import tqdm
 from tokenloom._progress import show_progress
 from tokenloom.corpus.formats import reader_for
 from tokenloom.corpus.parts import file_label, record_label
-from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats, iter_object_records
+from tokenloom.corpus.records import (
+    DEFAULT_COLUMNS,
+    MEMORY_SOURCE,
+    Columns,
+    Errors,
+    SourceStats,
+    iter_object_records,
+)
 from tokenloom.corpus.sources import LeftOut, is_paths, record_left_out
 from tokenloom.corpus.tasks import FilePlan, Task, plan_files, read_task, read_task_texts
 from tokenloom.errors import CorpusError
@@ -138,7 +145,7 @@ class TrainingCorpus:
                 stats.lines += 1
                 stats.bytes += len(line.encode("utf-8")) + 1
                 stats.chars += len(line)
-                yield "<texts>", lang, line
+                yield MEMORY_SOURCE, lang, line
 
 
 def _labelled_texts(
