@@ -43,7 +43,6 @@ What it does not do: tokenize, segment words or transliterate (``tokenloom.ferti
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -57,7 +56,7 @@ from tokenloom.corpus.parts import (
     load_memory,
     parse_lang_code,
     table_parts,
-)  # fmt: skip
+)
 from tokenloom.corpus.plan import Labelled, label_files, table_source
 from tokenloom.corpus.records import Columns, Errors, SourceStats, check_errors
 from tokenloom.corpus.sources import is_paths
@@ -80,8 +79,6 @@ __all__ = [
     "read_text_part",
     "table_source",
 ]
-
-logger = logging.getLogger(__name__)
 
 
 def load_corpus(

@@ -39,7 +39,7 @@ from tokenloom.corpus.records import (
     check_errors,
     iter_object_records,
     reject,
-)  # fmt: skip
+)
 from tokenloom.errors import CorpusError
 from tokenloom.unicode import dominant_script
 

@@ -48,7 +48,7 @@ from tokenloom.corpus.parts import (
     no_texts,
     parse_lang_code,
     row_labels,
-)  # fmt: skip
+)
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats
 from tokenloom.corpus.sources import corpus_files, is_paths
 from tokenloom.corpus.tasks import (
@@ -59,7 +59,7 @@ from tokenloom.corpus.tasks import (
     read_code_part,
     read_text_files,
     read_text_part,
-)  # fmt: skip
+)
 from tokenloom.errors import CorpusError
 
 __all__ = [
