@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenloom import cli
+from tokenloom.corpus.formats.batches import BATCH_ROWS
 from tokenloom.corpus.sources import resolve_inputs
 from tokenloom.corpus.stream import TrainingCorpus, split_long, stream_lines
 from tokenloom.errors import ConfigError, CorpusError
@@ -217,17 +218,21 @@ def test_iterable_of_texts_is_streamed(default_corpus: Path) -> None:
     assert tok.decode(tok.encode("weaver ∑ \x00")) == "weaver ∑ \x00"
 
 
-def test_stream_is_lazy() -> None:
+@pytest.mark.parametrize(("size", "items", "pulled"), [(3000, 10, 4), (1, BATCH_ROWS + 5, BATCH_ROWS)])
+def test_stream_reads_ahead_a_bounded_batch(size: int, items: int, pulled: int) -> None:
     consumed: list[int] = []
+    body = "\n".join(["x" * 99] * size)  # 3000 lines: about a third of BATCH_CHARS
 
     def texts():  # type: ignore[no-untyped-def]
-        for i in range(1000):
+        for i in range(items):
             consumed.append(i)
-            yield f"line {i}"
+            yield f"line {i}\n{body}"
 
     lines = stream_lines(TrainingCorpus.of(texts()), TrainerConfig(heldout=0))
     assert next(lines) == "line 0"
-    assert consumed == [0]  # one item pulled for one line: nothing is read ahead into a list
+    # a batch of at most BATCH_CHARS characters or BATCH_ROWS texts is read ahead, not the whole input
+    assert consumed == list(range(pulled))
+    assert sum(1 for _ in lines) == items * (size + 1) - 1
 
 
 @pytest.mark.parametrize("engine", ["hf", "sentencepiece"])

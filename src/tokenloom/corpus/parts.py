@@ -45,7 +45,7 @@ from tokenloom.unicode import dominant_script
 
 __all__ = [
     "TABLE_ALIGN", "UNLABELLED", "Corpus", "CorpusPart", "PartLabels", "RepeatedKeys", "SliceKind", "TableGroups",
-    "file_label", "load_memory", "no_texts", "parse_lang_code", "record_label", "row_labels",
+    "cell_label", "file_label", "load_memory", "no_texts", "parse_lang_code", "record_label", "row_labels",
     "script_label", "slice_kind_of", "table_parts",
 ]  # fmt: skip
 
@@ -88,7 +88,11 @@ def file_label(path: Path) -> str | None:
 
 def record_label(record: Record, fallback: str | None) -> str | None:
     """A record's language label (``lang``, with ``script`` when given apart), else ``fallback``."""
-    lang, script = record.lang, record.script
+    return cell_label(record.lang, record.script, fallback)
+
+
+def cell_label(lang: str | None, script: str | None, fallback: str | None) -> str | None:
+    """The language label of a row's ``lang`` and ``script`` cells (:func:`record_label`)."""
     if not lang:
         return fallback
     if script and parse_lang_code(lang) is None:

@@ -66,6 +66,7 @@ __all__ = [
     "check_errors",
     "is_left_out",
     "is_table_object",
+    "iter_object_items",
     "iter_object_records",
     "record_of",
     "reject",
@@ -327,14 +328,27 @@ def iter_object_records(
     columns: Columns = DEFAULT_COLUMNS,
     errors: Errors = "strict",
     stats: SourceStats,
-    count: bool = True,
 ) -> Iterator[Record]:
-    """The records of an in-memory corpus (see the module docstring); counted in ``stats`` if ``count``."""
+    """The records of an in-memory corpus (see the module docstring), counted in ``stats``."""
+    for number, item in iter_object_items(obj, columns=columns, errors=errors, stats=stats):
+        result = Record(item, None, None, MEMORY_SOURCE, number) if isinstance(item, str) else item
+        stats.lines += 1
+        stats.bytes += len(result.text.encode("utf-8"))
+        stats.chars += len(result.text)
+        yield result
+
+
+def iter_object_items(
+    obj: Iterable[Any], *, columns: Columns = DEFAULT_COLUMNS, errors: Errors = "strict", stats: SourceStats
+) -> Iterator[tuple[int, str | Record]]:
+    """(item number, item) of the items of an in-memory corpus that are kept, uncounted: a str as it is (no
+    record built for it), anything else as its record; what is rejected is recorded in ``stats``."""
     for number, item in enumerate(_rows(obj, columns), start=1):
         if isinstance(item, str):
-            result: Record | str = Record(item, None, None, MEMORY_SOURCE, number)
-        elif isinstance(item, dict):
-            result = record_of(item, MEMORY_SOURCE, number, columns)
+            yield number, item
+            continue
+        if isinstance(item, dict):
+            result: Record | str = record_of(item, MEMORY_SOURCE, number, columns)
         else:
             result = (
                 f"corpus item #{number} is {type(item).__name__}, not str; "
@@ -343,8 +357,4 @@ def iter_object_records(
         if isinstance(result, str):
             reject(Reject(MEMORY_SOURCE, result, "row", number), errors, stats)
             continue
-        if count:
-            stats.lines += 1
-            stats.bytes += len(result.text.encode("utf-8"))
-            stats.chars += len(result.text)
-        yield result
+        yield number, result

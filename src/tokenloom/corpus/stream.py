@@ -38,18 +38,20 @@ from typing import TYPE_CHECKING, Any, cast
 from tqdm.auto import tqdm
 
 from tokenloom._progress import show_progress
+from tokenloom.corpus.columnar import read_task_batches
 from tokenloom.corpus.formats import reader_for
-from tokenloom.corpus.parts import file_label, record_label
+from tokenloom.corpus.formats.batches import BATCH_ROWS
+from tokenloom.corpus.parts import cell_label, file_label, record_label
 from tokenloom.corpus.records import (
     DEFAULT_COLUMNS,
     MEMORY_SOURCE,
     Columns,
     Errors,
     SourceStats,
-    iter_object_records,
+    iter_object_items,
 )
 from tokenloom.corpus.sources import LeftOut, is_paths, record_left_out
-from tokenloom.corpus.tasks import FilePlan, Task, plan_files, read_task, read_task_texts
+from tokenloom.corpus.tasks import FilePlan, plan_files
 from tokenloom.errors import CorpusError
 
 if TYPE_CHECKING:
@@ -59,6 +61,7 @@ __all__ = [
     "MAX_HELDOUT", "CorpusInput", "Spread", "StreamStats", "TrainingCorpus", "split_long", "stream_lines",
 ]  # fmt: skip
 
+BATCH_CHARS = 1 << 20  # an in-memory corpus is read ahead at most this many characters (or BATCH_ROWS texts)
 MAX_HELDOUT = 20_000  # at most this many held-out records are kept (enough for a fertility table)
 CorpusInput = str | os.PathLike[str] | Iterable[Any]
 
@@ -126,39 +129,57 @@ class TrainingCorpus:
     def labelled_lines(
         self, errors: Errors, stats: SourceStats, columns: Columns = DEFAULT_COLUMNS
     ) -> Iterator[tuple[str, str | None, str]]:
-        """(source name, language or None, line) of every line, counted in ``stats``: the files a folder
-        search left out first (``sources.record_left_out``), then every task of the plan in plan order
-        (``tasks.read_task``; a text or code file's texts by ``tasks.read_task_texts``, labelled by its
-        name alone). The language is a table row's label, else a FLORES-style file name's."""
+        """(source name, language or None, line) of every line, counted in ``stats``: every text of
+        :meth:`labelled_texts` split on ``\\n``."""
+        for source, labels, texts in self.labelled_texts(errors, stats, columns):
+            for label, text in zip(labels, texts, strict=True):
+                for line in text.split("\n"):
+                    yield source, label, line
+
+    def labelled_texts(
+        self, errors: Errors, stats: SourceStats, columns: Columns = DEFAULT_COLUMNS
+    ) -> Iterator[tuple[str, list[str | None], list[str]]]:
+        """(source name, languages or None, texts): consecutive texts of one source, a batch at a time,
+        counted in ``stats`` (every ``\\n``-separated line of a text as a line). The files a folder search
+        left out come first (``sources.record_left_out``), then every task of the plan in plan order, read
+        a batch of rows at a time as every reader reads it (``columnar.read_task_batches``). The language
+        is a table row's label, else a FLORES-style file name's."""
         record_left_out(self.plan.left_out, errors, stats)
         if self.texts is None:
             for task in self.plan.tasks:
                 name, label = task.path.name, file_label(task.path)
-                for lang, text in _labelled_texts(task, label, columns, errors, stats):
-                    for line in text.split("\n"):
-                        yield name, lang, line
+                table = reader_for(task.path).kind == "table"
+                for batch in read_task_batches(task, columns=columns, errors=errors, stats=stats):
+                    labels = (
+                        [
+                            cell_label(lang, script, label)
+                            for lang, script in zip(batch.langs, batch.scripts, strict=True)
+                        ]
+                        if table
+                        else [label] * len(batch.texts)
+                    )
+                    yield name, labels, batch.texts
             return
-        records = iter_object_records(self.texts, columns=columns, errors=errors, stats=stats, count=False)
-        for record in records:
-            lang = record_label(record, None)
-            for line in record.text.split("\n"):
-                stats.lines += 1
-                stats.bytes += len(line.encode("utf-8")) + 1
-                stats.chars += len(line)
-                yield MEMORY_SOURCE, lang, line
+        texts, labels, size = [], [], 0
+        for _, item in iter_object_items(self.texts, columns=columns, errors=errors, stats=stats):
+            text = item if isinstance(item, str) else item.text
+            texts.append(text)
+            labels.append(None if isinstance(item, str) else record_label(item, None))
+            size += len(text)
+            if len(texts) >= BATCH_ROWS or size >= BATCH_CHARS:
+                yield MEMORY_SOURCE, labels, _counted(texts, stats)
+                texts, labels, size = [], [], 0
+        if texts:
+            yield MEMORY_SOURCE, labels, _counted(texts, stats)
 
 
-def _labelled_texts(
-    task: Task, label: str | None, columns: Columns, errors: Errors, stats: SourceStats
-) -> Iterator[tuple[str | None, str]]:
-    """(language or None, text) of one task's records: a table row's label (else ``label``), or ``label``
-    for every text of a text or code file."""
-    if reader_for(task.path).kind != "table":
-        for text in read_task_texts(task, columns=columns, errors=errors, stats=stats):
-            yield label, text
-        return
-    for record in read_task(task, columns=columns, errors=errors, stats=stats):
-        yield record_label(record, label), record.text
+def _counted(texts: list[str], stats: SourceStats) -> list[str]:
+    """``texts``, their lines (split on ``\\n``), bytes and characters counted in ``stats``."""
+    newlines = sum(text.count("\n") for text in texts)
+    stats.lines += len(texts) + newlines
+    stats.bytes += sum(len(text.encode("utf-8")) for text in texts) + len(texts)
+    stats.chars += sum(map(len, texts)) - newlines
+    return texts
 
 
 @dataclass(frozen=True)
@@ -215,28 +236,25 @@ class Spread:
 
 def _read(
     corpus: TrainingCorpus, cfg: TrainerConfig, stats: SourceStats, digest: Any, *, quiet: bool
-) -> Iterator[tuple[str, str, bytes]]:
-    """(source, line, its UTF-8) of the non-empty lines; every line hashed into ``digest``, a progress bar
-    on a terminal unless ``quiet``."""
+) -> Iterator[tuple[str, list[str], int]]:
+    """(source, texts, their lines' UTF-8 bytes) of every batch of texts, every line hashed into ``digest``
+    (``\\n``-terminated: a text and a ``\\n``), a progress bar on a terminal unless ``quiet``."""
     bar = None
     if show_progress(quiet):
         total = sum(p.stat().st_size for p in corpus.files) if corpus.texts is None else None
         bar = tqdm(total=total, unit="B", unit_scale=True, desc="reading corpus", dynamic_ncols=True)
-    seen, update = 0, digest.update
     try:
-        for source, line in corpus.lines(cfg.errors, stats, Columns(cfg.text_column)):
-            encoded = line.encode("utf-8")
-            update(encoded + b"\n")
+        for source, _, texts in corpus.labelled_texts(cfg.errors, stats, Columns(cfg.text_column)):
+            if not texts:
+                continue
+            encoded = "\n".join(texts).encode("utf-8")
+            digest.update(encoded)
+            digest.update(b"\n")
             if bar is not None:
-                seen += len(encoded) + 1
-                if seen >= 1 << 20:
-                    bar.update(seen)
-                    seen = 0
-            if line:
-                yield source, line, encoded
+                bar.update(len(encoded) + 1)
+            yield source, texts, len(encoded) - encoded.count(b"\n")
     finally:
         if bar is not None:
-            bar.update(seen)
             bar.close()
 
 
@@ -244,28 +262,39 @@ def stream_lines(
     corpus: TrainingCorpus, cfg: TrainerConfig, *, quiet: bool = True
 ) -> Generator[str, None, StreamStats]:
     """The training lines of ``corpus`` under ``cfg`` (``seed``, ``heldout``, ``errors``,
-    ``max_line_bytes``, ``verify_sample``); returns the :class:`StreamStats` (see the module docstring)."""
+    ``max_line_bytes``, ``verify_sample``); returns the :class:`StreamStats` (see the module docstring).
+    Bytes are counted a batch of texts at a time: every line's, less those held out or split (whose
+    chunks count instead); only a line of more than ``max_line_bytes / 4`` characters is encoded to see
+    whether it fits."""
     stats, digest, spread = SourceStats(), hashlib.sha256(), Spread(cfg.verify_sample)
-    holder, limit = random.Random(cfg.seed + 1), cfg.max_line_bytes
+    holder, limit, share = random.Random(cfg.seed + 1), cfg.max_line_bytes, cfg.heldout
+    quarter = limit // 4  # a line of at most this many characters has at most ``limit`` UTF-8 bytes
     heldout: list[tuple[str, str]] = []
     held = lines = size = split = chunks = 0
-    for source, line, encoded in _read(corpus, cfg, stats, digest, quiet=quiet):
-        if cfg.heldout > 0.0 and holder.random() < cfg.heldout:
-            held += 1
-            if len(heldout) < MAX_HELDOUT:
-                heldout.append((source, line))
-            continue
-        if len(encoded) <= limit:
-            spread.add(line)
-            lines, size = lines + 1, size + len(encoded)
-            yield line
-            continue
-        pieces = split_long(line, limit)
-        split, chunks = split + 1, chunks + len(pieces)
-        for chunk in pieces:
-            spread.add(chunk)
-            lines, size = lines + 1, size + len(chunk.encode("utf-8"))
-            yield chunk
+    for source, texts, text_bytes in _read(corpus, cfg, stats, digest, quiet=quiet):
+        size += text_bytes
+        for text in texts:
+            for line in text.split("\n"):
+                if not line:
+                    continue
+                if share > 0.0 and holder.random() < share:
+                    held += 1
+                    size -= len(line.encode("utf-8"))
+                    if len(heldout) < MAX_HELDOUT:
+                        heldout.append((source, line))
+                    continue
+                if len(line) <= quarter or len(line.encode("utf-8")) <= limit:
+                    spread.add(line)
+                    lines += 1
+                    yield line
+                    continue
+                pieces = split_long(line, limit)
+                split, chunks = split + 1, chunks + len(pieces)
+                size -= len(line.encode("utf-8"))
+                for chunk in pieces:
+                    spread.add(chunk)
+                    lines, size = lines + 1, size + len(chunk.encode("utf-8"))
+                    yield chunk
     if lines == 0:
         if held:
             raise CorpusError(
