@@ -8,7 +8,11 @@ by U+FFFD and counted in ``stats`` (``errors="replace"``), or set aside as a rej
 (``errors="skip"``, ``records.py``). A file that starts with a UTF-16 or UTF-32 byte-order mark, or whose
 first line is at least a quarter NUL bytes (UTF-16 without a mark, a binary file), raises ``CorpusError``
 saying so and how to convert it (``iconv``), in either mode. :func:`decode_utf8` decodes one line's bytes
-so, :func:`complete_lines` joins a stream's pieces into whole lines.
+so, :func:`complete_lines` joins a stream's pieces into whole lines. :func:`iter_handle_blocks` gives the same
+lines a block at a time: a block of whole lines that decodes as UTF-8 at once and holds no line over the
+limit is split in one call, and any other block — the file's first line, a bad byte, a long line, the
+end of a byte range, a last line without a newline — goes through :func:`iter_handle_lines`, the
+reference it is tested against.
 
 What it does not do: open or find files (``sources.py``: ``iter_lines`` streams the lines of a path),
 parse formats or decompress (``formats/``, ``compression.py``). It imports nothing heavy.
@@ -16,15 +20,25 @@ parse formats or decompress (``formats/``, ``compression.py``). It imports nothi
 
 from __future__ import annotations
 
+import io
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Any, BinaryIO, Literal, cast
 
 from tokenloom.corpus.records import REPLACE_ADVICE, Errors, Reject, SourceStats, reject
 from tokenloom.errors import CorpusError
 
-__all__ = ["complete_lines", "decode_utf8", "error_reason", "iter_handle_lines"]
+__all__ = [
+    "BLOCK_BYTES",
+    "complete_lines",
+    "decode_utf8",
+    "error_reason",
+    "iter_handle_blocks",
+    "iter_handle_lines",
+]
+
+BLOCK_BYTES = 1 << 20  # bytes read at a time by iter_handle_blocks
 
 
 _BOM = "\ufeff"
@@ -55,7 +69,7 @@ def decode_utf8(
 ) -> str:
     """Decode ``data``, read from ``path`` at ``line`` / byte ``offset``: strict errors name the file, line and
     byte offset of the first bad byte; ``"replace"`` substitutes U+FFFD and counts in ``stats``."""
-    if offset == 0 and (data.startswith(_WIDE_BOMS) or data[:64].count(0) * 4 >= min(len(data), 64) > 0):
+    if offset == 0 and _wide(data):
         _refuse_wide_encoding(data, path)
     try:
         return data.decode("utf-8")
@@ -179,3 +193,123 @@ def error_reason(message: str, prefix: str) -> str:
     if reason.startswith("(byte offset"):
         reason = reason[1:].replace("):", ":", 1)
     return reason
+
+
+class _Joined(io.RawIOBase):
+    """``head``, then the rest of ``rest``: a stream to hand on to :func:`iter_handle_lines` mid-file."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self.head, self.rest = memoryview(head), rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if len(self.head):
+            n = min(len(buffer), len(self.head))
+            buffer[:n], self.head = self.head[:n], self.head[n:]
+            return n
+        data = self.rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def iter_handle_blocks(
+    handle: BinaryIO,
+    path: Path,
+    *,
+    errors: Errors,
+    stats: SourceStats,
+    max_line_bytes: int | None = None,
+    first_line: int = 1,
+    offset: int = 0,
+    end: int | None = None,
+    streamed: bool = False,
+    block_bytes: int = BLOCK_BYTES,
+) -> Iterator[tuple[Sequence[int], list[str]]]:
+    """(line numbers, lines): what :func:`iter_handle_lines` gives with the same arguments, a block at a
+    time (see the module docstring)."""
+
+    def by_line(
+        stream: BinaryIO, number: int, at: int, tail: bool = False
+    ) -> Iterator[tuple[list[int], list[str]]]:
+        """The reference's lines of ``stream`` (line ``number``, byte ``at`` on; ``tail``: the rest of the
+        file, still streamed) in blocks."""
+        found = iter_handle_lines(
+            stream, path, errors=errors, stats=stats, max_line_bytes=max_line_bytes, first_line=number,
+            offset=at, end=end, streamed=streamed and tail,
+        )  # fmt: skip
+        numbers: list[int] = []
+        lines: list[str] = []
+        try:
+            for n, line in found:
+                numbers.append(n)
+                lines.append(line)
+                if len(lines) == 4096:
+                    yield numbers, lines
+                    numbers, lines = [], []
+        except Exception:
+            if lines:  # the lines before the error are read, as with the reference
+                yield numbers, lines
+            raise
+        if lines:
+            yield numbers, lines
+
+    pending, number, block = b"", first_line, handle.read(block_bytes)
+    while block:
+        data, block = pending + block, b""
+        cut = data.rfind(b"\n") + 1
+        if max_line_bytes is not None and len(data) - cut > max_line_bytes + 1:  # a long line comes
+            yield from by_line(_joined(data, handle), number, offset, tail=True)
+            return
+        whole, pending = data[:cut], data[cut:]
+        if offset == 0 and whole:  # the file's first line: the reference checks its mark and encoding
+            first = whole[: whole.find(b"\n") + 1]
+            yield from by_line(io.BytesIO(first), number, offset)
+            body = first.rstrip(b"\n").removesuffix(b"\r")
+            if _wide(body) and (max_line_bytes is None or len(body) <= max_line_bytes):
+                return  # not UTF-8 at all: the reference rejected the whole file
+            whole, number, offset = whole[len(first) :], number + 1, len(first)
+        if end is not None and whole and offset + len(whole) >= end:  # the range ends in this block
+            if offset < end:
+                yield from by_line(io.BytesIO(whole), number, offset)
+            return
+        lines = _split_block(whole, max_line_bytes, stats) if whole else []
+        if lines is None:
+            yield from by_line(io.BytesIO(whole), number, offset)
+        elif lines:
+            yield range(number, number + len(lines)), lines
+        number, offset = number + whole.count(b"\n"), offset + len(whole)
+        block = handle.read(block_bytes)
+    if pending:  # a last line without a newline
+        yield from by_line(io.BytesIO(pending), number, offset)
+
+
+def _wide(first: bytes) -> bool:
+    """Whether the reference reads a file whose first line is ``first`` as UTF-16/32 or binary."""
+    return first.startswith(_WIDE_BOMS) or first[:64].count(0) * 4 >= min(len(first), 64) > 0
+
+
+def _joined(head: bytes, rest: BinaryIO) -> BinaryIO:
+    """``head``, then the rest of ``rest``, as one buffered stream."""
+    return cast(BinaryIO, io.BufferedReader(_Joined(head, rest)))
+
+
+def _split_block(whole: bytes, limit: int | None, stats: SourceStats) -> list[str] | None:
+    """The lines of ``whole`` (whole lines, not the file's first), counted in ``stats``; ``None`` when one
+    of them needs the reference (a bad byte, a line over ``limit`` bytes)."""
+    try:
+        text = whole.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")  # a CR before the newline is not part of the line
+    lines = text.split("\n")
+    lines.pop()  # after the last newline
+    quarter = -1 if limit is None else limit // 4  # a line of at most this many characters fits
+    if limit is not None and any(len(line.encode("utf-8")) > limit for line in lines if len(line) > quarter):
+        return None
+    stats.lines += len(lines)
+    stats.bytes += len(whole)
+    stats.chars += len(text) - len(lines)
+    return lines

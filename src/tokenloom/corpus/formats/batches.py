@@ -38,7 +38,7 @@ from tokenloom.corpus.formats.base import (
 )
 from tokenloom.corpus.formats.jsonl import JSON_LINES, ORJSON_LOADS
 from tokenloom.corpus.formats.parquet import read_row_groups, row_group_records
-from tokenloom.corpus.lines import complete_lines, iter_handle_lines
+from tokenloom.corpus.lines import complete_lines, iter_handle_blocks
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
 
 __all__ = ["BATCH_ROWS", "RowBatch", "read_file_batches"]
@@ -116,7 +116,7 @@ def read_file_batches(
 
 
 def _text_batches(request: ReadRequest, batch_rows: int) -> Iterator[RowBatch]:
-    """A text file's lines (``lines.iter_handle_lines``, as the text reader reads them), no record each."""
+    """A text file's lines (``lines.iter_handle_blocks``, as the text reader reads them), no record each."""
     opened = open_request(request)
     if opened is None:
         return
@@ -125,19 +125,19 @@ def _text_batches(request: ReadRequest, batch_rows: int) -> Iterator[RowBatch]:
     texts: list[str] = []
     numbers: list[int] = []
     with handle:
-        lines = iter_handle_lines(
+        blocks = iter_handle_blocks(
             handle, request.path, errors=request.errors, stats=request.stats,
             max_line_bytes=request.max_line_bytes, first_line=request.first_line, offset=request.start,
             end=request.end, streamed=request.streamed,
         )  # fmt: skip
         try:
-            for number, line in lines:
-                at.line = number + 1
-                texts.append(line)
-                numbers.append(number)
-                if len(texts) == batch_rows:
-                    yield _plain(source, texts, numbers)
-                    texts, numbers = [], []
+            for block_numbers, block in blocks:
+                at.line = block_numbers[-1] + 1
+                texts += block
+                numbers += block_numbers
+                while len(texts) >= batch_rows:
+                    yield _plain(source, texts[:batch_rows], numbers[:batch_rows])
+                    texts, numbers = texts[batch_rows:], numbers[batch_rows:]
         except STREAM_ERRORS as exc:
             if texts:
                 yield _plain(source, texts, numbers)

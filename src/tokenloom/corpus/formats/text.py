@@ -24,7 +24,7 @@ from tokenloom.corpus.formats.base import (
     reader_for,
     stream_broken,
 )
-from tokenloom.corpus.lines import iter_handle_lines
+from tokenloom.corpus.lines import iter_handle_blocks, iter_handle_lines
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
 
 __all__ = ["CODE", "CODE_EXTENSIONS", "TEXT", "LineReader", "read_file_texts"]
@@ -93,17 +93,16 @@ def read_file_texts(
     handle, request = opened
     at = Position(1)
     with handle:
-        lines = iter_handle_lines(
+        blocks = iter_handle_blocks(
             handle, path, errors=errors, stats=stats, max_line_bytes=max_line_bytes, streamed=request.streamed
         )
-        if not request.streamed:
-            yield from lines
-            return
         try:
-            for number, line in lines:
-                at.line = number + 1
-                yield number, line
+            for numbers, lines in blocks:
+                at.line = numbers[-1] + 1
+                yield from zip(numbers, lines, strict=True)
         except STREAM_ERRORS as exc:
+            if not request.streamed:
+                raise
             stream_broken(request, at, exc)
 
 
