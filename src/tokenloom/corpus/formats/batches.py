@@ -273,7 +273,7 @@ def _row_group_batch(
     import pyarrow as pa
 
     try:
-        table = pf.read_row_group(g, columns=wanted)
+        table = pf.read_row_group(g, columns=wanted, use_threads=False)  # a pool per row group costs more
     except Exception:  # a corrupt row group: the reader rejects it
         table = None
     names = table.column_names if table is not None else []

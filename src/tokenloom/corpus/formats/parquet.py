@@ -83,7 +83,7 @@ def row_group_records(
     stats: SourceStats,
 ) -> Iterator[Record]:  # fmt: skip
     try:
-        table = pf.read_row_group(g, columns=wanted)
+        table = pf.read_row_group(g, columns=wanted, use_threads=False)  # a pool per row group costs more
     except Exception as exc:  # a corrupt row group: its rows are rejected, the others read
         n = pf.metadata.row_group(g).num_rows
         reject(Reject(str(path), f"cannot read row group {g} ({exc})", "file", None, g, n), errors, stats)
