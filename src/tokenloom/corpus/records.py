@@ -28,7 +28,8 @@ read (known from its metadata), and ``None`` where the count cannot be known (th
 truncated compressed file, a file that cannot be opened).
 
 Rows become records here too: :func:`record_of` turns one row's cells (a table's, a dict's) into a
-:class:`Record`, or the reason it is rejected; :func:`iter_object_records` streams an in-memory corpus —
+:class:`Record`, or the reason it is rejected; :func:`iter_object_records` streams an in-memory corpus
+(:func:`iter_object_items` the same items, a string as it is, with no record built for it) —
 ``datasets.Dataset`` / ``IterableDataset``, a pandas DataFrame, an iterable of strings or of dicts. A
 string is a text with no labels; a dict, a DataFrame row or a dataset row is read through :class:`Columns`
 as a table row is; anything else (a number, ``None``, a row without a string text) is a reject numbered by

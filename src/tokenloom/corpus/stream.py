@@ -6,12 +6,14 @@ line is read once and the statistics describe exactly the lines given. In one pa
 corpus in memory, it:
 
 - reads the corpus plan (``tasks.plan_files``, one task per file) through
-  :meth:`TrainingCorpus.labelled_lines`, the one reader of a training corpus (the two-pass sampling and
-  parity-aware BPE read it too, with each line's language), by ``tasks.read_task`` as every consumer reads
-  it: a text file's lines, a table's text column — ``text`` unless ``text_column`` says
-  otherwise — a code file whole, any of them compressed) or an in-memory corpus (``records.iter_object_records``: strings, dicts, a DataFrame, a ``datasets`` dataset), splitting
-  every text on ``\\n``; bad input is raised or, with ``errors="skip"``, set aside and counted
-  (``records.py``);
+  :meth:`TrainingCorpus.labelled_texts`, the one reader of a training corpus (the two-pass sampling and
+  parity-aware BPE read its lines too, with each line's language, by :meth:`TrainingCorpus.labelled_lines`),
+  a batch of texts at a time: a file by ``columnar.read_task_batches`` as every consumer reads it (a text
+  file's lines, a table's text column — ``text`` unless ``text_column`` says otherwise — a code file
+  whole, any of them compressed), an in-memory corpus by ``records.iter_object_items`` (strings, dicts, a
+  DataFrame, a ``datasets`` dataset; read ahead at most ``BATCH_ROWS`` texts or :data:`BATCH_CHARS`
+  characters); every text is split on ``\\n``; bad input is raised or, with ``errors="skip"``, set aside and
+  counted (``records.py``);
 - counts what was read (files, bytes, lines, characters) and fingerprints it (SHA-256 of the lines);
 - (a ``max_bytes`` budget or ``language_sampling`` is drawn in two passes by ``sampling.py`` instead);
 - holds out a fraction of lines (``heldout``) for the fertility check, as (source name, text) records,

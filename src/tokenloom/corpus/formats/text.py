@@ -1,7 +1,8 @@
 """Text and source-code files: a text file is one record per line, a source file one record whole.
 
 Lines come from ``lines.iter_handle_lines`` (UTF-8 checked, ``max_line_bytes`` enforced, a byte range
-read from its first line start); a text file cannot hold a text with ``\\n`` or ``\\r`` (a line is a
+read from its first line start; :func:`read_file_texts` reads them a block at a time,
+``lines.iter_handle_blocks``); a text file cannot hold a text with ``\\n`` or ``\\r`` (a line is a
 text; CR LF reads as LF) and drops a byte-order mark opening the file. A source file's language is its
 extension's (:data:`CODE_EXTENSIONS`, matched as written: ``.R`` is R). What it does not do: label texts
 (a file's name is its label only for ``<lang>_<Script>.txt``, ``load.py``).
