@@ -255,15 +255,22 @@ def iter_handle_blocks(
         if lines:
             yield numbers, lines
 
-    pending, number, block = b"", first_line, handle.read(block_bytes)
+    pending: list[bytes] = []  # the start of a line that goes on in the next block
+    number, block = first_line, handle.read(block_bytes)
     while block:
-        data, block = pending + block, b""
-        cut = data.rfind(b"\n") + 1
-        if max_line_bytes is not None and len(data) - cut > max_line_bytes + 1:  # a long line comes
-            yield from by_line(_joined(data, handle), number, offset, tail=True)
+        cut = block.rfind(b"\n") + 1
+        if not cut:  # no line ends in this block
+            pending.append(block)
+            block = handle.read(block_bytes)
+            if max_line_bytes is not None and sum(map(len, pending)) > max_line_bytes + 1:  # a long line
+                yield from by_line(_joined(b"".join(pending), handle, block), number, offset, tail=True)
+                return
+            continue
+        whole, pending = b"".join([*pending, block[:cut]]), [block[cut:]]
+        if max_line_bytes is not None and len(block) - cut > max_line_bytes + 1:  # a long line comes
+            yield from by_line(_joined(whole + pending[0], handle), number, offset, tail=True)
             return
-        whole, pending = data[:cut], data[cut:]
-        if offset == 0 and whole:  # the file's first line: the reference checks its mark and encoding
+        if offset == 0:  # the file's first line: the reference checks its mark and encoding
             first = whole[: whole.find(b"\n") + 1]
             yield from by_line(io.BytesIO(first), number, offset)
             body = first.rstrip(b"\n").removesuffix(b"\r")
@@ -281,8 +288,8 @@ def iter_handle_blocks(
             yield range(number, number + len(lines)), lines
         number, offset = number + whole.count(b"\n"), offset + len(whole)
         block = handle.read(block_bytes)
-    if pending:  # a last line without a newline
-        yield from by_line(io.BytesIO(pending), number, offset)
+    if any(pending):  # a last line without a newline
+        yield from by_line(io.BytesIO(b"".join(pending)), number, offset)
 
 
 def _wide(first: bytes) -> bool:
@@ -290,9 +297,9 @@ def _wide(first: bytes) -> bool:
     return first.startswith(_WIDE_BOMS) or first[:64].count(0) * 4 >= min(len(first), 64) > 0
 
 
-def _joined(head: bytes, rest: BinaryIO) -> BinaryIO:
-    """``head``, then the rest of ``rest``, as one buffered stream."""
-    return cast(BinaryIO, io.BufferedReader(_Joined(head, rest)))
+def _joined(head: bytes, rest: BinaryIO, more: bytes = b"") -> BinaryIO:
+    """``head``, ``more``, then the rest of ``rest``, as one buffered stream."""
+    return cast(BinaryIO, io.BufferedReader(_Joined(head + more, rest)))
 
 
 def _split_block(whole: bytes, limit: int | None, stats: SourceStats) -> list[str] | None:
