@@ -57,7 +57,9 @@ def test_a_large_file_is_read_in_blocks_with_every_line(tmp_path: Path) -> None:
     lines = [f"línea {i} " + "x" * (i % 300) for i in range(20_000)]
     data = ("\n".join(lines) + "\r\n").encode()
     stats = SourceStats()
-    blocks = list(iter_handle_blocks(io.BytesIO(data), PATH, errors="strict", stats=stats, block_bytes=1 << 16))
+    blocks = list(
+        iter_handle_blocks(io.BytesIO(data), PATH, errors="strict", stats=stats, block_bytes=1 << 16)
+    )
     assert [line for _, got in blocks for line in got] == lines
     assert [n for numbers, _ in blocks for n in numbers] == list(range(1, 20_001))
     assert len(blocks) < 100  # whole blocks, not a line at a time
