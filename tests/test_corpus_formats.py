@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tokenloom.corpus.columnar import read_task_batches
 from tokenloom.corpus.formats import ReadRequest
 from tokenloom.corpus.load import load_corpus
 from tokenloom.corpus.records import Record, SourceStats
@@ -29,7 +30,6 @@ from tokenloom.corpus.tasks import (
     plan_files,
     plan_tasks,
     read_task,
-    read_task_texts,
 )
 from tokenloom.errors import CorpusError
 
@@ -187,7 +187,7 @@ def test_tasks_read_in_order_give_the_records_of_whole_files(shared_dir: Path, t
     assert len({t.id for t in tasks}) == len(tasks)
     parts = [r for t in tasks for r in read_task(t)]
     assert parts == whole
-    assert [text for t in tasks for text in read_task_texts(t)] == [r.text for r in whole]
+    assert [text for t in tasks for b in read_task_batches(t) for text in b.texts] == [r.text for r in whole]
 
 
 def test_training_reads_the_plan_of_whole_files_with_the_left_out_files_as_rejects(

@@ -13,8 +13,7 @@ training (``stream.py``) one task per file, reports (``plan.py``) labelled and c
 - any other file — compressed (a stream cannot be entered in the middle), CSV/TSV (a quoted field may hold
   a newline), code, small — is one task.
 
-:func:`read_task` reads one task into :class:`~tokenloom.corpus.records.Record` s (``formats/``; their texts
-alone: :func:`read_task_texts`), exactly
+:func:`read_task` reads one task into :class:`~tokenloom.corpus.records.Record` s (``formats/``), exactly
 the records — texts, labels, positions — that reading the whole file yields for that range, so reading every
 task in plan order gives the records of reading the files whole, and rejects are counted once. A task's
 :attr:`Task.id` names the file and range; it does not change between runs over the same files, so work
@@ -57,7 +56,7 @@ from tokenloom.corpus.sources import LeftOut, corpus_files, is_paths, record_lef
 __all__ = [
     "CHUNK_BYTES", "MAX_TEXT_BYTES", "FileKind", "FilePlan", "Task", "file_kind", "file_tasks",
     "iter_numbered_texts", "iter_records", "iter_texts", "plan_files", "plan_tasks", "read_code_part",
-    "read_task", "read_task_texts", "read_text_files", "read_text_part",
+    "read_task", "read_text_files", "read_text_part",
 ]  # fmt: skip
 
 CHUNK_BYTES = 64 << 20  # default task size: large enough to amortise a process start, small for balance
@@ -176,23 +175,6 @@ def _byte_tasks(path: Path, size: int, chunk_bytes: int) -> list[Task]:
                 left -= len(block)
             start = stop
     return tasks
-
-
-def read_task_texts(
-    task: Task,
-    *,
-    columns: Columns = DEFAULT_COLUMNS,
-    errors: Errors = "strict",
-    stats: SourceStats | None = None,
-) -> Iterator[str]:
-    """The texts of the records of one task (:func:`read_task`), counted the same way in ``stats``; a whole
-    uncompressed text file's lines come straight from the file, without building records
-    (:func:`iter_texts`)."""
-    if task.kind == "file":
-        yield from iter_texts(task.path, columns=columns, errors=errors, stats=stats)
-        return
-    for record in read_task(task, columns=columns, errors=errors, stats=stats):
-        yield record.text
 
 
 def read_task(
