@@ -15,7 +15,7 @@ import torch
 from tokenloom import costs
 from tokenloom.encoder import EncoderConfig, LanguageModel, LanguageModelConfig
 from tokenloom.encoder.lm import IGNORE_INDEX, next_token_targets
-from tokenloom.encoder.positions import segment_positions
+from tokenloom.encoder.positions import host_bounds, segment_positions
 from tokenloom.errors import ConfigError
 
 VOCAB = 61
@@ -30,8 +30,7 @@ def tiny(
         heads=4,
         causal=True,
         position=position,
-        attn_impl="reference",
-        **fields,  # type: ignore[arg-type]
+        **{"attn_impl": "reference", **fields},  # type: ignore[arg-type]
     )
     torch.manual_seed(0)
     return LanguageModel(
@@ -139,6 +138,41 @@ def test_bad_configs_and_inputs_are_refused() -> None:
         model(torch.full((1, 3), VOCAB))
     with pytest.raises(ValueError, match="segment_ids"):
         model(torch.zeros(1, 3, dtype=torch.long), segment_ids=torch.zeros(1, 4, dtype=torch.long))
+
+
+def test_range_checks_read_the_host_only_where_that_costs_no_sync() -> None:
+    ids = torch.tensor([[3, 0, 9]])
+    assert host_bounds(ids) == (0, 9)
+    assert host_bounds(ids[:, :0]) is None
+    assert host_bounds(ids.to("meta")) is None  # an accelerator's tensor: no host read, no stalled queue
+    # the plain training path compiles into one graph: no id or position check reads the device, no
+    # SDPA backend is probed, no log level is asked
+    for impl in ("reference", "auto", "sdpa"):
+        explained = torch._dynamo.explain(tiny(attn_impl=impl))(torch.zeros(2, 8, dtype=torch.long))
+        assert explained.graph_break_count == 0, (impl, explained.break_reasons)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("packed", [False, True], ids=["rows", "packed"])
+def test_a_training_step_on_cuda_never_waits_for_the_device(packed: bool) -> None:
+    model = tiny(attn_impl="auto", context=64).cuda()
+    ids = torch.randint(0, VOCAB, (2, 64), device="cuda")
+    segments = (torch.arange(64, device="cuda") >= 20).long().expand(2, 64).contiguous() if packed else None
+    targets = next_token_targets(ids, segments)
+
+    def step() -> torch.Tensor:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model.loss(ids, targets, segment_ids=segments)
+        loss.backward()
+        return loss
+
+    step()  # kernels built and chosen
+    torch.cuda.set_sync_debug_mode("error")  # any host read of a device value raises
+    try:
+        loss = step()
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    assert torch.isfinite(loss).item()
 
 
 def test_loss_decreases_on_a_small_text() -> None:

@@ -21,6 +21,7 @@ from tokenloom.encoder.patches import grid_size, patchify
 from tokenloom.encoder.positions import (
     LearnedGridPositions,
     LearnedPositions,
+    host_bounds,
     sinusoidal_1d,
     sinusoidal_2d,
     sinusoidal_at,
@@ -61,6 +62,8 @@ class TextEmbed(nn.Module):
     (``start=cache.lengths`` continues each ragged row at its own length). ``positions`` (integer ``[N]``
     or ``[B, N]``) gives every token its own position instead, e.g. each packed document's own ``0..n-1``
     (``tokenloom.encoder.positions.segment_positions``). Use ``position="none"`` with a RoPE encoder.
+    An id outside the vocabulary raises ValueError for CPU ids; on an accelerator the check would stall
+    every step on a device sync, so the gather kernel's own device-side assertion reports it.
     """
 
     def __init__(
@@ -102,8 +105,9 @@ class TextEmbed(nn.Module):
                 f"{tuple(ids.shape)}"
             )
         ids = ids.long()  # [B, N] int64: every integer dtype (uint16..uint64 have no min/max kernels)
-        if ids.numel():
-            lo, hi = int(ids.min()), int(ids.max())  # a uint64 id >= 2**63 wraps negative: still refused
+        bounds = host_bounds(ids)  # a uint64 id >= 2**63 wraps negative: still refused
+        if bounds is not None:
+            lo, hi = bounds
             if lo < 0 or hi >= self.vocab_size:
                 bad = lo if lo < 0 else hi
                 raise ValueError(
@@ -146,8 +150,9 @@ def _check_positions(positions: torch.Tensor, b: int, n: int, start: int | torch
         raise ValueError(
             f"positions must have shape [N={n}] or [B={b}, N={n}] (one per token), got {tuple(positions.shape)}"
         )
-    if positions.numel() and int(positions.min()) < 0:
-        raise ValueError(f"positions must be non-negative, got {int(positions.min())}")
+    bounds = host_bounds(positions)
+    if bounds is not None and bounds[0] < 0:
+        raise ValueError(f"positions must be non-negative, got {bounds[0]}")
 
 
 class ImageEmbed(nn.Module):

@@ -28,6 +28,7 @@ __all__ = [
     "RotaryEmbedding",
     "apply_rope",
     "apply_rope_reference",
+    "host_bounds",
     "position_index",
     "resample_grid_positions",
     "rope_angles",
@@ -140,6 +141,19 @@ def sinusoidal_2d(
 # --------------------------------------------------------------------------- learned
 
 
+def host_bounds(index: torch.Tensor) -> tuple[int, int] | None:
+    """``(min, max)`` of an integer tensor, where reading them costs no device sync; None elsewhere.
+
+    Read on CPU in eager mode. On an accelerator (or under ``torch.compile``) a host read would stall the
+    launch queue every step, so it is skipped: the gather kernels there assert on an out-of-range index
+    themselves, as ``nn.Embedding`` does. None for an empty tensor.
+    """
+    if not index.numel() or index.device.type != "cpu" or torch.compiler.is_compiling():
+        return None
+    lo, hi = torch.aminmax(index)
+    return int(lo), int(hi)
+
+
 class LearnedPositions(nn.Module):
     """Learned absolute 1-D positions: ``weight [1, max_len, d]`` added to ``x [B, N, d]``.
 
@@ -160,15 +174,17 @@ class LearnedPositions(nn.Module):
     ) -> torch.Tensor:
         """``x [B, N, d]`` plus rows ``start..start+N-1``, or the rows ``positions`` (``[N]`` or ``[B, N]``)."""
         n = x.shape[1]
+        bounds: tuple[int, int] | None
         if positions is not None:
             index = positions.to(x.device).long()  # [N] or [B, N]
-            lo, hi = (int(index.min()), int(index.max())) if index.numel() else (0, -1)
+            bounds = host_bounds(index)
         elif isinstance(start, torch.Tensor):
             index = position_index(start, n, device=x.device)  # [B, N]
-            lo, hi = (int(index.min()), int(index.max())) if index.numel() else (0, -1)
+            bounds = host_bounds(index)
         else:
-            lo, hi = start, start + n - 1
-        if lo < 0 or hi >= self.max_len:
+            bounds = (start, start + n - 1)
+        if bounds is not None and (bounds[0] < 0 or bounds[1] >= self.max_len):
+            lo, hi = bounds
             raise ValueError(
                 f"positions {lo}..{hi} exceed the learned table of max_len={self.max_len}; "
                 "truncate the sequence or build the front end with a larger max_len"

@@ -39,6 +39,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+import torch
 from torch import Tensor
 
 from tokenloom.encoder.attention import dispatch, sdpa
@@ -99,7 +100,7 @@ def attention(
         key_lengths=key_lengths, segment_ids=segment_ids, window=window, pattern=pattern,
     )  # fmt: skip
     out = dispatch.run(impl, q, k, v, dims, keys, dropout_p=dropout_p)
-    if logger.isEnabledFor(logging.DEBUG):
+    if not torch.compiler.is_compiling() and logger.isEnabledFor(logging.DEBUG):  # no graph break
         logger.debug(
             "attention impl=%s pattern=%s q=%s k=%s", last_impl(), pattern, tuple(q.shape), tuple(k.shape)
         )

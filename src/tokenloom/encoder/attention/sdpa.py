@@ -70,7 +70,8 @@ _HAS_ENABLE_GQA = tuple(int(part) for part in torch.__version__.split(".")[:2]) 
 
 
 def last_kernel() -> str | None:
-    """SDPA backend of the latest ``sdpa_attention`` call in this thread (``"flash"``, ``"math"``, …)."""
+    """SDPA backend of the latest ``sdpa_attention`` call in this thread (``"flash"``, ``"math"``, …;
+    ``"compiled"`` when traced by ``torch.compile``, which leaves the choice to torch)."""
     return getattr(_state, "kernel", None)
 
 
@@ -222,6 +223,9 @@ def _run(
     allow_math: bool,
     kernels: tuple[str, ...] | None,
 ) -> Tensor:
+    if torch.compiler.is_compiling():  # a compiled graph leaves the kernel to torch: probing would break it
+        _state.kernel = "compiled"
+        return call.run(q, k, v)
     backends = _backends(q.device)
     if kernels is not None:
         backends = [(name, backend) for name, backend in backends if name in kernels]
