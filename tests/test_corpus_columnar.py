@@ -160,7 +160,17 @@ _LINE = st.one_of(
     _ROW.map(lambda r: json.dumps(r, ensure_ascii=False).encode()),
     _ROW.map(lambda r: json.dumps(r).encode()),
     st.sampled_from(
-        [b"", b"   ", b"{not json", b"[1, 2]", b'"text"', b'{"text": "\\ud800"}', b'{"text": "a\xff"}']
+        [
+            b"",
+            b"   ",
+            b"{not json",
+            b"[1, 2]",
+            b'"text"',
+            b'{"text": "\\ud800"}',
+            b'{"text": "a\xff"}',
+            b'{"text": "crlf"}\r',
+            b'{"text":\r"lone cr"}',
+        ]
     ),
 )
 

@@ -1,4 +1,5 @@
-"""Text lines read a block at a time (``lines.iter_handle_blocks``) against the line-by-line reference."""
+"""Lines read a block at a time (``lines.iter_handle_blocks``, ``lines.complete_line_blocks``) against the
+line-by-line references."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenloom.corpus.lines import iter_handle_blocks, iter_handle_lines
+from tokenloom.corpus.lines import complete_line_blocks, complete_lines, iter_handle_blocks, iter_handle_lines
 from tokenloom.corpus.records import SourceStats
 from tokenloom.errors import CorpusError
 
@@ -64,3 +65,47 @@ def test_a_large_file_is_read_in_blocks_with_every_line(tmp_path: Path) -> None:
     assert [n for numbers, _ in blocks for n in numbers] == list(range(1, 20_001))
     assert len(blocks) < 100  # whole blocks, not a line at a time
     assert (stats.lines, stats.bytes, stats.chars) == (20_000, len(data), sum(map(len, lines)))
+
+
+class _Breaks(io.BytesIO):
+    """A stream that raises ``EOFError`` once ``at`` bytes are read (a truncated compressed file)."""
+
+    def __init__(self, data: bytes, at: int) -> None:
+        super().__init__(data[:at])
+        self.cut = at < len(data)
+
+    def read1(self, size: int = -1) -> bytes:
+        piece = super().read1(size)
+        if not piece and self.cut:
+            raise EOFError("truncated")
+        return piece
+
+    def readline(self, size: int | None = -1) -> bytes:
+        line = super().readline(size)
+        if self.cut and not line.endswith(b"\n"):
+            raise EOFError("truncated")
+        return line
+
+
+@settings(max_examples=300)
+@given(st.lists(PIECES, max_size=80).map(b"".join), st.integers(1, 24), st.floats(0, 1.1))
+def test_complete_line_blocks_equal_complete_lines(data: bytes, block_bytes: int, cut: float) -> None:
+    """Raw lines a block at a time, as ``complete_lines`` gives them a line at a time: a CR ends no line, the
+    piece after the last newline comes only when the stream ends there, a stream that breaks loses only the
+    line it breaks in."""
+    at = min(int(cut * len(data)), len(data))
+
+    def lines(blocks: bool) -> tuple[list[bytes], bool]:
+        out: list[bytes] = []
+        stream = _Breaks(data, at)
+        try:
+            if blocks:
+                for block in complete_line_blocks(stream, block_bytes):
+                    out += block
+            else:
+                out += complete_lines(iter(stream.readline, b""))
+        except EOFError:
+            return out, True
+        return out, False
+
+    assert lines(True) == lines(False)

@@ -234,7 +234,8 @@ class ChunkCounter:
         words, flat_words = (np.zeros(0), np.zeros(0)) if lengths_only else self._words(part, texts)
         runs = (np.zeros(0), np.zeros(0)) if lengths_only else metrics.digit_runs(texts)
         chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-        nbytes = np.fromiter(map(_utf8_size, texts), dtype=np.int64, count=len(texts))
+        # UTF-8 bytes: encoding each text is a copy at C speed, cheaper than asking str.isascii() first
+        nbytes = np.fromiter(map(len, map(str.encode, texts)), dtype=np.int64, count=len(texts))
         mems = memberships(part, texts, config=self.slice_config)
         out = []
         for name, tok in self.toks.items():
@@ -259,11 +260,6 @@ class ChunkCounter:
     ) -> list[tuple[str, SliceKey, SliceCounts]]:
         """:meth:`submit` then :meth:`collect`."""
         return self.collect(self.submit(part, list(texts), list(ids), start))
-
-
-def _utf8_size(text: str) -> int:
-    """UTF-8 bytes of ``text`` (an ASCII text's length, known without encoding it)."""
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def part_id(part: CorpusPart) -> str:

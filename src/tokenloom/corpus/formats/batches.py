@@ -21,8 +21,10 @@ reader and batched (:meth:`RowBatch.of_records`). What it does not do: group row
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +40,7 @@ from tokenloom.corpus.formats.base import (
 )
 from tokenloom.corpus.formats.jsonl import JSON_LINES, ORJSON_LOADS
 from tokenloom.corpus.formats.parquet import read_row_groups, row_group_records
-from tokenloom.corpus.lines import complete_lines, iter_handle_blocks
+from tokenloom.corpus.lines import complete_line_blocks, iter_handle_blocks
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
 
 __all__ = ["BATCH_ROWS", "RowBatch", "read_file_batches"]
@@ -158,22 +160,20 @@ def _jsonl_batches(request: ReadRequest, batch_rows: int) -> Iterator[RowBatch]:
     if opened is None:
         return
     handle, request = opened
-    lines = _JsonLines(request)
+    lines = _JsonLines(request, batch_rows)
     with handle:
         try:
-            for raw in complete_lines(handle):
-                if request.end is not None and lines.offset >= request.end:
-                    break
+            for raws in complete_line_blocks(handle):
                 if lines.offset == 0:  # the file's first line: the reader's own checks
-                    yield from lines.flush()
-                    lines.add(raw)
+                    lines.collect(raws[:1])
                     yield from lines.flush(slow=True)
                     if lines.stopped:
                         return
-                    continue
-                lines.add(raw)
-                if len(lines.raws) == batch_rows:
-                    yield from lines.flush()
+                    raws = raws[1:]
+                ended = request.end is not None and _cut_at_end(raws, lines.offset, request.end)
+                yield from lines.extend(raws)
+                if ended:
+                    break
         except STREAM_ERRORS as exc:
             yield from lines.flush()
             stream_broken(request, lines.at, exc)
@@ -184,11 +184,20 @@ def _jsonl_batches(request: ReadRequest, batch_rows: int) -> Iterator[RowBatch]:
     reject_empty(path, lines.seen, request.errors, stats, request.end is None, why)
 
 
-class _JsonLines:
-    """The lines of a JSON Lines read collected into batches, and where the read is."""
+def _cut_at_end(raws: list[bytes], offset: int, end: int) -> bool:
+    """Drop the lines of ``raws`` (the first at byte ``offset``) that start at or after ``end``: a byte range
+    reads the lines that start in it. ``True`` when the range ends here."""
+    starts = list(accumulate(map(len, raws), initial=offset))  # [len(raws) + 1]
+    first_out = bisect_left(starts, end)
+    del raws[first_out:]
+    return first_out < len(starts)
 
-    def __init__(self, request: ReadRequest) -> None:
-        self.request = request
+
+class _JsonLines:
+    """The lines of a JSON Lines read collected into batches of ``batch_rows``, and where the read is."""
+
+    def __init__(self, request: ReadRequest, batch_rows: int) -> None:
+        self.request, self.batch_rows = request, batch_rows
         self.raws: list[bytes] = []
         self.offset = request.start  # bytes read (the next line's offset)
         self.at = Position(request.first_line)  # the next line's number
@@ -196,10 +205,20 @@ class _JsonLines:
         self.seen = 0  # non-blank lines read
         self.stopped = False  # the reader rejected or listed the whole file
 
-    def add(self, raw: bytes) -> None:
-        self.raws.append(raw)
-        self.offset += len(raw)
-        self.at.line += 1
+    def collect(self, raws: list[bytes]) -> None:
+        self.raws += raws
+        self.offset += sum(map(len, raws))
+        self.at.line += len(raws)
+
+    def extend(self, raws: list[bytes]) -> Iterator[RowBatch]:
+        """Collect ``raws``; each batch that fills is read (:meth:`flush`)."""
+        at = 0
+        while at < len(raws):
+            take = raws[at : at + self.batch_rows - len(self.raws)]
+            self.collect(take)
+            at += len(take)
+            if len(self.raws) == self.batch_rows:
+                yield from self.flush()
 
     def flush(self, *, slow: bool = False) -> Iterator[RowBatch]:
         """The batch collected so far, read column-wise, or line by line by the reader."""
