@@ -12,6 +12,7 @@ import gzip
 import json
 import math
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -215,6 +216,29 @@ def test_a_file_compressed_twice_is_read_whole(tmp_path: Path, name: str, layers
     corpus = load_corpus(path, errors="skip")
     assert corpus.stats.rejects == [] and sorted(t for p in corpus for t in p.load()[0]) == sorted(texts)
     assert _row(_report(path), "all", "all").texts == 28
+
+
+def test_a_corrupt_deflate_block_is_a_reject_after_the_rows_before_it(tmp_path: Path) -> None:
+    """gzip raises zlib.error (not an OSError) for a bad deflate block: still one reject, the job goes on."""
+    rows = [json.dumps({"text": f"row {i} " * 20, "lang": "eng"}) + "\n" for i in range(2000)]
+    second = gzip.compress("".join(rows[1000:]).encode())
+    for at in range(20, len(second)):  # the first flipped byte that breaks the deflate stream itself
+        broken = second[:at] + bytes([second[at] ^ 0xFF]) + second[at + 1 :]
+        try:
+            gzip.decompress(broken)
+        except zlib.error:
+            break
+        except OSError:  # a CRC or length mismatch: not the case here
+            pass
+    else:
+        pytest.fail("no flipped byte gave a zlib.error")
+    path = tmp_path / "c" / "x.jsonl.gz"
+    path.parent.mkdir()
+    path.write_bytes(gzip.compress("".join(rows[:1000]).encode()) + broken)
+    corpus = load_corpus(path, errors="skip")
+    assert sum(len(p.load()[0]) for p in corpus) == 1000
+    (only,) = corpus.stats.rejects
+    assert only.unit == "line" and only.number == 1001 and "cannot read further" in only.reason
 
 
 def test_plain_text_that_looks_like_a_magic_number_is_text(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@
   ever held in memory whole. A file compressed more than once (``x.txt.gz`` gzipped again, zstd inside
   gzip) is decompressed layer by layer, each layer found by the same magic bytes (at most
   :data:`MAX_LAYERS`). A truncated or corrupt stream raises while it is read (``EOFError``,
-  ``OSError``, ``lzma.LZMAError``, ``zstandard.ZstdError``): callers turn that into a reject.
+  ``OSError``, ``lzma.LZMAError``, ``zlib.error``: :data:`STREAM_ERRORS`): callers turn that into a reject.
 - :func:`inner_name`: the file name without its compression suffix (``a.jsonl.zst`` -> ``a.jsonl``), whose
   suffix names the format.
 
@@ -24,13 +24,15 @@ import bz2
 import gzip
 import io
 import lzma
+import zlib
 from pathlib import Path
 from typing import BinaryIO, Literal, cast
 
 import zstandard
 
 __all__ = [
-    "COMPRESSION_SUFFIXES", "MAX_LAYERS", "Compression", "detect_compression", "inner_name", "open_binary",
+    "COMPRESSION_SUFFIXES", "MAX_LAYERS", "STREAM_ERRORS", "Compression", "detect_compression", "inner_name",
+    "open_binary",
 ]  # fmt: skip
 
 Compression = Literal["none", "gzip", "zstd", "xz", "bz2"]
@@ -43,6 +45,9 @@ _MAGIC: tuple[tuple[bytes, Compression], ...] = (
 _BZ2_MARKERS = (b"1AY&SY", b"\x17rE8P\x90")  # after "BZh<digit>": a block, or the end of an empty stream
 _HEAD = 10  # bytes that decide the codec
 COMPRESSION_SUFFIXES = (".gz", ".zst", ".xz", ".bz2")
+# what reading a truncated or corrupt stream raises (gzip: zlib.error for a bad deflate block; zstd's
+# errors are raised as OSError)
+STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
 MAX_LAYERS = 4  # compression layers decompressed at most (a file compressed twice is read whole)
 
 
@@ -78,7 +83,7 @@ def open_binary(path: Path, codec: Compression | None = None) -> BinaryIO:
         stream = _decompressing(stream, codec)
         try:
             codec = _codec_of(stream.peek(_HEAD)[:_HEAD])  # type: ignore[attr-defined]
-        except (EOFError, OSError, lzma.LZMAError):  # truncated or corrupt: raised again when read
+        except STREAM_ERRORS:  # truncated or corrupt: raised again when read
             return stream
     if codec != "none":
         stream.close()

@@ -17,13 +17,12 @@ What it does not do: find files (``sources.py``), label records (``parts.py``).
 
 from __future__ import annotations
 
-import lzma
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO, Literal, Protocol, TypeAlias
 
-from tokenloom.corpus.compression import detect_compression, inner_name, open_binary
+from tokenloom.corpus.compression import STREAM_ERRORS, detect_compression, inner_name, open_binary
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, Reject, SourceStats, reject
 
 __all__ = [
@@ -47,7 +46,6 @@ __all__ = [
 
 Format: TypeAlias = str  # a registered reader's name: "text", "code", "jsonl", "csv", "tsv", "parquet"
 # what a truncated or corrupt compressed stream raises while it is read
-STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError)
 BOM = "\ufeff"
 
 
