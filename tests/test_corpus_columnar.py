@@ -201,11 +201,16 @@ def test_jsonl_batches_equal_records_on_any_lines(
         assert _outcome(_by_batches, task, errors, Columns(), batch_rows) == expected
 
 
-def test_a_truncated_stream_gives_the_same_prefix_and_reject(tmp_path: Path) -> None:
+@pytest.mark.parametrize("suffix", [".jsonl.gz", ".txt.gz"])
+def test_a_truncated_stream_gives_the_same_prefix_and_reject(tmp_path: Path, suffix: str) -> None:
     texts = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(3000)]
-    rows = b"".join(json.dumps({"text": t, "lang": "eng_Latn"}).encode() + b"\n" for t in texts)
+    rows = b"".join(
+        (json.dumps({"text": t, "lang": "eng_Latn"}).encode() if suffix == ".jsonl.gz" else t.encode())
+        + b"\n"
+        for t in texts
+    )
     packed = gzip.compress(rows)
-    path = tmp_path / "cut.jsonl.gz"
+    path = tmp_path / f"cut{suffix}"
     path.write_bytes(packed[: len(packed) // 2])
     for batch_rows in (1, 100, 4096):
         got = _by_batches(Task(path), "skip", Columns(), batch_rows)

@@ -277,13 +277,15 @@ def iter_handle_blocks(
         if lines:
             yield numbers, lines
 
+    # one read1 a block: a stream that breaks loses only the line it breaks in, as with the reference
+    read = getattr(handle, "read1", handle.read)
     pending: list[bytes] = []  # the start of a line that goes on in the next block
-    number, block = first_line, handle.read(block_bytes)
+    number, block = first_line, read(block_bytes)
     while block:
         cut = block.rfind(b"\n") + 1
         if not cut:  # no line ends in this block
             pending.append(block)
-            block = handle.read(block_bytes)
+            block = read(block_bytes)
             if max_line_bytes is not None and sum(map(len, pending)) > max_line_bytes + 1:  # a long line
                 yield from by_line(_joined(b"".join(pending), handle, block), number, offset, tail=True)
                 return
@@ -309,7 +311,7 @@ def iter_handle_blocks(
         elif lines:
             yield range(number, number + len(lines)), lines
         number, offset = number + whole.count(b"\n"), offset + len(whole)
-        block = handle.read(block_bytes)
+        block = read(block_bytes)
     if any(pending):  # a last line without a newline
         yield from by_line(io.BytesIO(b"".join(pending)), number, offset)
 

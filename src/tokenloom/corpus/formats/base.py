@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 Format: TypeAlias = str  # a registered reader's name: "text", "code", "jsonl", "csv", "tsv", "parquet"
-# what a truncated or corrupt compressed stream raises while it is read
 BOM = "\ufeff"
 
 
