@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tokenloom.errors import ConfigError
-from tokenloom.execute import ResultStore, run_tasks, worker_count
+from tokenloom.execute import JobLimit, ResultStore, run_tasks, worker_count
 
 _CALLS: list[int] = []
 
@@ -28,6 +28,20 @@ def test_results_come_in_plan_order_in_process_and_in_workers() -> None:
     here = [r for r, _ in run_tasks(_square_late_first, jobs)]
     pool = [r for r, _ in run_tasks(_square_late_first, jobs, workers=2)]
     assert here == pool == [j * j for j in jobs]
+
+
+def _hang_on_three(job: int) -> int:
+    if job == 3:
+        time.sleep(60)  # killed at the time limit
+    return job * job
+
+
+def test_a_job_limit_gives_the_timeout_result_in_plan_order_and_the_run_goes_on() -> None:
+    limit = JobLimit(1.0, on_timeout=lambda job: -job, on_crash=lambda job, code: -1000)
+    got = [
+        r for r, _ in run_tasks(_hang_on_three, list(range(6)), workers=2, limit=limit, start_method="fork")
+    ]
+    assert got == [0, 1, 4, -3, 16, 25]
 
 
 def test_resume_loads_finished_results_and_runs_only_the_rest(tmp_path: Path) -> None:

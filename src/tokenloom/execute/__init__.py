@@ -1,7 +1,7 @@
 """The one way to run batch work: tasks in this process, in worker processes or as Ray tasks.
 
 - ``run``: :func:`run_tasks` — results in plan order, finished results kept under a state folder and
-  skipped on resume, progress and worker-count rules;
+  skipped on resume, progress, worker-count rules and per-job time limits (:class:`JobLimit`);
 - ``pool``: the local worker pool (:func:`ordered_map`, per-job time limits, crashed workers replaced);
 - ``distributed``: Ray (its import, start-up and ``RAY_ADDRESS`` handling, :func:`ray_map`).
 
@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from tokenloom.execute.distributed import import_ray, init_ray, ray_map
 from tokenloom.execute.pool import StartMethod, ordered_map
-from tokenloom.execute.run import Distributor, Progress, ResultStore, run_tasks, worker_count
+from tokenloom.execute.run import Distributor, JobLimit, Progress, ResultStore, run_tasks, worker_count
 
 __all__ = [
     "Distributor",
+    "JobLimit",
     "Progress",
     "ResultStore",
     "StartMethod",

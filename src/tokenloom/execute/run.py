@@ -39,7 +39,7 @@ from tokenloom.errors import ConfigError
 from tokenloom.execute.distributed import ray_map
 from tokenloom.execute.pool import StartMethod, ordered_map
 
-__all__ = ["Distributor", "Progress", "ResultStore", "run_tasks", "worker_count"]
+__all__ = ["Distributor", "JobLimit", "Progress", "ResultStore", "run_tasks", "worker_count"]
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -52,6 +52,16 @@ def worker_count(requested: int, jobs: int) -> int:
         raise ConfigError(f"workers must be an int >= 0 (0: one per CPU), got {requested!r} (--workers)")
     wanted = requested or (os.cpu_count() or 1)
     return max(1, min(wanted, jobs))
+
+
+@dataclass(frozen=True)
+class JobLimit(Generic[J, R]):
+    """A per-job time limit for local runs: a job past ``timeout_s`` (or whose worker dies) gets the result
+    ``on_timeout(job)`` (``on_crash(job, exitcode)``) and the run goes on (see ``execute.pool``)."""
+
+    timeout_s: float | None
+    on_timeout: Callable[[J], R]
+    on_crash: Callable[[J, int | None], R]
 
 
 @dataclass(frozen=True)
@@ -112,10 +122,19 @@ def _source(
     initializer: Callable[..., None] | None,
     initargs: tuple,
     start_method: StartMethod,
+    limit: JobLimit[J, R] | None,
 ) -> Iterator[tuple[int, R]]:
     """``(position, result)`` for every job, in whatever order they finish."""
     if distributor == "ray":
         yield from ray_map(fn, jobs, initializer=initializer, initargs=initargs)
+        return
+    if limit is not None:  # the pool's own count: 0 runs here under a soft limit, N >= 1 processes
+        yield from enumerate(
+            ordered_map(
+                fn, jobs, workers=workers, timeout_s=limit.timeout_s, on_timeout=limit.on_timeout,
+                on_crash=limit.on_crash, initializer=initializer, initargs=initargs, start_method=start_method,
+            )
+        )  # fmt: skip
         return
     if workers == 1 or len(jobs) <= 1:
         if jobs and initializer is not None:
@@ -143,11 +162,14 @@ def run_tasks(
     keys: Sequence[str] = (),
     resume: bool = False,
     progress: Progress[R] | None = None,
+    limit: JobLimit[J, R] | None = None,
 ) -> Iterator[tuple[R, bool]]:
     """``(fn(job), resumed)`` for every job in the order of ``jobs`` (see the module docstring).
 
     ``workers=1`` runs in this process (then ``initializer`` runs here, once, when a job runs).
-    ``keys[i]`` fingerprints ``jobs[i]`` in ``store``; ``resume`` loads those already there.
+    ``keys[i]`` fingerprints ``jobs[i]`` in ``store``; ``resume`` loads those already there. With a
+    ``limit`` (local runs), ``workers`` counts the pool's processes as ``execute.pool`` does: 0 runs here
+    under a soft limit, 1 or more run in that many processes under a hard one.
     """
     if store is not None and len(keys) != len(jobs):
         raise ValueError(f"run_tasks needs one key per job with a store: {len(keys)} keys, {len(jobs)} jobs")
@@ -160,7 +182,8 @@ def run_tasks(
                 unit_scale=shown.unit == "B", unit_divisor=1024 if shown.unit == "B" else 1000)  # fmt: skip
     held: dict[int, R] = {}
     ready = docs = 0
-    source = _source(fn, [jobs[i] for i in todo], workers, distributor, initializer, initargs, start_method)
+    todo_jobs = [jobs[i] for i in todo]
+    source = _source(fn, todo_jobs, workers, distributor, initializer, initargs, start_method, limit)
     try:
         for item in itertools.chain(source, [None]):
             if item is not None:

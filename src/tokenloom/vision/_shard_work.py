@@ -3,8 +3,8 @@
 :func:`process` turns one ``(index, path)`` job into a result row — the stored uint8 image (encoded as the
 run's ``encoding`` asks, see ``encoding.py``) or a reject
 kind and reason, plus the decoder's warnings; it never raises for one bad file. :func:`map_jobs` runs it
-over many jobs in input order (in this process or in worker processes with a per-file time limit, see
-``tokenloom.execute.pool``, the one local worker pool). ``shards.py`` writes the results; ``_distribute.py`` runs the same functions as
+over many jobs in input order (in this process or in worker processes with a per-file time limit) on the
+one executor of batch work (``tokenloom.execute.run_tasks``). ``shards.py`` writes the results; ``_distribute.py`` runs the same functions as
 Ray tasks. What it does not do: list inputs or write files.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tokenloom.errors import ImageDecodeError
-from tokenloom.execute import ordered_map
+from tokenloom.execute import JobLimit, run_tasks
 from tokenloom.vision import io as image_io
 from tokenloom.vision.encoding import encode_view
 from tokenloom.vision.store import make_store_transform
@@ -94,13 +94,9 @@ def map_jobs(jobs: Sequence[tuple[int, str]], config: PreprocessConfig) -> Itera
         reason = f"the decoding process died (exit code {exitcode}) inside a decoder; the file was skipped"
         return job[0], "", None, "crashed", reason, []
 
-    yield from ordered_map(
-        process,
-        jobs,
-        workers=config.workers,
-        timeout_s=limit,
-        on_timeout=timed_out,
-        on_crash=crashed,
-        initializer=init_worker,
-        initargs=(config, config.workers > 0),
-    )
+    results = run_tasks(
+        process, jobs, workers=config.workers, limit=JobLimit(limit, timed_out, crashed),
+        initializer=init_worker, initargs=(config, config.workers > 0), start_method="fork",
+    )  # fmt: skip
+    for result, _ in results:
+        yield result
