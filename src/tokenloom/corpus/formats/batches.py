@@ -284,17 +284,14 @@ def _cells(rows: list[dict[str, Any]], key: str | None) -> list[str | None] | No
 
 
 def _row_group_batch(
-    pf: Any, g: int, before: int, wanted: list[str], path: Path, columns: Columns, errors: Errors,
-    stats: SourceStats,
+    pf: Any, g: int, read: Any, before: int, wanted: list[str], path: Path, columns: Columns,
+    errors: Errors, stats: SourceStats,
 ) -> Iterator[RowBatch]:  # fmt: skip
     """One row group's rows as columns; read row by row by the Parquet reader (its rejects) unless its text
     column is strings without a null and its label columns strings (see the module docstring)."""
     import pyarrow as pa
 
-    try:
-        table = pf.read_row_group(g, columns=wanted, use_threads=False)  # a pool per row group costs more
-    except Exception:  # a corrupt row group: the reader rejects it
-        table = None
+    table = None if isinstance(read, Exception) else read  # a corrupt row group: the reader rejects it
     names = table.column_names if table is not None else []
     lang, script = columns.resolve(names)
     labels = [lang, script, "slice" if "slice" in names else None]
@@ -305,7 +302,7 @@ def _row_group_batch(
         or table.column(columns.text).null_count
         or any(key is not None and table.schema.field(key).type not in strings for key in labels)
     ):
-        rows = row_group_records(pf, g, before, wanted, path, columns, errors, stats)
+        rows = row_group_records(pf, g, read, before, wanted, path, columns, errors, stats)
         yield from _batched(str(path), rows, max(pf.metadata.row_group(g).num_rows, 1))
         return
     # Arrow strings are decoded by Python's strict UTF-8 decoder: no lone surrogate can reach a text

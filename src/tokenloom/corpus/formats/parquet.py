@@ -2,14 +2,16 @@
 
 A compressed Parquet file (``.parquet.zst``) is first decompressed to a temporary file, since Parquet
 needs random access. A large file is cut into tasks of whole row groups; a corrupt row group is a reject
-covering its rows, the others are read. ``pyarrow`` is imported when a file is read.
+covering its rows, the others are read. The next row group is decoded on a thread (pyarrow releases the
+GIL) while the caller works on this one's rows. ``pyarrow`` is imported when a file is read.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, TypeVar
@@ -38,12 +40,15 @@ class ParquetReader:
         yield from read_row_groups(request, row_group_records)
 
 
-RowGroupReader = Callable[[Any, int, int, list[str], Path, Columns, Errors, SourceStats], Iterator[T]]
+# (file, group, its table or the error reading it raised, rows before it, columns read, path, columns,
+# errors, stats) -> what is read of the group
+RowGroupReader = Callable[[Any, int, Any, int, list[str], Path, Columns, Errors, SourceStats], Iterator[T]]
 
 
 def read_row_groups(request: ReadRequest, each: RowGroupReader[T]) -> Iterator[T]:
     """Open the Parquet file of ``request`` (its checks and rejects) and give what ``each`` reads of every
-    row group asked for: ``each(file, group, rows before it, columns read, path, columns, errors, stats)``."""
+    row group asked for, decoded one group ahead: ``each(file, group, table or error, rows before it,
+    columns read, path, columns, errors, stats)``."""
     import pyarrow.parquet as pq
 
     path, columns, errors, stats = request.path, request.columns, request.errors, request.stats
@@ -73,20 +78,39 @@ def read_row_groups(request: ReadRequest, each: RowGroupReader[T]) -> Iterator[T
             return
         wanted = columns.used(names)
         before = sum(meta.row_group(g).num_rows for g in range(groups.start))
-        for g in groups:
-            yield from each(pf, g, before, wanted, path, columns, errors, stats)
+        for g, table in _ahead(groups, lambda g: _read_group(pf, g, wanted)):
+            yield from each(pf, g, table.result(), before, wanted, path, columns, errors, stats)
             before += meta.row_group(g).num_rows
 
 
-def row_group_records(
-    pf: Any, g: int, before: int, wanted: list[str], path: Path, columns: Columns, errors: Errors,
-    stats: SourceStats,
-) -> Iterator[Record]:  # fmt: skip
+def _read_group(pf: Any, g: int, wanted: list[str]) -> Any:
+    """Row group ``g``'s ``wanted`` columns as a table, or the error reading it raised."""
     try:
-        table = pf.read_row_group(g, columns=wanted, use_threads=False)  # a pool per row group costs more
-    except Exception as exc:  # a corrupt row group: its rows are rejected, the others read
+        return pf.read_row_group(g, columns=wanted, use_threads=False)  # a pool per row group costs more
+    except Exception as exc:  # pyarrow raises several types for a corrupt row group
+        return exc
+
+
+def _ahead(items: Iterable[int], fn: Callable[[int], Any]) -> Iterator[tuple[int, Future[Any]]]:
+    """``(item, future of fn(item))`` in order, the next item's ``fn`` running on a thread meanwhile."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenloom-parquet") as pool:
+        pending: tuple[int, Future[Any]] | None = None
+        for item in items:
+            current = (item, pool.submit(fn, item))
+            if pending is not None:
+                yield pending
+            pending = current
+        if pending is not None:
+            yield pending
+
+
+def row_group_records(
+    pf: Any, g: int, table: Any, before: int, wanted: list[str], path: Path, columns: Columns,
+    errors: Errors, stats: SourceStats,
+) -> Iterator[Record]:  # fmt: skip
+    if isinstance(table, Exception):  # a corrupt row group: its rows are rejected, the others read
         n = pf.metadata.row_group(g).num_rows
-        reject(Reject(str(path), f"cannot read row group {g} ({exc})", "file", None, g, n), errors, stats)
+        reject(Reject(str(path), f"cannot read row group {g} ({table})", "file", None, g, n), errors, stats)
         return
     names = table.column_names
     columns_ = [table.column(name).to_pylist() for name in names]  # one row group in memory
