@@ -151,14 +151,14 @@ class RowReader:
         first = self.row_tiles[idx]  # [B]
         tiles = _ranges(first, self.row_tiles[idx + 1] - first)  # [Tb] the batch's tiles, row by row
         tile_len, tile_seg = self.tile_len[tiles], self.tile_seg[tiles]  # [Tb]
-        tile_start = _starts(tile_len)  # [Tb] where each tile starts in [B * N]
         segments = np.repeat(tile_seg, tile_len)  # [B * N]
         if len(self._arange) < b * n:
             self._arange = np.arange(b * n, dtype=np.int64)
-        positions = np.repeat(tile_start, tile_len)  # [B * N] each slot's tile start
+        positions = np.repeat(_starts(tile_len), tile_len)  # [B * N] each slot's tile start
         np.subtract(self._arange[: b * n], positions, out=positions)
-        pad = segments < 0  # [B * N]
-        np.copyto(positions, 0, where=pad)  # (copyto is 3x putmask's speed)
+        used = self.row_used[idx]  # [B] a row's padding is its last N - used slots
+        pad = _ranges(np.arange(b) * n + used, n - used)  # [padding slots] in [B * N]
+        positions[pad] = 0
         ids = self._ids(idx, tiles, pad)  # [B * N]
         shape = (b, n)
         return {
@@ -180,7 +180,7 @@ class RowReader:
                     tail = self.tokens[int(shard[r])][start[r] :]
                     out[r, : len(tail)] = tail
             flat = out.reshape(-1)  # [B * N]
-            np.copyto(flat, 0, where=pad)
+            flat[pad] = 0
             return flat
         flat = np.zeros(b * n, dtype=np.int64)  # [B * N]
         pieces = self.tile_piece[tiles]  # [Tb]
