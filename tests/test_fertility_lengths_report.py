@@ -261,3 +261,39 @@ def test_a_pivot_absent_from_a_parallel_corpus_is_an_error_in_every_mode(
             fertility_report(toks, corpus, pivot="xyz_Latn", config=ReportConfig(metrics=mode))  # type: ignore[arg-type]
     lengths = fertility_report(toks, flores, pivot="hin_Deva", config=ReportConfig(metrics="lengths"))
     assert lengths.attrs["pivot"] == "" and (lengths["pivot"] == "").all()  # checked, but no premiums
+
+
+def test_a_table_of_mixed_languages_is_encoded_in_joint_calls_that_start_small(
+    flores: Path, toks: dict[str, Tokenizer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A JSON Lines table whose languages interleave row by row: with the engine on a thread, the chunks of
+    all its parts go to the engine together, a task's first call an eighth of ``LENGTHS_BATCH`` texts and
+    each next one twice the last; the report is the one of a chunk-by-chunk count without a thread."""
+    import json
+
+    rows = [(lang, text) for lang in LANGS for text in _texts(flores, lang)] * 3  # 1,800 rows
+    rows = [rows[i] for i in np.random.default_rng(0).permutation(len(rows))]
+    (tmp_path / "mix.jsonl").write_text(
+        "".join(json.dumps({"text": t, "lang": lang}) + "\n" for lang, t in rows), encoding="utf-8"
+    )
+    calls: list[int] = []
+    count_tokens = Tokenizer.count_tokens
+
+    def counted(self: Tokenizer, texts: Any, *args: Any, **kw: Any) -> Any:
+        calls.append(len(texts))
+        return count_tokens(self, texts, *args, **kw)
+
+    monkeypatch.setattr(Tokenizer, "count_tokens", counted)
+    bpe = {"bpe": toks["bpe"]}
+
+    def report(prefetch: bool) -> pd.DataFrame:
+        return fertility_report(bpe, tmp_path, config=ReportConfig(metrics="lengths", prefetch=prefetch))
+
+    joint = report(True)
+    joint_calls, calls[:] = list(calls), []
+    alone = report(False)
+    assert joint_calls == [1024, 776]  # 4 languages in each call; 1,024 = LENGTHS_BATCH >> 3
+    assert len(calls) > len(joint_calls) and sum(calls) == len(rows)  # a call per part's chunk
+    pd.testing.assert_frame_equal(joint, alone, check_exact=True)
+    pd.testing.assert_frame_equal(joint.attrs["lengths"], alone.attrs["lengths"], check_exact=True)
+    assert joint[joint.slice_kind == "language"]["texts"].tolist() == [450] * 4

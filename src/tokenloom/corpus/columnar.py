@@ -64,13 +64,18 @@ def read_table_task(
     """(part, texts, row numbers) of a task of table ``table`` that is not aligned: each part's rows handed
     over when it holds ``chunk_size`` of them, then every part's rest in first-seen order — the pieces
     :func:`read_corpus_task` makes of its records; ``held_rows``: also every part's rows whenever that
-    many are held in all (other pieces, the same texts of each part in the same order)."""
+    many are held in all (other pieces, the same texts of each part in the same order); the first
+    handovers come after fewer rows (``held_rows`` / 8, doubled at each), so a consumer starts early."""
     groups = TableGroups(table, align=None, errors=errors, stats=stats)
+    handed = 0
     for batch in read_task_batches(
         task, columns=columns, errors=errors, stats=stats, max_line_bytes=max_line_bytes
     ):
         cells = (batch.langs, batch.scripts, batch.slices)
-        yield from groups.add_columns(batch.texts, cells, batch.numbers, chunk_size, held_rows)
+        held = None if held_rows is None else max(1, held_rows >> max(0, 3 - handed))
+        pieces = list(groups.add_columns(batch.texts, cells, batch.numbers, chunk_size, held))
+        handed += bool(pieces)  # batches that handed rows over
+        yield from pieces
     for key in list(groups.parts):
         if groups.size(key):
             yield groups.take(key)

@@ -15,7 +15,10 @@ ids-only call (:meth:`Tokenizer.count_tokens <tokenloom.text.tokenizer.Tokenizer
 no decoding, no normalization), and no words are segmented: its
 :class:`~tokenloom.fertility.counts.ChunkCounts` hold tokens, characters and bytes, every other per-text
 count zero (:func:`lengths_only_counts`). Its reference is the length of each id list of
-:meth:`Tokenizer.encode_batch <tokenloom.text.tokenizer.Tokenizer.encode_batch>`.
+:meth:`Tokenizer.encode_batch <tokenloom.text.tokenizer.Tokenizer.encode_batch>`. With an executor, chunks
+are held and queued together (:meth:`ChunkCounter.flush`, :data:`LENGTHS_BATCH` texts a call): a table
+whose languages interleave hands over a small chunk per part, and one call for all of them costs the engine
+less than one call each.
 
 Premiums need the pivot's token count of the same content: the counter remembers the pivot part's
 per-text token counts by id (one number per pivot text); the pivot part must be counted first. A chunk
@@ -33,6 +36,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal, TypeAlias
 
 import numpy as np
@@ -57,6 +61,10 @@ __all__ = [
 
 # what a report counts: everything, or documents, bytes, characters, tokens and their length distribution
 Metrics: TypeAlias = Literal["full", "lengths"]
+# metrics="lengths": texts of consecutive chunks (of any parts) encoded together in one ids-only engine call,
+# up to this many; a task's first calls take an eighth of it, doubled call after call, so the engine starts
+# soon after the task's first rows are read (the table readers hand rows over on the same schedule)
+LENGTHS_BATCH = 8192
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,16 @@ def _now(func: Callable[[], FlatBatch | np.ndarray]) -> Future[FlatBatch | np.nd
     return future
 
 
+def _split(parts: list[tuple[int, int, Future[FlatBatch | np.ndarray]]], whole: Future[Any]) -> None:
+    """Give each chunk's future its ``[lo:hi]`` of a finished joint call (or the call's error)."""
+    error = whole.exception()
+    for lo, hi, future in parts:
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(whole.result()[lo:hi])
+
+
 class ChunkCounter:
     """Counts chunks of corpus parts under every tokenizer of a report (see the module docstring)."""
 
@@ -117,6 +135,8 @@ class ChunkCounter:
         same = [n for n, t in toks.items() if t is reference]
         self.ref_lock = self.locks[same[0]] if same else threading.Lock()
         self.pivot_tokens: dict[tuple[str, str], dict[Any, int]] = {}  # (tokenizer, align) -> id -> tokens
+        self._held: list[tuple[list[str], dict[str, Future[FlatBatch | np.ndarray]]]] = []  # not queued yet
+        self._calls = 0  # engine calls of held chunks so far
 
     def _encode(self, name: str, texts: list[str]) -> FlatBatch | np.ndarray:
         opts = self.options
@@ -148,11 +168,34 @@ class ChunkCounter:
     ) -> Pending:
         """Queue the encodings of a chunk (texts ``start ..`` of ``part``) on the executor; ``baseline``:
         the chunk whose tokens this one's premiums are measured against (same texts, unperturbed)."""
-        encoded = {name: self._queue(self._encode, name, texts) for name in self.toks}
+        if self.options.metrics == "lengths" and self.executor is not None:
+            encoded: dict[str, Future[FlatBatch | np.ndarray]] = {name: Future() for name in self.toks}
+            self._held.append((texts, encoded))
+            if sum(len(t) for t, _ in self._held) >= min(LENGTHS_BATCH, LENGTHS_BATCH >> 3 << self._calls):
+                self.flush()
+        else:
+            encoded = {name: self._queue(self._encode, name, texts) for name in self.toks}
         ref = None
         if self.reference is not None and self.options.metrics == "full":
             ref = self._queue(self._encode_reference, texts)
         return Pending(part, texts, ids, start, encoded, ref, baseline)
+
+    def flush(self) -> None:
+        """Queue the held chunks' texts as one engine call per tokenizer; each chunk's future gets its slice
+        of the [n] token counts (``metrics="lengths"``)."""
+        held, self._held = self._held, []
+        if not held:
+            return
+        self._calls += 1
+        texts = [t for chunk, _ in held for t in chunk]
+        bounds = np.cumsum([0] + [len(chunk) for chunk, _ in held]).tolist()  # [chunks + 1]
+        for name in self.toks:
+            whole = self._queue(self._encode, name, texts)
+            parts = [
+                (lo, hi, encoded[name])
+                for (_, encoded), lo, hi in zip(held, bounds, bounds[1:], strict=False)
+            ]  # bounds has one more entry than held
+            whole.add_done_callback(partial(_split, parts))
 
     def _words(self, part: CorpusPart, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """[n] words per text and [W, 2] word spans in whole-batch coordinates."""
@@ -230,6 +273,8 @@ class ChunkCounter:
         part, texts = pending.part, pending.texts
         if not texts:
             return []
+        if any(encoded is pending.encoded for _, encoded in self._held):
+            self.flush()  # a held chunk is queued before anything waits for it
         lengths_only = self.options.metrics == "lengths"
         words, flat_words = (np.zeros(0), np.zeros(0)) if lengths_only else self._words(part, texts)
         runs = (np.zeros(0), np.zeros(0)) if lengths_only else metrics.digit_runs(texts)

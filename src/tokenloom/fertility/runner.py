@@ -29,8 +29,8 @@ The tasks run on :func:`tokenloom.execute.run_tasks` (the one executor of batch 
 
 Progress (on a terminal): bytes/s of input read and documents/s, with an ETA over the input's bytes.
 Memory: a worker holds one chunk of texts per part of its task (``chunk_size`` texts; with
-``metrics="lengths"`` at least :data:`LENGTHS_CHUNK`, each encoded in one ids-only engine call), never a
-whole file; the merged counts
+``metrics="lengths"`` at least :data:`LENGTHS_CHUNK`, the chunks of all parts encoded together in ids-only
+engine calls of up to that many texts), never a whole file; the merged counts
 hold sums, histograms and sketches, plus per-text values for the bootstrap only for parts spread over
 tasks (none with ``metrics="lengths"``).
 """
@@ -57,7 +57,7 @@ from tokenloom.corpus.tasks import CHUNK_BYTES
 from tokenloom.errors import ConfigError
 from tokenloom.execute import Progress, ResultStore, run_tasks
 from tokenloom.fertility.accumulate import SliceTable, TaskCounts, collect_piece, count_part, submit_piece
-from tokenloom.fertility.counting import ChunkCounter, CountOptions
+from tokenloom.fertility.counting import LENGTHS_BATCH, ChunkCounter, CountOptions
 from tokenloom.fertility.counts import MORE_SUMS
 from tokenloom.fertility.report_config import ReportConfig
 from tokenloom.fertility.slices import SliceConfig
@@ -78,7 +78,7 @@ __all__ = [
 Phase: TypeAlias = Literal["all", "pivot", "rest"]  # which texts of a task are counted
 # texts counted at once with metrics="lengths" at least: a text holds a few numbers there, and the engine's
 # ids-only call, one per chunk, costs a fixed time per call
-LENGTHS_CHUNK = 8192
+LENGTHS_CHUNK = LENGTHS_BATCH
 PivotTokens: TypeAlias = dict[tuple[str, str], dict[Any, int]]  # (tokenizer, align) -> id -> tokens
 
 
