@@ -238,7 +238,7 @@ def _overlapped(
 
         def submit() -> None:
             texts = [t for _, ts in batch for t in ts]
-            calls.append(([(p, len(ts)) for p, ts in batch], pool.submit(tok.encode_ids_flat, texts)))
+            calls.append(([(p, len(ts)) for p, ts in batch], pool.submit(_ids_as, tok, texts, framing.dtype)))
             batch.clear()
 
         pieces = read_corpus_task(
@@ -247,7 +247,8 @@ def _overlapped(
         for piece in pieces:
             held.setdefault(piece.part, []).append((piece.texts, piece.ids))
             batch.append((piece.part, piece.texts))
-            if sum(len(ts) for _, ts in batch) >= _ENGINE_TEXTS:
+            # the first calls are smaller (an eighth, doubled each call), so the engine starts early
+            if sum(len(ts) for _, ts in batch) >= min(_ENGINE_TEXTS, _ENGINE_TEXTS >> 3 << len(calls)):
                 submit()
         if batch:
             submit()
@@ -264,6 +265,13 @@ def _overlapped(
         except Exception:  # an engine error: the texts it refuses are found piece by piece
             return None
     return _ordered(held, encoded, stats, tok, framing, config)
+
+
+def _ids_as(tok: Tokenizer, texts: list[str], dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """([n] tokens per text, [T] ids as the shards' ``dtype``, which every id fits): cast on the encoding
+    thread, so the task's ids are copied and framed at their stored size."""
+    lengths, ids = tok.encode_ids_flat(texts)
+    return lengths, ids.astype(dtype)
 
 
 def _ordered(
