@@ -8,6 +8,7 @@ trained on it with the raw ``tokenizers`` engine. Oracles: the engine's own enco
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -398,9 +399,10 @@ def test_tasks_encoded_as_flat_arrays_equal_each_document_encoded_alone(
     monkeypatch.setattr(tok, "encode_ids_flat", flat)
     for task in tasks:
         got = tokenize_task(task, tok, framing, config)
-        want, reasons = [], []
+        want, reasons, digest = [], [], hashlib.sha256()  # the texts read, in reading order
         for piece in read_corpus_task(task, errors="skip", stats=SourceStats()):
             for i, text in enumerate(piece.texts):
+                digest.update(text.encode("utf-8", "surrogatepass") + b"\n")
                 if text == refused:
                     reasons.append(
                         f"{piece.part.source} document {i}: cannot be encoded (ValueError: refused)"
@@ -419,6 +421,7 @@ def test_tasks_encoded_as_flat_arrays_equal_each_document_encoded_alone(
         docs = [got.tokens[e - n : e].tolist() for e, n in zip(ends, got.lengths, strict=True)]
         assert list(zip(docs, got.langs, got.scripts, got.sources, got.nbytes, strict=True)) == want, task.id
         assert got.tokens.dtype == np.uint32 and got.reasons[: len(reasons)] == reasons
+        assert got.digest == digest.hexdigest(), task.id
     refusals = [r for t in tasks for r in tokenize_task(t, tok, framing, config).reasons if "cannot be" in r]
     assert len(refusals) == 3 and all("document 1: cannot be encoded" in r for r in refusals)
 

@@ -93,15 +93,21 @@ class _Pending:
         self.nbytes: list[int] = []  # each text's UTF-8 bytes
         self.encoded: list[tuple[np.ndarray, np.ndarray]] = []  # the texts' ids, when encoded already
 
-    def add(self, part: CorpusPart, texts: list[str], digest: Any) -> None:
-        """Hold ``texts`` of ``part``, each added to ``digest`` as UTF-8 with a newline after it."""
-        if texts:
-            data = [t.encode("utf-8", "surrogatepass") for t in texts]
-            digest.update(b"\n".join(data) + b"\n")
-            self.nbytes += map(len, data)
+    def add(self, part: CorpusPart, texts: list[str], nbytes: list[int]) -> None:
+        """Hold ``texts`` of ``part`` and their UTF-8 sizes (:func:`_digested`)."""
+        self.nbytes += nbytes
         self.texts += texts
         self.parts.append(part)
         self.counts.append(len(texts))
+
+
+def _digested(texts: list[str], digest: Any) -> list[int]:
+    """Each text's UTF-8 size, every text added to ``digest`` as UTF-8 with a newline after it."""
+    if not texts:
+        return []
+    data = [t.encode("utf-8", "surrogatepass") for t in texts]
+    digest.update(b"\n".join(data) + b"\n")
+    return list(map(len, data))
 
 
 def _encode_flat(
@@ -205,7 +211,7 @@ def _sequential(task: CorpusTask, tok: Tokenizer, framing: Framing, config: Toke
     pending = _Pending()
     for piece in read_corpus_task(task, errors=config.errors, stats=stats, chunk_size=_PIECE_TEXTS):
         out.input_documents += len(piece.texts)
-        pending.add(piece.part, piece.texts, digest)
+        pending.add(piece.part, piece.texts, _digested(piece.texts, digest))
         if len(pending.texts) >= _ENGINE_TEXTS:
             _flush(pending, tok, framing, config, out, chunks)
             pending = _Pending()
@@ -252,6 +258,11 @@ def _overlapped(
                 submit()
         if batch:
             submit()
+        # the texts in piece order, hashed while the engine finishes the last calls
+        texts = {p: [t for ts, _ in rows for t in ts] for p, rows in held.items()}
+        order = _piece_order({p: [i for _, ns in rows for i in ns] for p, rows in held.items()})
+        digest = hashlib.sha256()
+        nbytes = [_digested(texts[part][lo:hi], digest) for part, lo, hi in order]
         try:
             encoded: dict[CorpusPart, list[tuple[np.ndarray, np.ndarray]]] = {}
             for owners, call in calls:
@@ -264,7 +275,8 @@ def _overlapped(
                     at += n
         except Exception:  # an engine error: the texts it refuses are found piece by piece
             return None
-    return _ordered(held, encoded, stats, tok, framing, config)
+    out, chunks = _ordered(texts, encoded, order, nbytes, tok, framing, config)
+    return _finish(out, stats, digest, chunks)
 
 
 def _ids_as(tok: Tokenizer, texts: list[str], dtype: str) -> tuple[np.ndarray, np.ndarray]:
@@ -275,33 +287,32 @@ def _ids_as(tok: Tokenizer, texts: list[str], dtype: str) -> tuple[np.ndarray, n
 
 
 def _ordered(
-    held: dict[CorpusPart, list[tuple[list[str], list[Any]]]],
+    texts: dict[CorpusPart, list[str]],
     encoded: dict[CorpusPart, list[tuple[np.ndarray, np.ndarray]]],
-    stats: SourceStats,
+    order: list[tuple[CorpusPart, int, int]],
+    nbytes: list[list[int]],
     tok: Tokenizer,
     framing: Framing,
     config: TokenizeConfig,
-) -> TaskTokens:
-    """The task's documents, encoded already, kept in the order of :func:`_sequential`'s pieces."""
+) -> tuple[TaskTokens, list[np.ndarray]]:
+    """The task's documents, encoded already, kept in the pieces' ``order`` (:func:`_piece_order`; each
+    piece's texts' UTF-8 sizes in ``nbytes``), and the kept documents' ids."""
     out = TaskTokens(np.zeros(0, framing.dtype))
-    digest = hashlib.sha256()
     chunks: list[np.ndarray] = []
     pending = _Pending()
-    texts = {p: [t for ts, _ in rows for t in ts] for p, rows in held.items()}
-    lengths = {p: np.concatenate([e[0] for e in encoded[p]]) for p in held}
-    ids = {p: np.concatenate([e[1] for e in encoded[p]]) for p in held}
+    lengths = {p: np.concatenate([e[0] for e in encoded[p]]) for p in texts}
+    ids = {p: np.concatenate([e[1] for e in encoded[p]]) for p in texts}
     starts = {p: np.concatenate([[0], np.cumsum(n)]) for p, n in lengths.items()}  # [n + 1] per part
-    for part, lo, hi in _piece_order({p: [i for _, ns in rows for i in ns] for p, rows in held.items()}):
-        docs = texts[part][lo:hi]
-        out.input_documents += len(docs)
-        pending.add(part, docs, digest)
+    for (part, lo, hi), sizes in zip(order, nbytes, strict=True):
+        out.input_documents += hi - lo
+        pending.add(part, texts[part][lo:hi], sizes)
         first, last = int(starts[part][lo]), int(starts[part][hi])
         pending.encoded.append((lengths[part][lo:hi], ids[part][first:last]))
         if len(pending.texts) >= _ENGINE_TEXTS:
             _flush(pending, tok, framing, config, out, chunks)
             pending = _Pending()
     _flush(pending, tok, framing, config, out, chunks)
-    return _finish(out, stats, digest, chunks)
+    return out, chunks
 
 
 def _piece_order(numbers: dict[CorpusPart, list[Any]]) -> list[tuple[CorpusPart, int, int]]:
