@@ -167,9 +167,8 @@ class _CheckedGzip(io.RawIOBase):
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         try:
             data = self._stream.read1(len(buffer))
-        except (
-            Exception
-        ):  # ISA-L's error types vary (EOFError, BadGzipFile, IsalError): the reference decides
+        # ISA-L's error types vary (EOFError, BadGzipFile, IsalError): the reference decides
+        except Exception:
             if not self._fast:
                 raise
             self._reference()

@@ -171,7 +171,7 @@ class ChunkCounter:
         if self.options.metrics == "lengths" and self.executor is not None:
             encoded: dict[str, Future[FlatBatch | np.ndarray]] = {name: Future() for name in self.toks}
             self._held.append((texts, encoded))
-            if sum(len(t) for t, _ in self._held) >= min(LENGTHS_BATCH, LENGTHS_BATCH >> 3 << self._calls):
+            if sum(len(t) for t, _ in self._held) >= LENGTHS_BATCH >> max(0, 3 - self._calls):
                 self.flush()
         else:
             encoded = {name: self._queue(self._encode, name, texts) for name in self.toks}

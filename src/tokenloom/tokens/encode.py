@@ -254,7 +254,7 @@ def _overlapped(
             held.setdefault(piece.part, []).append((piece.texts, piece.ids))
             batch.append((piece.part, piece.texts))
             # the first calls are smaller (an eighth, doubled each call), so the engine starts early
-            if sum(len(ts) for _, ts in batch) >= min(_ENGINE_TEXTS, _ENGINE_TEXTS >> 3 << len(calls)):
+            if sum(len(ts) for _, ts in batch) >= _ENGINE_TEXTS >> max(0, 3 - len(calls)):
                 submit()
         if batch:
             submit()

@@ -5,8 +5,9 @@ gives — the same texts, labels, line or row numbers, rejects (file and line) a
 ``SourceStats`` — cut into :class:`RowBatch` es of consecutive rows. Two formats are read column-wise:
 
 - **JSON Lines** (compressed or not, whole or a byte range): lines are collected ``batch_rows`` at a time
-  (the first batches smaller: :data:`FIRST_BATCH_ROWS`, doubled up to ``batch_rows``) and parsed by orjson; a batch whose every line is a JSON object with a string text, string (or absent)
-  label cells and no float cell becomes columns directly. The file's first line (byte-order mark, UTF-16
+  (the first batches smaller: :data:`FIRST_BATCH_ROWS`, doubled up to ``batch_rows``) and parsed by
+  orjson; a batch whose every line is a JSON object with a string text, string (or absent) label cells
+  and no float cell becomes columns directly. The file's first line (byte-order mark, UTF-16
   and "not JSON Lines" checks) and any batch holding anything else (a malformed line, invalid UTF-8,
   another cell type) are read by the JSON Lines reader itself, line by line, so their records and rejects
   are its own;
