@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from tokenloom.corpus.formats.batches import BATCH_ROWS, RowBatch, read_file_batches
+from tokenloom.corpus.formats.batches import BATCH_ROWS, RowBatch, ramped, read_file_batches
 from tokenloom.corpus.parts import Corpus, CorpusPart, TableGroups
 from tokenloom.corpus.plan import CorpusTask
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, SourceStats, reject
@@ -64,15 +64,15 @@ def read_table_task(
     """(part, texts, row numbers) of a task of table ``table`` that is not aligned: each part's rows handed
     over when it holds ``chunk_size`` of them, then every part's rest in first-seen order — the pieces
     :func:`read_corpus_task` makes of its records; ``held_rows``: also every part's rows whenever that
-    many are held in all (other pieces, the same texts of each part in the same order); the first
-    handovers come after fewer rows (``held_rows`` / 8, doubled at each), so a consumer starts early."""
+    many are held in all (other pieces, the same texts of each part in the same order), the first
+    handovers after fewer rows (:func:`~tokenloom.corpus.formats.batches.ramped`)."""
     groups = TableGroups(table, align=None, errors=errors, stats=stats)
     handed = 0
     for batch in read_task_batches(
         task, columns=columns, errors=errors, stats=stats, max_line_bytes=max_line_bytes
     ):
         cells = (batch.langs, batch.scripts, batch.slices)
-        held = None if held_rows is None else max(1, held_rows >> max(0, 3 - handed))
+        held = None if held_rows is None else ramped(held_rows, handed)
         pieces = list(groups.add_columns(batch.texts, cells, batch.numbers, chunk_size, held))
         handed += bool(pieces)  # batches that handed rows over
         yield from pieces

@@ -5,14 +5,14 @@
 - ``pool``: the local worker pool (:func:`ordered_map`, per-job time limits, crashed workers replaced);
 - ``distributed``: Ray (its import, start-up and ``RAY_ADDRESS`` handling, :func:`ray_map`).
 
-Every batch job — a report, image preprocessing, writing token shards — hands its plan's tasks here;
-none starts its own pool.
+Every batch job — a report, image preprocessing, writing token shards — hands its plan's tasks to
+:func:`run_tasks`; none starts its own pool. ``pool`` and ``distributed`` are reached only through
+``run``, so this package exports neither's entry points.
 """
 
 from __future__ import annotations
 
-from tokenloom.execute.distributed import import_ray, init_ray, ray_map
-from tokenloom.execute.pool import StartMethod, ordered_map
+from tokenloom.execute.pool import StartMethod
 from tokenloom.execute.run import Distributor, JobLimit, Progress, ResultStore, run_tasks, worker_count
 
 __all__ = [
@@ -21,10 +21,6 @@ __all__ = [
     "Progress",
     "ResultStore",
     "StartMethod",
-    "import_ray",
-    "init_ray",
-    "ordered_map",
-    "ray_map",
     "run_tasks",
     "worker_count",
 ]

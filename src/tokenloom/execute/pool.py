@@ -1,8 +1,9 @@
 """The local worker pool: map a function over jobs in worker processes, yielding results in input order.
 
 :func:`ordered_map` is the one pool of worker processes in tokenloom; batch jobs reach it through
-:func:`tokenloom.execute.run_tasks` (image preprocessing with a per-file time limit, ``JobLimit``). Each worker process has its own pipe and runs one job at a time, so the parent knows which job
-every worker holds and since when:
+:func:`tokenloom.execute.run_tasks` only (image preprocessing with a per-file time limit, ``JobLimit``).
+Each worker process has its own pipe and runs one job at a time, so the parent knows which job every
+worker holds and since when:
 
 * a job running longer than ``timeout_s`` gets its worker killed (``SIGKILL``: a decoder stuck inside C
   code cannot be interrupted any other way) and replaced by a fresh one; ``on_timeout(job)`` gives its

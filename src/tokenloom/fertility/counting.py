@@ -41,6 +41,7 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
+from tokenloom.corpus.columnar import ramped
 from tokenloom.corpus.load import CorpusPart
 from tokenloom.fertility import metrics
 from tokenloom.fertility.counts import MORE_SUMS, ChunkCounts, SliceCounts
@@ -62,8 +63,8 @@ __all__ = [
 # what a report counts: everything, or documents, bytes, characters, tokens and their length distribution
 Metrics: TypeAlias = Literal["full", "lengths"]
 # metrics="lengths": texts of consecutive chunks (of any parts) encoded together in one ids-only engine call,
-# up to this many; a task's first calls take an eighth of it, doubled call after call, so the engine starts
-# soon after the task's first rows are read (the table readers hand rows over on the same schedule)
+# up to this many; a task's first calls are smaller (``ramped``), so the engine starts soon after the task's
+# first rows are read (the table readers hand rows over on the same schedule)
 LENGTHS_BATCH = 8192
 
 
@@ -171,7 +172,7 @@ class ChunkCounter:
         if self.options.metrics == "lengths" and self.executor is not None:
             encoded: dict[str, Future[FlatBatch | np.ndarray]] = {name: Future() for name in self.toks}
             self._held.append((texts, encoded))
-            if sum(len(t) for t, _ in self._held) >= LENGTHS_BATCH >> max(0, 3 - self._calls):
+            if sum(len(t) for t, _ in self._held) >= ramped(LENGTHS_BATCH, self._calls):
                 self.flush()
         else:
             encoded = {name: self._queue(self._encode, name, texts) for name in self.toks}

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from tokenloom.corpus.columnar import read_corpus_task
+from tokenloom.corpus.columnar import ramped, read_corpus_task
 from tokenloom.corpus.parts import CorpusPart
 from tokenloom.corpus.plan import CorpusTask
 from tokenloom.corpus.records import SourceStats
@@ -253,8 +253,9 @@ def _overlapped(
         for piece in pieces:
             held.setdefault(piece.part, []).append((piece.texts, piece.ids))
             batch.append((piece.part, piece.texts))
-            # the first calls are smaller (an eighth, doubled each call), so the engine starts early
-            if sum(len(ts) for _, ts in batch) >= _ENGINE_TEXTS >> max(0, 3 - len(calls)):
+            if sum(len(ts) for _, ts in batch) >= ramped(
+                _ENGINE_TEXTS, len(calls)
+            ):  # the engine starts early
                 submit()
         if batch:
             submit()

@@ -4,8 +4,8 @@
 run's ``encoding`` asks, see ``encoding.py``) or a reject
 kind and reason, plus the decoder's warnings; it never raises for one bad file. :func:`map_jobs` runs it
 over many jobs in input order (in this process or in worker processes with a per-file time limit) on the
-one executor of batch work (``tokenloom.execute.run_tasks``). ``shards.py`` writes the results; ``_distribute.py`` runs the same functions as
-Ray tasks. What it does not do: list inputs or write files.
+one executor of batch work (``tokenloom.execute.run_tasks``). ``shards.py`` writes the results;
+``_distribute.py`` runs the same functions as Ray tasks. What it does not do: list inputs or write files.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ gives — the same texts, labels, line or row numbers, rejects (file and line) a
 ``SourceStats`` — cut into :class:`RowBatch` es of consecutive rows. Two formats are read column-wise:
 
 - **JSON Lines** (compressed or not, whole or a byte range): lines are collected ``batch_rows`` at a time
-  (the first batches smaller: :data:`FIRST_BATCH_ROWS`, doubled up to ``batch_rows``) and parsed by
+  (the first batches smaller: :func:`ramped`) and parsed by
   orjson; a batch whose every line is a JSON object with a string text, string (or absent) label cells
   and no float cell becomes columns directly. The file's first line (byte-order mark, UTF-16
   and "not JSON Lines" checks) and any batch holding anything else (a malformed line, invalid UTF-8,
@@ -44,10 +44,16 @@ from tokenloom.corpus.formats.parquet import read_row_groups, row_group_records
 from tokenloom.corpus.lines import complete_line_blocks, iter_handle_blocks
 from tokenloom.corpus.records import DEFAULT_COLUMNS, Columns, Errors, Record, SourceStats
 
-__all__ = ["BATCH_ROWS", "RowBatch", "read_file_batches"]
+__all__ = ["BATCH_ROWS", "RowBatch", "ramped", "read_file_batches"]
 
 BATCH_ROWS = 4096  # rows per batch: large enough that per-batch work is small, small for memory
-FIRST_BATCH_ROWS = 512  # a JSON Lines read's first batch, doubled batch after batch up to BATCH_ROWS
+
+
+def ramped(full: int, done: int) -> int:
+    """The size of a read's batch (or handover, or engine call) after ``done`` of them: an eighth of
+    ``full``, then a quarter, a half, then ``full`` — so whoever consumes them starts soon after a file
+    opens, and the rest come at full size."""
+    return max(1, full >> max(0, 3 - done))
 
 
 @dataclass
@@ -200,8 +206,7 @@ class _JsonLines:
 
     def __init__(self, request: ReadRequest, batch_rows: int) -> None:
         self.request, self.batch_rows = request, batch_rows
-        self.size = min(batch_rows, FIRST_BATCH_ROWS)  # rows of the batch being collected: the first
-        # batches are small, so a consumer has rows to work on (an engine to start) soon after the file opens
+        self.batches = 0  # batches collected by extend: the next one holds ramped(batch_rows, batches)
         self.raws: list[bytes] = []
         self.offset = request.start  # bytes read (the next line's offset)
         self.at = Position(request.first_line)  # the next line's number
@@ -218,12 +223,13 @@ class _JsonLines:
         """Collect ``raws``; each batch that fills is read (:meth:`flush`)."""
         at = 0
         while at < len(raws):
-            take = raws[at : at + self.size - len(self.raws)]
+            size = ramped(self.batch_rows, self.batches)
+            take = raws[at : at + size - len(self.raws)]
             self.collect(take)
             at += len(take)
-            if len(self.raws) == self.size:
+            if len(self.raws) == size:
                 yield from self.flush()
-                self.size = min(2 * self.size, self.batch_rows)
+                self.batches += 1
 
     def flush(self, *, slow: bool = False) -> Iterator[RowBatch]:
         """The batch collected so far, read column-wise, or line by line by the reader."""
