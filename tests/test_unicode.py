@@ -210,6 +210,39 @@ def test_flat_word_spans_equal_per_text_segmentation_on_any_texts(texts: list[st
     assert (counts.tolist(), flat.tolist()) == _flat_reference(seg, texts, None)
 
 
+# where a segment's characters leave its word status to ICU: dictionary scripts (Thai, Lao, Khmer, Burmese,
+# Han, kana, Hangul) with their marks, the iteration mark, Hebrew quotes, connector punctuation, marks,
+# format characters and joiners, regional indicators, emoji, astral letters, line ends
+WORD_STATUS_TEXT = st.text(
+    alphabet="ภาษาไทยัิ์ ສະບາຍ ខ្មែរ မြန်မာ 中文字典々〆ひらがなカタカナー가나다ᄀ א'\"ב a1_‿.,:\u0301\u200d\u200c"
+    "\u00ad\u2060\U0001f1eb\U0001f1f7\U0001f468\U0001f469©\u202f\r\n 0٣\U0001e900\U00010330-",
+    max_size=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(WORD_STATUS_TEXT | st.text(max_size=15), max_size=5),
+    st.sampled_from([None, "tha_Thai", "jpn_Jpan", "kor_Hang", "heb_Hebr", "en-US-POSIX"]),
+)
+def test_flat_word_statuses_from_characters_equal_icu_statuses(texts: list[str], lang: str | None) -> None:
+    seg = U.IcuWordSegmenter()
+    counts, flat = seg.flat_word_spans(texts, lang)
+    assert (counts.tolist(), flat.tolist()) == _flat_reference(seg, texts, lang)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["0_\u0300", "a_\u0300", "a_\u0300b", "\u05d0'\u0300", "가\u0300", "가나", "々", "々々", "ภาษาไทย_\u0e31",
+     "ภาษาไทย_\u0e31 ภาษาไทย", "1ภาษาไทย_\u0e31", "中文_\u0300", "ひらがなカタカナ_\u0300", "\u0301a", "__", "_a"],
+)  # fmt: skip
+def test_flat_word_spans_where_icu_status_depends_on_more_than_the_first_character(text: str) -> None:
+    seg = U.IcuWordSegmenter()  # a word's status from its last letter and dictionary runs' shared status
+    for lang in (None, "tha_Thai"):
+        counts, flat = seg.flat_word_spans([text, "x", text], lang)
+        assert (counts.tolist(), flat.tolist()) == _flat_reference(seg, [text, "x", text], lang)
+
+
 def test_flat_word_spans_on_every_flores_language(shared_dir: Path) -> None:
     seg = U.IcuWordSegmenter()
     for path in sorted((shared_dir / "corpora" / "flores200" / "devtest").glob("*_*.txt")):

@@ -23,9 +23,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from tokenloom.unicode._word_rule import JOINER_RE, apply_word_rule
+from tokenloom.unicode._word_rule import apply_word_rule
 from tokenloom.unicode.flat import flat_spans, text_bases
-from tokenloom.unicode.scripts import ASTRAL, code_points, load_icu, utf16_to_codepoints
+from tokenloom.unicode.scripts import code_points, load_icu, utf16_to_codepoints
 
 __all__ = [
     "BatchSegmenter", "IcuWordSegmenter", "PerTextSegmenter", "Segmenter", "SegmenterName", "Span",
@@ -37,6 +37,90 @@ Span = tuple[int, int]
 # ICU word-break rule statuses: [0, 100) none (spaces, punctuation, emoji); 100.. number, 200.. letter,
 # 300.. kana, 400.. ideograph (UBRK_WORD_* in ubrk.h). A segment is a word when its status is >= 100.
 _WORD_STATUS_MIN = 100
+
+# A segment's rule status from its characters, for the word rules of ICU's root locale
+# (``BreakIterator.getRules()``: chained rules; the one-character rules of numbers, letters, Hebrew letters,
+# kana and ideographs, ``$X $ExFm* {tag}``, are tagged, every other rule that can end a segment on another
+# character is tagged only where it ends on connector punctuation, a Hebrew apostrophe, a Hangul syllable or
+# a Han or kana pair, and the rule that extends any other character by marks, format characters and joiners
+# is not tagged). A segment is a word when it starts with a ``_STARTS`` character and its last character
+# that is not a mark (``$ExFm``) is one of ``_TAILS`` (any marks after it), or one of ``_BARE_TAILS`` with
+# no mark after it. It is not a word when it starts with any other character but those of ``_UNSURE``
+# (marks at a text's start, connector punctuation: ``_`` alone is not a word, ``__`` is; regional
+# indicators; dictionary characters: ``々`` alone is not a word, ``々々`` is). ICU's dictionaries split a
+# run of Thai, Lao, Khmer, Burmese, Han, kana or Hangul, and give every piece the status of the run's last
+# piece; so a piece that is not sure also leaves the dictionary pieces before it to ICU, which answers for
+# every segment that is not sure (``getRuleStatus`` after ``following``).
+_EXFM = r"[\p{Word_Break=Extend}\p{Word_Break=Format}\p{Word_Break=ZWJ}]"
+_KANA_KANJI_HANGUL = r"[[:Han:][:Hiragana:][:Katakana:][\uac00-\ud7a3]]"
+_DICTIONARY = rf"[[:LineBreak=Complex_Context:]{_KANA_KANJI_HANGUL}]"
+_TAILS = (
+    r"[\p{Word_Break=Numeric}\p{Word_Break=Hebrew_Letter}\p{Word_Break=Katakana}[:Hiragana:]\p{Ideographic}"
+    rf"[\p{{Word_Break=ALetter}}-{_KANA_KANJI_HANGUL}]"
+    r"[[:LineBreak=Complex_Context:]-[\p{Word_Break=Extend}-[:Han:]]-[\p{Grapheme_Cluster_Break=Control}]]]"
+)
+_STARTS = rf"[{_TAILS}[\uac00-\ud7a3]]"
+_BARE_TAILS = rf"[{_TAILS}{_KANA_KANJI_HANGUL}\p{{Word_Break=ExtendNumLet}}\p{{Word_Break=Single_Quote}}]"
+_UNSURE = rf"[{_EXFM}\p{{Word_Break=ExtendNumLet}}\p{{Word_Break=Regional_Indicator}}{_DICTIONARY}]"
+# bits of a code point's entry in ``_char_classes()``; ``_JOINER``: UAX #29 ExtendNumLet (``_word_rule``)
+_START, _TAIL, _BARE_TAIL, _UNSURE_START, _MARK, _DICT, _JOINER, _ASTRAL = 1, 2, 4, 8, 16, 32, 64, 128
+
+
+@functools.cache
+def _char_classes() -> np.ndarray:
+    """[0x110000] uint8: the ``_START`` .. ``_ASTRAL`` bits of every code point (see the sets above)."""
+    icu = load_icu()
+    classes = np.zeros(0x110000, dtype=np.uint8)
+    sets = ((_STARTS, _START), (_TAILS, _TAIL), (_BARE_TAILS, _BARE_TAIL), (_UNSURE, _UNSURE_START),
+            (_EXFM, _MARK), (_DICTIONARY, _DICT), (r"[\p{Word_Break=ExtendNumLet}]", _JOINER))  # fmt: skip
+    for pattern, bit in sets:
+        for lo, hi in icu.UnicodeSet(pattern).ranges():
+            classes[ord(lo) : ord(hi) + 1] |= bit
+    classes[0x10000:] |= _ASTRAL
+    return classes
+
+
+def _locale_key(lang: str | None) -> str:
+    """The ICU locale of a language code: its language (``"tha_Thai"`` -> ``"tha"``), ``""`` for the root."""
+    return (lang or "").split("_")[0]
+
+
+def _word_iterator(key: str) -> Any:
+    icu = load_icu()
+    return icu.BreakIterator.createWordInstance(icu.Locale(key) if key else icu.Locale.getRoot())
+
+
+@functools.cache
+def _root_rules(key: str) -> bool:
+    """Whether the locale ``key`` breaks words by the root locale's rules (all but a few, e.g. en_US_POSIX)."""
+    return bool(_word_iterator(key).getRules() == _word_iterator("").getRules())
+
+
+def _word_flags(it: Any, classes: np.ndarray, spans: np.ndarray, units: np.ndarray) -> np.ndarray:
+    """[S] whether each segment of ``it``'s text is a word: ``classes`` [C] of its code points, ``spans``
+    [S, 2] the segments in code points, ``units`` [S] their starts in UTF-16 units; ICU answers where the
+    characters leave it unsure (see ``_STARTS`` above)."""
+    starts = spans[:, 0]
+    first = classes[starts]  # [S]
+    tail = spans[:, 1] - 1  # [S] the last character that is not a mark (below)
+    bare = (classes[tail] & _MARK) == 0  # [S]
+    marked = np.flatnonzero(~bare)
+    while marked.size:  # step back over the marks at the segments' ends
+        tail[marked] -= 1
+        marked = marked[tail[marked] >= starts[marked]]
+        marked = marked[(classes[tail[marked]] & _MARK) > 0]
+    last = classes[np.maximum(tail, starts)]  # [S] (a segment of marks only starts with one: not sure)
+    word = (first & _START) > 0
+    word &= ((last & _TAIL) > 0) | (bare & ((last & _BARE_TAIL) > 0))
+    unsure = np.where((first & _START) > 0, ~word, (first & _UNSURE_START) > 0)  # [S]
+    for s in np.flatnonzero(unsure).tolist()[::-1]:  # the dictionary pieces before an unsure one
+        while s > 0 and first[s] & _DICT and not unsure[s - 1]:
+            s -= 1
+            unsure[s] = True
+    for s in np.flatnonzero(unsure).tolist():  # ICU's rule status, at the segment's end
+        it.following(int(units[s]))
+        word[s] = it.getRuleStatus() >= _WORD_STATUS_MIN
+    return word
 
 
 @runtime_checkable
@@ -88,11 +172,10 @@ class IcuWordSegmenter:
 
     def _iterator(self, lang: str | None) -> Any:
         cache: dict[str, Any] = self._local.__dict__.setdefault("cache", {})
-        key = (lang or "").split("_")[0]
+        key = _locale_key(lang)
         it = cache.get(key)
         if it is None:
-            icu = load_icu()
-            it = icu.BreakIterator.createWordInstance(icu.Locale(key) if key else icu.Locale.getRoot())
+            it = _word_iterator(key)
             cache[key] = it
         return it
 
@@ -119,26 +202,32 @@ class IcuWordSegmenter:
 
         One ``setText`` on the texts joined by ``"\\n"``: ICU always breaks before and after a line feed
         (UAX #29 WB3a/WB3b, and dictionary ranges stop there too), so no word crosses from one text to the
-        next. The per-text :meth:`word_spans` is the reference (``tests/test_unicode.py``)."""
+        next. The boundaries come in one call; whether a segment is a word is read from its characters where
+        they decide ICU's rule status (``_STARTS``), and asked of ICU only where they do not. The per-text
+        :meth:`word_spans`, which asks ICU for every segment, is the reference (``tests/test_unicode.py``)."""
 
         n = len(texts)
         joined = "\n".join(texts)
         it = self._iterator(lang)
         it.setText(joined)
-        flat: list[int] = []  # start, end, start, end, ... in UTF-16 units
-        prev = 0
-        status = it.getRuleStatus
-        for boundary in it:
-            if status() >= _WORD_STATUS_MIN:
-                flat += (prev, boundary)
-            prev = boundary
-        spans = np.array(flat, dtype=np.int64).reshape(-1, 2)  # [W, 2]
-        if ASTRAL.search(joined) is not None:  # UTF-16 units -> code points
-            cps = code_points(joined)  # [C]
+        ends = np.fromiter(it, dtype=np.int64)  # [S] UTF-16 offsets of the segments' ends
+        starts = np.zeros_like(ends)  # [S]
+        starts[1:] = ends[:-1]
+        spans = np.stack([starts, ends], axis=1)  # [S, 2] UTF-16 units
+        cps = code_points(joined)  # [C]
+        classes = _char_classes()[cps]  # [C]
+        if (classes & _ASTRAL).any():  # UTF-16 units -> code points
             units = 1 + (cps > 0xFFFF)  # [C] UTF-16 units per code point
             table = np.append(np.repeat(np.arange(cps.size), units), cps.size)  # [U + 1]
-            spans = table[spans]  # [W, 2]
-        if JOINER_RE.search(joined) is not None:  # the library's rule on segments with joiners
+            spans = table[spans]  # [S, 2] code points
+        if _root_rules(_locale_key(lang)):
+            word = _word_flags(it, classes, spans, starts)
+        else:  # another locale's rules (en_US_POSIX): ICU's status of every segment
+            it.first()
+            status = it.getRuleStatus
+            word = np.array([status() >= _WORD_STATUS_MIN for _ in it], dtype=bool)
+        spans = spans[word]  # [W, 2]
+        if (classes & _JOINER).any():  # the library's rule on segments with joiners
             kept = apply_word_rule(joined, [(int(a), int(b)) for a, b in spans.tolist()])
             spans = np.array(kept, dtype=np.int64).reshape(-1, 2)  # [W', 2]
         owner = np.searchsorted(text_bases(texts), spans[:, 0], side="right") - 1  # [W] text of each word
