@@ -89,6 +89,41 @@ def test_identical_ids_on_flores_devtest(shared_dir: Path, toks: dict[str, Token
     print(f"{kind}: {len(texts)} devtest lines, {sum(map(len, want))} tokens, 0 differ")
 
 
+def test_the_fast_engine_takes_a_batch_in_one_call_whatever_the_batch_size(
+    shared_dir: Path, toks: dict[str, Tokenizer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = _flores(shared_dir, "devtest", 3)  # 297 texts of 99 languages
+    tok = toks["bpe-byte-fallback"]
+    want = tok.with_engine("reference").encode_flat(texts, batch_size=50)
+    fast = tok.with_engine("gigatoken")
+    backend = fast._engines.ids_backend()
+    assert isinstance(backend, GigatokenBackend) and backend.capabilities.flat
+    assert not tok.with_engine("reference").backend.capabilities.flat  # its lists are made a batch at a time
+    calls: list[int] = []
+    engine = backend.handle
+    monkeypatch.setattr(backend, "_engine", _Counting(engine, calls))
+    got = fast.encode_flat(texts, batch_size=50)  # a call has a fixed cost; the arrays are all it holds
+    assert calls == [len(texts)]
+    for field in ("lengths", "ids", "offsets"):
+        assert np.array_equal(getattr(got, field), getattr(want, field)), field
+    assert fast.count_tokens(texts, batch_size=50).tolist() == want.lengths.tolist()
+    assert calls == [len(texts)] * 2
+
+
+class _Counting:
+    """A gigatoken engine that records the size of every batch call."""
+
+    def __init__(self, engine: object, calls: list[int]) -> None:
+        self._engine, self._calls = engine, calls
+
+    def encode_batch(self, texts: list[str]) -> object:
+        self._calls.append(len(texts))
+        return self._engine.encode_batch(texts)  # type: ignore[attr-defined]
+
+    def encode(self, text: str) -> object:
+        return self._engine.encode(text)  # type: ignore[attr-defined]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_identical_ids_on_all_of_flores_devtest(

@@ -60,6 +60,7 @@ class Capabilities:
     offsets: bool = True  # token offsets (the engine's, or derived from its decoder): words can be aligned
     vocabulary: bool = True  # vocab_size is known: ids can be range-checked, Rényi efficiency computed
     normalizer: bool = True  # normalize_batch is the engine's own normalization (identity when it has none)
+    flat: bool = False  # encode_batch_flat builds no per-text lists: a call of any size holds only its arrays
 
 
 class EngineBackend(Protocol):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -136,6 +137,7 @@ class GigatokenBackend:
     def __init__(self, reference: EngineBackend, engine: Any) -> None:
         self._ref = reference
         self._engine = engine
+        self._capabilities = replace(reference.capabilities, flat=True)  # ids come as arrays
 
     kind = "gigatoken"
 
@@ -153,7 +155,7 @@ class GigatokenBackend:
 
     @property
     def capabilities(self) -> Capabilities:
-        return self._ref.capabilities
+        return self._capabilities
 
     @property
     def unk_id(self) -> int | None:
