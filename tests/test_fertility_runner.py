@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -165,6 +166,27 @@ def test_every_format_gives_the_same_counts(mix: dict[str, Any], toks: dict[str,
     assert len(reports) == len(SMALL) and len(first) == 2 * (1 + 2 * len(LANGS))  # all, language, script
     for name, df in reports.items():
         pd.testing.assert_frame_equal(df, first, check_exact=True, obj=name)
+
+
+def test_the_encoding_threads_start_once_per_process(
+    mix: dict[str, Any], toks: dict[str, Tokenizer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tasks share two encoding threads: starting a thread waits for the GIL, which the engines' threads
+    and the counting hold in turn."""
+    started: list[str] = []
+    start = threading.Thread.start
+
+    def counted(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", counted)
+    runs = [
+        _report(toks, str(mix["root"] / "small"), RunConfig(task_bytes=TASK_BYTES), metrics=m)
+        for m in ("full", "lengths")
+    ]
+    assert all(df.attrs["tasks"]["tasks"] >= len(SMALL) for df in runs)
+    assert len([n for n in started if n.startswith("fertility-encode")]) <= 2
 
 
 @pytest.mark.slow

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor, Future, wait
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal, TypeAlias
@@ -138,6 +138,7 @@ class ChunkCounter:
         self.pivot_tokens: dict[tuple[str, str], dict[Any, int]] = {}  # (tokenizer, align) -> id -> tokens
         self._held: list[tuple[list[str], dict[str, Future[FlatBatch | np.ndarray]]]] = []  # not queued yet
         self._calls = 0  # engine calls of held chunks so far
+        self._queued: list[Future[Any]] = []  # on the executor, till settle()
 
     def _encode(self, name: str, texts: list[str]) -> FlatBatch | np.ndarray:
         opts = self.options
@@ -156,7 +157,14 @@ class ChunkCounter:
     ) -> Future[FlatBatch | np.ndarray]:
         if self.executor is None:
             return _now(lambda: func(*args))
-        return self.executor.submit(func, *args)
+        future = self.executor.submit(func, *args)
+        self._queued.append(future)
+        return future
+
+    def settle(self) -> None:
+        """Wait until every encoding this counter queued has ended (the executor outlives the counter)."""
+        wait(self._queued)
+        self._queued.clear()
 
     def submit(
         self,

@@ -42,14 +42,14 @@ import hashlib
 import os
 import pickle
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from tokenloom.corpus.columnar import read_corpus_task
+from tokenloom.corpus.columnar import Piece, read_corpus_task
 from tokenloom.corpus.parts import CorpusPart
 from tokenloom.corpus.plan import CorpusTask
 from tokenloom.corpus.records import Columns, Errors, SourceStats
@@ -152,6 +152,19 @@ def _keep(part: CorpusPart, phase: Phase, pivot: str | None) -> bool:
     return phase == "all" or (phase == "pivot") == is_pivot
 
 
+_POOLS: dict[int, ThreadPoolExecutor] = {}  # this process's encoding threads (a forked worker starts its own)
+
+
+def _encode_pool() -> ThreadPoolExecutor:
+    """Two threads, so one tokenizer's array work (GIL-bound) overlaps the other's engine call (GIL
+    released); started once per process, not per task: starting a thread waits for the GIL."""
+    pid = os.getpid()
+    if pid not in _POOLS:
+        _POOLS.clear()
+        _POOLS[pid] = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fertility-encode")
+    return _POOLS[pid]
+
+
 def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counting: Counting) -> TaskResult:
     """Count one task's texts of ``phase`` (premiums against ``pivot_tokens``) into a :class:`TaskResult`."""
     cfg = counting.config
@@ -161,54 +174,55 @@ def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counti
     seg = batch_segmenter(counting.segmenter)
     seg_name = seg.name if cfg.metrics == "full" else ""
     table = SliceTable(counting.toks, config=cfg, pivot=counting.pivot, segmenter=seg_name)
-    stats, whole, docs = SourceStats(), [], 0
+    stats = SourceStats()
     chunk = cfg.chunk_size if cfg.metrics == "full" else max(cfg.chunk_size, LENGTHS_CHUNK)
-    parts: dict[tuple[str, str], CorpusPart] = {}
-    # two threads: one tokenizer's array work (GIL-bound) overlaps the other's engine call (GIL released)
-    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fertility-encode") if cfg.prefetch else None
-    with pool or contextlib.nullcontext():
-        counter = ChunkCounter(
-            counting.toks, pivot=counting.pivot, segmenter=seg, options=options,
-            slice_config=counting.slice_config, executor=pool, reference=counting.reference,
-        )  # fmt: skip
-        counter.pivot_tokens.update(pivot_tokens)  # read only here: tasks given them count no pivot text
-        pieces = read_corpus_task(
-            task, columns=counting.columns, errors=counting.errors, stats=stats, chunk_size=chunk,
-            first=counting.pivot, held_rows=chunk if cfg.metrics == "lengths" else None,
-        )  # fmt: skip
-        # the pieces being encoded while the next ones are read, counted in order: the last one (full
-        # metrics), or up to twice a chunk of texts (lengths: a table hands several parts over at once)
-        queued: deque[tuple[list[Any], int]] = deque()
-        ahead = 0 if cfg.metrics == "full" else 2 * chunk
-        for piece in pieces:
-            if not _keep(piece.part, phase, counting.pivot):
-                continue
-            docs += len(piece.texts)
-            parts.setdefault((piece.part.slice_kind, piece.part.slice), piece.part)
-            if piece.whole:
-                while queued:
-                    collect_piece(counter, table, queued.popleft()[0])
-                whole += count_part(
-                    counter,
-                    table,
-                    piece.part,
-                    piece.texts,
-                    piece.ids,
-                    chunk_size=chunk,
-                    finish=False,
-                )
-            else:
-                queued.append(
-                    (submit_piece(counter, table, piece.part, piece.texts, piece.ids), len(piece.texts))
-                )
-                while len(queued) > 1 and sum(n for _, n in queued) - queued[-1][1] >= ahead:
-                    collect_piece(counter, table, queued.popleft()[0])
-        while queued:
-            collect_piece(counter, table, queued.popleft()[0])
+    counter = ChunkCounter(
+        counting.toks, pivot=counting.pivot, segmenter=seg, options=options, slice_config=counting.slice_config,
+        executor=_encode_pool() if cfg.prefetch else None, reference=counting.reference,
+    )  # fmt: skip
+    counter.pivot_tokens.update(pivot_tokens)  # read only here: tasks given them count no pivot text
+    pieces = read_corpus_task(
+        task, columns=counting.columns, errors=counting.errors, stats=stats, chunk_size=chunk,
+        first=counting.pivot, held_rows=chunk if cfg.metrics == "lengths" else None,
+    )  # fmt: skip
+    kept = (p for p in pieces if _keep(p.part, phase, counting.pivot))
+    try:
+        docs, whole, parts = _count_pieces(counter, table, kept, chunk, ahead=cfg.metrics == "lengths")
+    finally:
+        counter.settle()  # no encoding of this task outlives it: the threads go on to the next
     made = {} if pivot_tokens else counter.pivot_tokens  # a task given the pivot's counts makes none
-    return TaskResult(
-        task.id, phase, table.export(whole), made, stats, docs, task.bytes, list(parts.values())
-    )
+    return TaskResult(task.id, phase, table.export(whole), made, stats, docs, task.bytes, parts)
+
+
+def _count_pieces(
+    counter: ChunkCounter, table: SliceTable, pieces: Iterable[Piece], chunk: int, *, ahead: bool
+) -> tuple[int, list[CorpusPart], list[CorpusPart]]:
+    """Count a task's pieces: (texts, the parts closed here, every part met). The pieces being encoded while
+    the next ones are read are counted in order: the last one (full metrics), or with ``ahead`` up to twice
+    a chunk of texts (lengths: a table hands several parts over at once)."""
+    docs, whole = 0, []
+    parts: dict[tuple[str, str], CorpusPart] = {}
+    queued: deque[tuple[list[Any], int]] = deque()
+    for piece in pieces:
+        docs += len(piece.texts)
+        parts.setdefault((piece.part.slice_kind, piece.part.slice), piece.part)
+        if piece.whole:
+            while queued:
+                collect_piece(counter, table, queued.popleft()[0])
+            whole += count_part(
+                counter, table, piece.part, piece.texts, piece.ids, chunk_size=chunk, finish=False
+            )
+        else:
+            queued.append(
+                (submit_piece(counter, table, piece.part, piece.texts, piece.ids), len(piece.texts))
+            )
+            while len(queued) > 1 and sum(n for _, n in queued) - queued[-1][1] >= (
+                2 * chunk if ahead else 0
+            ):
+                collect_piece(counter, table, queued.popleft()[0])
+    while queued:
+        collect_piece(counter, table, queued.popleft()[0])
+    return docs, whole, list(parts.values())
 
 
 _WORKER: dict[str, Any] = {}  # the settings of this worker process (set by _init_worker)
