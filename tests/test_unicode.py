@@ -162,6 +162,25 @@ def test_letter_script_variety_matches_a_per_text_count() -> None:
     assert U.letter_script_variety([]).tolist() == []
     for t in texts:  # the pre-filter never hides a code-mixed text
         assert len(U.letter_scripts(t)) <= U.letter_script_variety([t])[0]
+    for share in (0.0, 0.1, 0.5):
+        want_mixed = {i: U.letter_scripts(t, min_share=share) for i, t in enumerate(texts) if want[i] >= 2}
+        assert U.code_mixed_scripts(texts, min_share=share) == want_mixed
+    assert U.code_mixed_scripts([]) == {}
+
+
+# letters of scripts that merge (Han, kana, Hangul), others, marks, digits and spaces
+MIXED_TEXT = st.text(alphabet="ab日本のテ한국Ωπабनम\u0301 1\U0001e900", max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(MIXED_TEXT | st.text(max_size=10), max_size=8), st.sampled_from([0.0, 0.1, 0.34]))
+def test_code_mixed_scripts_equal_letter_scripts_per_text(texts: list[str], share: float) -> None:
+    variety = U.letter_script_variety(texts).tolist()
+    assert variety == [
+        len({U.script_of(c) for c in t if c.isalpha()} - {"Zyyy", "Zinh", "Zzzz"}) for t in texts
+    ]
+    want = {i: U.letter_scripts(t, min_share=share) for i, t in enumerate(texts) if variety[i] >= 2}
+    assert U.code_mixed_scripts(texts, min_share=share) == want
 
 
 def _flat_reference(seg: U.IcuWordSegmenter, texts: list[str], lang: str | None) -> tuple[list, list]:

@@ -31,7 +31,7 @@ import numpy as np
 from tokenloom.corpus.parts import parse_lang_code
 from tokenloom.evaluate.items import Items
 from tokenloom.fertility.slices import mixed_name
-from tokenloom.unicode import dominant_script, letter_script_variety, letter_scripts, usual_script
+from tokenloom.unicode import code_mixed_scripts, dominant_script, letter_scripts, usual_script
 
 __all__ = ["BASE_KINDS", "Slice", "item_scripts", "item_slices", "transliterated_langs"]
 
@@ -89,9 +89,9 @@ def _groups(kind: str, values: list[str | None]) -> list[Slice]:
 
 def _code_mixed(texts: list[str], lang: list[str] | None, min_share: float) -> list[str | None]:
     out: list[str | None] = [None] * len(texts)
-    for i in np.flatnonzero(letter_script_variety(texts) >= 2).tolist():
+    for i, found in code_mixed_scripts(texts, min_share=min_share).items():
         base, label_script = _split(lang[i]) if lang is not None else ("und", None)
-        name = mixed_name(letter_scripts(texts[i], min_share=min_share), label_script)
+        name = mixed_name(found, label_script)
         if "+" in name:
             out[i] = f"{base}_{name}"
     return out

@@ -40,7 +40,7 @@ from tokenloom.corpus.load import CorpusPart
 from tokenloom.errors import ConfigError
 from tokenloom.fertility.metrics import digit_runs
 from tokenloom.fertility.perturb import PERTURBATIONS, Perturbation, perturb
-from tokenloom.unicode import dominant_script, letter_script_variety, letter_scripts, transliterate
+from tokenloom.unicode import code_mixed_scripts, dominant_script, transliterate
 
 __all__ = [
     "KIND_ORDER",
@@ -161,9 +161,8 @@ def memberships(
     if part.slice_kind == "code_mixed" or not config.code_mixed:
         return out
     mixed: dict[str, list[int]] = {}
-    # only texts whose letters come from 2+ scripts can be code-mixed (vectorized pre-filter, exact)
-    for i in np.flatnonzero(letter_script_variety(texts) >= 2).tolist():
-        found = letter_scripts(texts[i], min_share=config.mixed_min_share)
+    # only texts whose letters come from 2+ scripts can be code-mixed
+    for i, found in code_mixed_scripts(texts, min_share=config.mixed_min_share).items():
         name = mixed_name(found, part.script)
         if "+" in name:  # two or more scripts, also in the part's own naming
             mixed.setdefault(name, []).append(i)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from tokenloom.unicode.scripts import (
     char_scripts,
+    code_mixed_scripts,
     code_points,
     dominant_script,
     letter_script_variety,
@@ -48,6 +49,7 @@ __all__ = [
     "WhitespaceSegmenter",
     "batch_segmenter",
     "char_scripts",
+    "code_mixed_scripts",
     "code_points",
     "count_words",
     "dominant_script",

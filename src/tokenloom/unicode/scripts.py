@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "ASTRAL", "COMMON", "INHERITED", "UNKNOWN", "char_scripts", "code_points", "dominant_script",
+    "ASTRAL", "COMMON", "INHERITED", "UNKNOWN", "char_scripts", "code_mixed_scripts", "code_points", "dominant_script",
     "letter_script_variety", "letter_scripts", "load_icu", "script_of", "usual_script", "utf16_to_codepoints",
 ]  # fmt: skip
 
@@ -101,6 +101,11 @@ def _letter_counts(text: str) -> Counter[str]:
         sc = table[ch] if ch in table else _letter_script(ch)
         if sc is not None:
             counts[sc] += k
+    return _merge_families(counts)
+
+
+def _merge_families(counts: Counter[str]) -> Counter[str]:
+    """``counts`` (letters per script) with Japanese and Korean script combinations merged, in place."""
     for family, members in _FAMILIES:
         present = set(counts) & members
         if len(present) >= 2 or (family == "Jpan" and present & {"Hira", "Kana"}):
@@ -138,7 +143,10 @@ def letter_scripts(text: str, *, min_share: float = 0.0) -> tuple[str, ...]:
     Japanese (Han + Hiragana + Katakana) and Korean (Hangul + Han) combinations are reported as one
     writing system, ``"Jpan"`` / ``"Kore"``, so that they do not count as code-mixing.
     """
-    counts = _letter_counts(text)
+    return _shares(_letter_counts(text), min_share)
+
+
+def _shares(counts: Counter[str], min_share: float) -> tuple[str, ...]:
     total = sum(counts.values())
     if not total:
         return ()
@@ -153,28 +161,44 @@ def letter_script_variety(texts: Sequence[str]) -> Any:
     each text come from. Vectorized over all texts (one code-point array, one lookup per distinct character);
     ``len(letter_scripts(t)) <= letter_script_variety([t])[0]``, so only texts with 2 or more can be
     code-mixed. Reference: ``len({script of each letter})`` per text (``tests/test_unicode.py``)."""
+    _, counts = _script_letter_counts(texts)
+    return (counts > 0).sum(axis=1)
 
+
+def code_mixed_scripts(texts: Sequence[str], *, min_share: float = 0.0) -> dict[int, tuple[str, ...]]:
+    """``{i: letter_scripts(texts[i], min_share=min_share)}`` for the texts whose letters come from two or
+    more scripts (:func:`letter_script_variety`), from the letters per script of every text counted at once."""
+    names, counts = _script_letter_counts(texts)
+    mixed = np.flatnonzero((counts > 0).sum(axis=1) >= 2)
+    out = {}
+    for i, row in zip(mixed.tolist(), counts[mixed].tolist(), strict=True):
+        per_script = Counter({name: k for name, k in zip(names, row, strict=True) if k})
+        out[i] = _shares(_merge_families(per_script), min_share)
+    return out
+
+
+def _script_letter_counts(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """(the K scripts present, sorted; [n, K] letters of each text in each), raw scripts, one lookup per
+    distinct character and one ``bincount`` of (text, script) pairs."""
     n = len(texts)
     chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
     cps = code_points("".join(texts))  # [C]
     if cps.size == 0:
-        return np.zeros(n, dtype=np.int64)
+        return [], np.zeros((n, 0), dtype=np.int64)
     seen = np.zeros(int(cps.max()) + 1, dtype=bool)
     seen[cps] = True
     uniq = np.flatnonzero(seen)  # [U] distinct code points, sorted (no sort of all C)
     table = _LETTER_SCRIPT
     names = [table[ch] if ch in table else _letter_script(ch) for ch in map(chr, uniq.tolist())]
-    codes = {name: k for k, name in enumerate(sorted({x for x in names if x is not None}))}
-    if not codes:
-        return np.zeros(n, dtype=np.int64)
+    scripts = sorted({x for x in names if x is not None})
+    codes = {name: k for k, name in enumerate(scripts)}
     lookup = np.full(int(uniq[-1]) + 1, -1, dtype=np.int64)  # code point -> script code (-1: not a letter)
     lookup[uniq] = [codes[x] if x is not None else -1 for x in names]
     sid = lookup[cps]  # [C]
+    letter = sid >= 0  # [C]
     text = np.repeat(np.arange(n, dtype=np.int64), chars)  # [C] text of each code point
-    variety = np.zeros(n, dtype=np.int64)
-    for k in range(len(codes)):  # a part's letters come from few scripts
-        variety += np.bincount(text[sid == k], minlength=n) > 0
-    return variety
+    pairs = text[letter] * len(scripts) + sid[letter]  # [L] (text, script) of each letter
+    return scripts, np.bincount(pairs, minlength=n * len(scripts)).reshape(n, len(scripts))  # [n, K]
 
 
 def code_points(text: str) -> np.ndarray:
