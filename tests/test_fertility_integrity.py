@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -140,9 +141,15 @@ def test_id_sets_equal_python_sets() -> None:
     distinct, only, pairs = R.vocabulary_use(langs)
     assert {k: int(np.unpackbits(v).sum()) for k, v in sets.items()} == distinct
     assert M.unique_ids(sets) == only
+    got = M.id_overlaps(sets)
+    assert sorted(got) == sorted(pairs)
     for (a, b), (shared, jaccard) in pairs.items():
-        got = M.id_overlap(sets[a], sets[b])
-        assert got[0] == shared and (got[1] == pytest.approx(jaccard) or jaccard != jaccard)
+        assert got[(a, b)][0] == shared
+        assert got[(a, b)][1] == jaccard or (math.isnan(jaccard) and math.isnan(got[(a, b)][1]))
+    wide = {
+        k: M.id_set(np.bincount(np.array(v) * 3000, minlength=150_000), 150_000) for k, v in langs.items()
+    }
+    assert M.id_overlaps(wide) == M.id_overlaps(sets)  # ids past the first block of unpacked ids
 
 
 # ---------------------------------------------------------------- FLORES-200, against an independent walk

@@ -191,10 +191,9 @@ class SliceTable:
     def overlap(self) -> list[tuple[str, str, str, int, float]]:
         """(tokenizer, language a, language b, shared ids, Jaccard) for every pair of language slices."""
         return [
-            (name, a, b, *metrics.id_overlap(sets[a], sets[b]))
+            (name, a, b, *pair)
             for name, sets in self.id_sets.items()
-            for i, a in enumerate(sorted(sets))
-            for b in sorted(sets)[i + 1 :]
+            for (a, b), pair in metrics.id_overlaps(sets).items()
         ]
 
     def histogram(self) -> list[tuple[Any, ...]]:

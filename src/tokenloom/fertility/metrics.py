@@ -35,7 +35,7 @@ Per slice (pure functions over per-text arrays):
   characters / Σ characters;
 - vocabulary use (Limisiewicz et al. 2023): the distinct ids of a slice and their share of the vocabulary
   (from its id histogram), the ids no other language uses and the overlap of two languages' id sets
-  (:func:`id_set`, :func:`unique_ids`, :func:`id_overlap`: packed bitsets of ``ceil(V / 8)`` bytes, merged
+  (:func:`id_set`, :func:`unique_ids`, :func:`id_overlaps`: packed bitsets of ``ceil(V / 8)`` bytes, merged
   by ``|``);
 - normalized sequence length against a reference tokenizer (Dagan et al. 2024) = Σ tokens / Σ reference
   tokens, with the same bootstrap as fertility;
@@ -78,7 +78,7 @@ __all__ = [
     "count_flat",
     "count_numbers",
     "digit_runs",
-    "id_overlap",
+    "id_overlaps",
     "id_set",
     "percentile_interval",
     "premium_stats",
@@ -353,10 +353,6 @@ def id_set(id_counts: np.ndarray, vocab_size: int) -> np.ndarray:
     return np.packbits(used)
 
 
-def _popcount(bits: np.ndarray) -> int:
-    return int(np.unpackbits(bits).sum())
-
-
 def unique_ids(sets: Mapping[str, np.ndarray]) -> dict[str, int]:
     """Per key, the ids of its bitset (:func:`id_set`, all of one vocabulary) that no other key's has."""
     keys = list(sets)
@@ -369,10 +365,29 @@ def unique_ids(sets: Mapping[str, np.ndarray]) -> dict[str, int]:
     return {k: int(only[i].sum()) for i, k in enumerate(keys)}
 
 
-def id_overlap(a: np.ndarray, b: np.ndarray) -> tuple[int, float]:
-    """(shared ids, Jaccard |A ∩ B| / |A ∪ B|) of two bitsets (NaN when both are empty)."""
-    shared, union = _popcount(a & b), _popcount(a | b)
-    return shared, shared / union if union else math.nan
+_OVERLAP_IDS = 1 << 16  # ids of the bitsets unpacked at once (float32 counts up to this are exact)
+
+
+def id_overlaps(sets: Mapping[str, np.ndarray]) -> dict[tuple[str, str], tuple[int, float]]:
+    """(shared ids, Jaccard |A ∩ B| / |A ∪ B|, NaN when both are empty) of every two keys' bitsets
+    (:func:`id_set`, all of one vocabulary), keys in sorted order, ``a < b``: the shared ids of all pairs
+    are one product of the unpacked bitsets, a block of ids at a time."""
+    keys = sorted(sets)
+    if len(keys) < 2:
+        return {}
+    stack = np.stack([sets[k] for k in keys])  # [K, ceil(V / 8)]
+    shared = np.zeros((len(keys), len(keys)), dtype=np.int64)  # [K, K]
+    for lo in range(0, stack.shape[1], _OVERLAP_IDS // 8):
+        bits = np.unpackbits(stack[:, lo : lo + _OVERLAP_IDS // 8], axis=1).astype(np.float32)  # [K, ids]
+        shared += np.rint(bits @ bits.T).astype(np.int64)  # [K, K]
+    size = np.diag(shared).tolist()  # ids of each key
+    out = {}
+    for i, a in enumerate(keys):
+        for j in range(i + 1, len(keys)):
+            both = int(shared[i, j])
+            union = size[i] + size[j] - both
+            out[(a, keys[j])] = (both, both / union if union else math.nan)
+    return out
 
 
 def premium_stats(
