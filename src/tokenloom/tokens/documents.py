@@ -10,7 +10,8 @@ corpus are array operations, not a Python step per document.
   probability ``rate % 1``) and shuffled across the whole corpus — document numbers, in writing order.
 - :func:`write_split`: a split's documents cut into shards of whole documents of at most
   ``max_tokens_per_shard`` tokens (a longer document fills a shard alone); a shard's tokens are copied
-  from the tasks' ids a run of consecutive documents at a time (``writer.py`` writes the files).
+  from the tasks' ids a run of consecutive documents at a time (``writer.py`` writes the files, on a
+  thread, while the next shard's tokens are copied).
 - :func:`language_counts`: documents and tokens per language and split, for the manifest.
 
 Shapes: ``D`` kept documents, ``n`` documents of a split. What it does not do: read or encode texts
@@ -19,6 +20,7 @@ Shapes: ``D`` kept documents, ``n`` documents of a split. What it does not do: r
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,7 @@ import numpy as np
 
 from tokenloom.tokens.config import TokenizeConfig
 from tokenloom.tokens.encode import TaskTokens
-from tokenloom.tokens.writer import DOC_DTYPE, write_shard
+from tokenloom.tokens.writer import DOC_DTYPE, ShardFile, write_shard
 
 __all__ = ["Documents", "language_counts", "order_documents", "write_split"]
 
@@ -133,24 +135,36 @@ def write_split(
     langs = np.asarray(docs.langs, dtype=DOC_DTYPE["lang"])
     scripts = np.asarray(docs.scripts, dtype=DOC_DTYPE["script"])
     shards: list[dict[str, Any]] = []
-    first = 0
-    while first < len(order):
-        # the most documents from `first` whose tokens stay within the limit, and at least one
-        last = max(int(np.searchsorted(ends, ends[first] + limit, side="right")) - 1, first + 1)
-        chosen = order[first:last]
-        meta = np.zeros(len(chosen), DOC_DTYPE)
-        meta["lang"] = langs[docs.lang[chosen]]
-        meta["script"] = scripts[docs.script[chosen]]
-        meta["source"] = docs.source[chosen]
-        meta["bytes"] = docs.nbytes[chosen]
-        name = f"{split}-{len(shards):05d}"
-        files = write_shard(out, name, docs.ids(chosen), docs.length[chosen], meta, dtype)
-        shards.append({
-            "name": name, "split": split, "documents": len(chosen), "tokens": int(ends[last] - ends[first]),
-            "files": [f.as_dict() for f in files],
-        })  # fmt: skip
-        first = last
+    written: Future[list[ShardFile]] | None = None  # the shard before: written while the next is gathered
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenloom-shards") as writer:
+        first = 0
+        while first < len(order):
+            # the most documents from `first` whose tokens stay within the limit, and at least one
+            last = max(int(np.searchsorted(ends, ends[first] + limit, side="right")) - 1, first + 1)
+            chosen = order[first:last]
+            name = f"{split}-{len(shards):05d}"
+            meta, ids = _sidecar(docs, chosen, langs, scripts), docs.ids(chosen)
+            if written is not None:
+                shards[-1]["files"] = [f.as_dict() for f in written.result()]
+            written = writer.submit(write_shard, out, name, ids, docs.length[chosen], meta, dtype)
+            shards.append({
+                "name": name, "split": split, "documents": len(chosen), "tokens": int(ends[last] - ends[first]),
+                "files": [],
+            })  # fmt: skip
+            first = last
+        if written is not None:
+            shards[-1]["files"] = [f.as_dict() for f in written.result()]
     return shards
+
+
+def _sidecar(docs: Documents, chosen: np.ndarray, langs: np.ndarray, scripts: np.ndarray) -> np.ndarray:
+    """[n] DOC_DTYPE rows of documents ``chosen`` (their token counts are filled in by ``write_shard``)."""
+    meta = np.zeros(len(chosen), DOC_DTYPE)
+    meta["lang"] = langs[docs.lang[chosen]]
+    meta["script"] = scripts[docs.script[chosen]]
+    meta["source"] = docs.source[chosen]
+    meta["bytes"] = docs.nbytes[chosen]
+    return meta
 
 
 def language_counts(docs: Documents, train: np.ndarray, val: np.ndarray) -> dict[str, dict[str, int]]:

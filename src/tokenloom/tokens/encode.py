@@ -106,7 +106,8 @@ def _digested(texts: list[str], digest: Any) -> list[int]:
     if not texts:
         return []
     data = [t.encode("utf-8", "surrogatepass") for t in texts]
-    digest.update(b"\n".join(data) + b"\n")
+    digest.update(b"\n".join(data))
+    digest.update(b"\n")
     return list(map(len, data))
 
 
