@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -89,25 +90,29 @@ def test_identical_ids_on_flores_devtest(shared_dir: Path, toks: dict[str, Token
     print(f"{kind}: {len(texts)} devtest lines, {sum(map(len, want))} tokens, 0 differ")
 
 
-def test_the_fast_engine_takes_a_batch_in_one_call_whatever_the_batch_size(
-    shared_dir: Path, toks: dict[str, Tokenizer], monkeypatch: pytest.MonkeyPatch
+def test_a_report_gives_the_fast_engine_a_chunk_in_one_call(
+    shared_dir: Path, toks: dict[str, Tokenizer], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    texts = _flores(shared_dir, "devtest", 3)  # 297 texts of 99 languages
+    """``ReportConfig.batch_size`` bounds the lists an engine builds; the fast engine gives arrays, and a
+    call has a fixed cost, so a report hands it a chunk at once. Asked for a batch size, it keeps to it."""
+    texts = _flores(shared_dir, "devtest", 300, ("eng_Latn",))
+    (tmp_path / "eng_Latn.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
     tok = toks["bpe-byte-fallback"]
-    want = tok.with_engine("reference").encode_flat(texts, batch_size=50)
-    fast = tok.with_engine("gigatoken")
+    fast, ref = tok.with_engine("gigatoken"), tok.with_engine("reference")
+    assert fast.ids_flat and not ref.ids_flat
     backend = fast._engines.ids_backend()
-    assert isinstance(backend, GigatokenBackend) and backend.capabilities.flat
-    assert not tok.with_engine("reference").backend.capabilities.flat  # its lists are made a batch at a time
+    assert isinstance(backend, GigatokenBackend)
     calls: list[int] = []
-    engine = backend.handle
-    monkeypatch.setattr(backend, "_engine", _Counting(engine, calls))
-    got = fast.encode_flat(texts, batch_size=50)  # a call has a fixed cost; the arrays are all it holds
-    assert calls == [len(texts)]
-    for field in ("lengths", "ids", "offsets"):
-        assert np.array_equal(getattr(got, field), getattr(want, field)), field
-    assert fast.count_tokens(texts, batch_size=50).tolist() == want.lengths.tolist()
-    assert calls == [len(texts)] * 2
+    monkeypatch.setattr(backend, "_engine", _Counting(backend.handle, calls))
+    config = ReportConfig(batch_size=50, numbers=False)
+    got = fertility_report({"t": fast}, tmp_path, config=config)
+    assert calls == [300]
+    pd.testing.assert_frame_equal(
+        got, fertility_report({"t": ref}, tmp_path, config=config), check_exact=True
+    )
+    calls.clear()
+    assert fast.count_tokens(texts, batch_size=50).tolist() == ref.count_tokens(texts).tolist()
+    assert calls == [50] * 6
 
 
 class _Counting:

@@ -101,6 +101,12 @@ def _now(func: Callable[[], FlatBatch | np.ndarray]) -> Future[FlatBatch | np.nd
     return future
 
 
+def _batch_size(tok: Tokenizer, batch_size: int) -> int | None:
+    """Texts per engine call: ``batch_size`` bounds the lists an engine builds; an engine that gives flat
+    arrays takes a chunk in one call (a call has a fixed cost)."""
+    return None if tok.ids_flat else batch_size
+
+
 def _split(parts: list[tuple[int, int, Future[FlatBatch | np.ndarray]]], whole: Future[Any]) -> None:
     """Give each chunk's future its ``[lo:hi]`` of a finished joint call (or the call's error)."""
     error = whole.exception()
@@ -145,12 +151,15 @@ class ChunkCounter:
         with self.locks[name]:
             if opts.metrics == "lengths":  # ids only: no lists to bound, one engine call for the chunk
                 return self.toks[name].count_tokens(texts)
-            return self.toks[name].encode_flat(texts, decode=opts.roundtrip, batch_size=opts.batch_size)
+            tok = self.toks[name]
+            return tok.encode_flat(texts, decode=opts.roundtrip, batch_size=_batch_size(tok, opts.batch_size))
 
     def _encode_reference(self, texts: list[str]) -> np.ndarray:
         assert self.reference is not None
         with self.ref_lock:
-            return self.reference.count_tokens(texts, batch_size=self.options.batch_size)
+            return self.reference.count_tokens(
+                texts, batch_size=_batch_size(self.reference, self.options.batch_size)
+            )
 
     def _queue(
         self, func: Callable[..., FlatBatch | np.ndarray], *args: Any

@@ -54,7 +54,7 @@ class ReportConfig:
     seed: int = 0  # bootstrap seed: the same inputs give the same report
     level: float = 0.95  # interval coverage
     renyi_alpha: float = 2.5  # Rényi order α (Zouhar et al. 2023 find 2.5 correlates best with BLEU)
-    batch_size: int = 256  # texts per engine call; its Python lists are turned into arrays per batch
+    batch_size: int = 256  # texts per call of an engine that builds lists (one that gives arrays: a chunk)
     roundtrip: bool = True  # decode every text for the round-trip exact rate (NaN when off)
     prefetch: bool = True  # encode on two background workers while words are segmented and counted
     chunk_size: int = 1024  # texts counted at once: bounds memory, whatever the size of a language part

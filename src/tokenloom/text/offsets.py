@@ -86,10 +86,7 @@ def _batches(texts: Sequence[str], batch_size: int | None) -> list[Sequence[str]
 
 
 def _engine_ids(backend: EngineBackend, batches: list[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
-    """([n] tokens per text, [T] ids) of every batch, in the engine's ids-only call: one call for all of
-    them where that call builds no lists (``capabilities.flat``: a call has a fixed cost)."""
-    if backend.capabilities.flat and len(batches) > 1:
-        batches = [[t for b in batches for t in b]]
+    """([n] tokens per text, [T] ids) of every batch, in the engine's ids-only call."""
     parts = [backend.encode_batch_flat(b) for b in batches]
     if not parts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)

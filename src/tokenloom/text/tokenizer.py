@@ -114,6 +114,12 @@ class Tokenizer:
         """The ``engine`` this tokenizer was given: ``"auto"``, ``"gigatoken"`` or ``"reference"``."""
         return self._engines.engine
 
+    @property
+    def ids_flat(self) -> bool:
+        """Whether the engine that serves ids gives them as flat arrays, no per-text lists (gigatoken): a
+        batch size then bounds no lists, and one call for a whole batch saves the engine's cost per call."""
+        return self._engines.ids_backend().capabilities.flat
+
     def engine_info(self) -> dict[str, EngineUse]:
         """Which engine serves which job (``"ids"``, ``"offsets"``, ``"decode"``, ``"normalize"``,
         ``"export"``) and why; the first call decides (and verifies) the ids engine."""
@@ -164,11 +170,11 @@ class Tokenizer:
     def count_tokens(self, texts: Sequence[str], *, batch_size: int | None = None) -> np.ndarray:
         """[n] tokens per text: the lengths of :meth:`encode_batch`'s id lists, from the engine's ids-only
         batch call (no offsets, no decoding, no id lists where the engine counts), ``batch_size`` texts per
-        call (``None``, or an engine whose call builds no lists: one call)."""
+        call (``None``: one call)."""
         texts = list(texts)
+        step = batch_size or max(len(texts), 1)
         with clear_input_errors(texts):
             ids = self._engines.ids_backend()
-            step = _step(ids, batch_size, len(texts))
             parts = [ids.count_batch(texts[s : s + step]) for s in range(0, len(texts), step)]
         return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
@@ -177,11 +183,11 @@ class Tokenizer:
     ) -> tuple[np.ndarray, np.ndarray]:
         """([n] tokens per text, [T] ids, texts one after another): :meth:`encode_batch`'s ids as two flat
         arrays from the engine's ids-only batch call (no offsets, no lists of Python ints), ``batch_size``
-        texts per call (``None``, or an engine whose call builds no lists: one call)."""
+        texts per call (``None``: one call)."""
         texts = list(texts)
+        step = batch_size or max(len(texts), 1)
         with clear_input_errors(texts):
             ids = self._engines.ids_backend()
-            step = _step(ids, batch_size, len(texts))
             parts = [ids.encode_batch_flat(texts[s : s + step]) for s in range(0, len(texts), step)]
         if not parts:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -345,12 +351,6 @@ class Tokenizer:
             )
         self.record = record
         return path
-
-
-def _step(backend: EngineBackend, batch_size: int | None, n: int) -> int:
-    """Texts per engine call: ``batch_size``, or all ``n`` at once (``None``, or an engine whose ids-only call
-    builds no lists: a call has a fixed cost and holds only its arrays)."""
-    return batch_size if batch_size and not backend.capabilities.flat else max(n, 1)
 
 
 @dataclass
