@@ -234,7 +234,8 @@ def test_flat_word_spans_equal_per_text_segmentation_on_any_texts(texts: list[st
 # format characters and joiners, regional indicators, emoji, astral letters, line ends
 WORD_STATUS_TEXT = st.text(
     alphabet="ภาษาไทยัิ์ ສະບາຍ ខ្មែរ မြန်မာ 中文字典々〆ひらがなカタカナー가나다ᄀ א'\"ב a1_‿.,:\u0301\u200d\u200c"
-    "\u00ad\u2060\U0001f1eb\U0001f1f7\U0001f468\U0001f469©\u202f\r\n 0٣\U0001e900\U00010330-",
+    "\u00ad\u2060\U0001f1eb\U0001f1f7\U0001f468\U0001f469©\u202f\r\n 0٣\U0001e900\U00010330-"
+    "\U00016fe4\U00016ff0\u2139\U0001f170",
     max_size=25,
 )
 
@@ -253,7 +254,8 @@ def test_flat_word_statuses_from_characters_equal_icu_statuses(texts: list[str],
 @pytest.mark.parametrize(
     "text",
     ["0_\u0300", "a_\u0300", "a_\u0300b", "\u05d0'\u0300", "가\u0300", "가나", "々", "々々", "ภาษาไทย_\u0e31",
-     "ภาษาไทย_\u0e31 ภาษาไทย", "1ภาษาไทย_\u0e31", "中文_\u0300", "ひらがなカタカナ_\u0300", "\u0301a", "__", "_a"],
+     "ภาษาไทย_\u0e31 ภาษาไทย", "1ภาษาไทย_\u0e31", "中文_\u0300", "ひらがなカタカナ_\u0300", "\u0301a", "__", "_a",
+     " \U00016fe4", ". \U00016fe4", " \U00016ff0\U00016ff0", " \u200d\u2139", "!\u200d\U0001f170"],
 )  # fmt: skip
 def test_flat_word_spans_where_icu_status_depends_on_more_than_the_first_character(text: str) -> None:
     seg = U.IcuWordSegmenter()  # a word's status from its last letter and dictionary runs' shared status

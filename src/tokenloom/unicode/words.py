@@ -62,21 +62,25 @@ _TAILS = (
 _STARTS = rf"[{_TAILS}[\uac00-\ud7a3]]"
 _BARE_TAILS = rf"[{_TAILS}{_KANA_KANJI_HANGUL}\p{{Word_Break=ExtendNumLet}}\p{{Word_Break=Single_Quote}}]"
 _UNSURE = rf"[{_EXFM}\p{{Word_Break=ExtendNumLet}}\p{{Word_Break=Regional_Indicator}}{_DICTIONARY}]"
+# marks and emoji that also start a tagged rule (U+16FE4, an Extend ideograph; U+2139, an emoji letter): a
+# rule that ends on one chains into it, so " \U00016fe4" is a word; a segment that holds one is not sure
+_CHAINS = (
+    rf"[[{_EXFM}\p{{Extended_Pictographic}}]&[{_STARTS}{_KANA_KANJI_HANGUL}\p{{Word_Break=ExtendNumLet}}]]"
+)
 # bits of a code point's entry in ``_char_classes()``; ``_JOINER``: UAX #29 ExtendNumLet (``_word_rule``)
-_START, _TAIL, _BARE_TAIL, _UNSURE_START, _MARK, _DICT, _JOINER, _ASTRAL = 1, 2, 4, 8, 16, 32, 64, 128
+_START, _TAIL, _BARE_TAIL, _UNSURE_START, _MARK, _DICT, _JOINER, _CHAIN = 1, 2, 4, 8, 16, 32, 64, 128
 
 
 @functools.cache
 def _char_classes() -> np.ndarray:
-    """[0x110000] uint8: the ``_START`` .. ``_ASTRAL`` bits of every code point (see the sets above)."""
+    """[0x110000] uint8: the ``_START`` .. ``_CHAIN`` bits of every code point (see the sets above)."""
     icu = load_icu()
     classes = np.zeros(0x110000, dtype=np.uint8)
     sets = ((_STARTS, _START), (_TAILS, _TAIL), (_BARE_TAILS, _BARE_TAIL), (_UNSURE, _UNSURE_START),
-            (_EXFM, _MARK), (_DICTIONARY, _DICT), (r"[\p{Word_Break=ExtendNumLet}]", _JOINER))  # fmt: skip
+            (_EXFM, _MARK), (_DICTIONARY, _DICT), (r"[\p{Word_Break=ExtendNumLet}]", _JOINER), (_CHAINS, _CHAIN))  # fmt: skip
     for pattern, bit in sets:
         for lo, hi in icu.UnicodeSet(pattern).ranges():
             classes[ord(lo) : ord(hi) + 1] |= bit
-    classes[0x10000:] |= _ASTRAL
     return classes
 
 
@@ -113,6 +117,8 @@ def _word_flags(it: Any, classes: np.ndarray, spans: np.ndarray, units: np.ndarr
     word = (first & _START) > 0
     word &= ((last & _TAIL) > 0) | (bare & ((last & _BARE_TAIL) > 0))
     unsure = np.where((first & _START) > 0, ~word, (first & _UNSURE_START) > 0)  # [S]
+    chained = np.flatnonzero(classes & _CHAIN)  # [K] code points that a rule may chain into
+    unsure[np.searchsorted(starts, chained, side="right") - 1] = True
     for s in np.flatnonzero(unsure).tolist()[::-1]:  # the dictionary pieces before an unsure one
         while s > 0 and first[s] & _DICT and not unsure[s - 1]:
             s -= 1
@@ -216,7 +222,7 @@ class IcuWordSegmenter:
         spans = np.stack([starts, ends], axis=1)  # [S, 2] UTF-16 units
         cps = code_points(joined)  # [C]
         classes = _char_classes()[cps]  # [C]
-        if (classes & _ASTRAL).any():  # UTF-16 units -> code points
+        if cps.size and cps.max() > 0xFFFF:  # UTF-16 units -> code points
             units = 1 + (cps > 0xFFFF)  # [C] UTF-16 units per code point
             table = np.append(np.repeat(np.arange(cps.size), units), cps.size)  # [U + 1]
             spans = table[spans]  # [S, 2] code points
