@@ -45,12 +45,13 @@ _WORD_STATUS_MIN = 100
 # a Han or kana pair, and the rule that extends any other character by marks, format characters and joiners
 # is not tagged). A segment is a word when it starts with a ``_STARTS`` character and its last character
 # that is not a mark (``$ExFm``) is one of ``_TAILS`` (any marks after it), or one of ``_BARE_TAILS`` with
-# no mark after it. It is not a word when it starts with any other character but those of ``_UNSURE``
-# (marks at a text's start, connector punctuation: ``_`` alone is not a word, ``__`` is; regional
-# indicators; dictionary characters: ``々`` alone is not a word, ``々々`` is). ICU's dictionaries split a
-# run of Thai, Lao, Khmer, Burmese, Han, kana or Hangul, and give every piece the status of the run's last
-# piece; so a piece that is not sure also leaves the dictionary pieces before it to ICU, which answers for
-# every segment that is not sure (``getRuleStatus`` after ``following``).
+# no mark after it, and it holds no ``_CHAINS`` character. It is not a word when it starts with any other
+# character but those of ``_UNSURE`` (marks at a text's start, connector punctuation: ``_`` alone is not a
+# word, ``__`` is; regional indicators; dictionary characters: ``々`` alone is not a word, ``々々`` is),
+# and holds no ``_CHAINS`` character either. ICU's dictionaries split a run of Thai, Lao, Khmer, Burmese,
+# Han, kana or Hangul, and give every piece the status of the run's last piece; so a piece that is not sure
+# also leaves the dictionary pieces before it to ICU, which answers for every segment that is not sure
+# (``getRuleStatus`` after ``following``).
 _EXFM = r"[\p{Word_Break=Extend}\p{Word_Break=Format}\p{Word_Break=ZWJ}]"
 _KANA_KANJI_HANGUL = r"[[:Han:][:Hiragana:][:Katakana:][\uac00-\ud7a3]]"
 _DICTIONARY = rf"[[:LineBreak=Complex_Context:]{_KANA_KANJI_HANGUL}]"
