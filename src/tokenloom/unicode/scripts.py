@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "ASTRAL", "COMMON", "INHERITED", "UNKNOWN", "char_scripts", "code_mixed_scripts", "code_points", "dominant_script",
-    "letter_script_variety", "letter_scripts", "load_icu", "script_of", "usual_script", "utf16_to_codepoints",
+    "ASTRAL", "COMMON", "INHERITED", "UNKNOWN", "char_scripts", "code_mixed_scripts", "code_points",
+    "dominant_script", "letter_script_variety", "letter_scripts", "load_icu", "script_of", "usual_script",
+    "utf16_to_codepoints",
 ]  # fmt: skip
 
 COMMON = "Zyyy"  # ICU short name of the Common script (spaces, digits, punctuation, emoji)
