@@ -14,7 +14,7 @@ trainer plus built-in probe strings. A byte-level BPE tokenizer can also be save
 (``formats=("tokenizer.json", "tiktoken")``, :mod:`tokenloom.text.tiktoken_export`), checked the same way
 against the ``tokenizer.json``. The engine's own file is always written; an export that fails its check is
 left out with a warning and recorded in ``tokenloom.json`` (``"skipped_formats"``), or with
-``save(..., strict=True)`` the save raises ``TokenizerError`` and writes nothing.
+``save(..., strict=True)`` the save raises ``TokenizerError`` and writes nothing (:mod:`tokenloom.text.saving`).
 
 Losslessness: with normalization "none" and byte fallback, ``decode(encode(s)) == s`` for any string,
 except that the meta-symbol U+2581 ``▁`` in the input stands for a space in both engines and decodes as
@@ -30,20 +30,16 @@ What it does not do: train (``train.py``), read corpora (``sources.py``) or meas
 
 from __future__ import annotations
 
-import functools
 import json
-import logging
 import os
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from tokenloom._atomic import atomic_dir
-from tokenloom.errors import ConfigError, TokenizerError
+from tokenloom.errors import TokenizerError
 from tokenloom.text import tiktoken_export as tk
 from tokenloom.text.backends.base import Capabilities, EngineBackend, Offsets, clear_input_errors
 from tokenloom.text.backends.dispatch import EncodeEngine, EngineDispatch, EngineUse
@@ -51,13 +47,10 @@ from tokenloom.text.backends.hf import load_hf_file
 from tokenloom.text.backends.sentencepiece import PROBES, load_sp_file
 from tokenloom.text.backends.tiktoken import load_tiktoken_file
 from tokenloom.text.offsets import FlatBatch, PieceWidths, encode_flat
+from tokenloom.text.saving import SAVE_FORMATS, SaveFormat, write_folder
 
 __all__ = ["PROBES", "SAVE_FORMATS", "EncodeEngine", "EngineUse", "SaveFormat", "Tokenizer", "load_tokenizer"]
 
-log = logging.getLogger(__name__)
-
-SaveFormat = Literal["tokenizer.json", "tiktoken"]
-SAVE_FORMATS: tuple[str, ...] = ("tokenizer.json", "tiktoken")
 _SAMPLE_PROBES = 200  # training-sample lines added to the probe set of the ids engine
 
 
@@ -316,71 +309,8 @@ class Tokenizer:
         tokenizer) raises in either case.
         """
 
-        wanted = (formats,) if isinstance(formats, str) else tuple(formats)
-        unknown = [f for f in wanted if f not in SAVE_FORMATS]
-        if unknown:
-            raise ConfigError(f"unknown save format {unknown[0]!r}; choose from {SAVE_FORMATS}")
-        path = Path(path)
-        record = dict(self.record)
-        for stale in ("tiktoken", "export", "skipped_formats"):  # a loaded folder's entries describe files
-            record.pop(stale, None)  # this save may not write
-        with atomic_dir(path, overwrite=overwrite) as tmp:
-            record.update(self.backend.save(tmp))  # the engine's own files: always
-            native = ", ".join(sorted(p.name for p in tmp.iterdir()))
-            earlier = {} if self._verify_texts else dict(self.record.get("skipped_formats") or {})
-            checks = _Checks(path, native, strict, earlier)
-            checked = checks.run("tokenizer.json", self.verify_export)
-            if checked:  # an export beside the engine's file (0: the engine's file is the tokenizer.json)
-                (tmp / "tokenizer.json").write_text(self.hf_export().to_str(pretty=True), encoding="utf-8")
-                record["export"] = {"verified_texts": checked, "identical": True}
-            if "tiktoken" in wanted:
-                hf = self.hf_export()
-                export = tk.tiktoken_export(hf)  # no tiktoken form: raises, whatever strict says
-                verify = functools.partial(tk.verify_tiktoken, export, hf, self._verify_texts)
-                checked = checks.run("tiktoken", verify)
-                if checked:
-                    record.update(tk.write_tiktoken(export, tmp, checked))
-            if checks.skipped:
-                record["skipped_formats"] = checks.skipped
-            record.setdefault("format", "tokenloom-tokenizer/1")
-            record["engine"] = self.engine
-            record["algorithm"] = self.algorithm
-            record["vocab_size"] = self.vocab_size
-            (tmp / "tokenloom.json").write_text(
-                json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
-            )
-        self.record = record
-        return path
-
-
-@dataclass
-class _Checks:
-    """The export checks of one :meth:`Tokenizer.save`: what failed, logged or raised (``strict``).
-
-    ``earlier``: formats a loaded folder's ``tokenloom.json`` records as skipped, with the reason; they are
-    skipped again without a new check (without the training sample it could only use the probe strings)."""
-
-    path: Path
-    native: str  # the engine's own files, already written
-    strict: bool
-    earlier: dict[str, str]
-    skipped: dict[str, str] = field(default_factory=dict)
-
-    def run(self, fmt: str, verify: Callable[[], int]) -> int:
-        """``verify()``: the number of texts checked; 0 when ``fmt`` is not to be written."""
-        try:
-            if fmt in self.earlier:
-                raise TokenizerError(f"{self.earlier[fmt]} (found when this tokenizer was first saved)")
-            return int(verify())
-        except TokenizerError as exc:
-            if self.strict:
-                raise TokenizerError(f"{exc}; nothing was saved (strict=True)") from None
-            self.skipped[fmt] = str(exc) if fmt not in self.earlier else self.earlier[fmt]
-            log.warning(
-                "%s: %s not written: %s; the folder (%s) loads without it (strict=True makes this an error)",
-                self.path, fmt, exc, self.native,
-            )  # fmt: skip
-            return 0
+        self.record = write_folder(self, Path(path), self._verify_texts, overwrite, formats, strict)
+        return Path(path)
 
 
 def _load_sp_folder(model: Path, hf_json: Path) -> EngineBackend:
