@@ -187,7 +187,9 @@ def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counti
     )  # fmt: skip
     kept = (p for p in pieces if _keep(p.part, phase, counting.pivot))
     try:
-        docs, whole, parts = _count_pieces(counter, table, kept, chunk, ahead=cfg.metrics == "lengths")
+        docs, whole, parts = _count_pieces(
+            counter, table, kept, chunk, ahead=2 * chunk if cfg.metrics == "lengths" else 0
+        )
     finally:
         counter.settle()  # no encoding of this task outlives it: the threads go on to the next
     made = {} if pivot_tokens else counter.pivot_tokens  # a task given the pivot's counts makes none
@@ -195,11 +197,11 @@ def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counti
 
 
 def _count_pieces(
-    counter: ChunkCounter, table: SliceTable, pieces: Iterable[Piece], chunk: int, *, ahead: bool
+    counter: ChunkCounter, table: SliceTable, pieces: Iterable[Piece], chunk: int, *, ahead: int
 ) -> tuple[int, list[CorpusPart], list[CorpusPart]]:
     """Count a task's pieces: (texts, the parts closed here, every part met). The pieces being encoded while
-    the next ones are read are counted in order: the last one (full metrics), or with ``ahead`` up to twice
-    a chunk of texts (lengths: a table hands several parts over at once)."""
+    the next ones are read are counted in order: the last one, or up to ``ahead`` texts (lengths: twice a
+    chunk, as a table hands several parts over at once)."""
     docs, whole = 0, []
     parts: dict[tuple[str, str], CorpusPart] = {}
     queued: deque[tuple[list[Any], int]] = deque()
@@ -216,9 +218,7 @@ def _count_pieces(
             queued.append(
                 (submit_piece(counter, table, piece.part, piece.texts, piece.ids), len(piece.texts))
             )
-            while len(queued) > 1 and sum(n for _, n in queued) - queued[-1][1] >= (
-                2 * chunk if ahead else 0
-            ):
+            while len(queued) > 1 and sum(n for _, n in queued) - queued[-1][1] >= ahead:
                 collect_piece(counter, table, queued.popleft()[0])
     while queued:
         collect_piece(counter, table, queued.popleft()[0])

@@ -254,9 +254,8 @@ def _overlapped(
         for piece in pieces:
             held.setdefault(piece.part, []).append((piece.texts, piece.ids))
             batch.append((piece.part, piece.texts))
-            if sum(len(ts) for _, ts in batch) >= ramped(
-                _ENGINE_TEXTS, len(calls)
-            ):  # the engine starts early
+            full = ramped(_ENGINE_TEXTS, len(calls))  # the first calls smaller: the engine starts early
+            if sum(len(ts) for _, ts in batch) >= full:
                 submit()
         if batch:
             submit()
