@@ -271,7 +271,8 @@ def test_tables_round_trip_any_text(tmp_path: Path, texts: list[str], fmt: str, 
 def test_text_files_round_trip_texts_without_line_breaks(
     tmp_path: Path, texts: list[str], codec: str
 ) -> None:
-    texts[0] = texts[0].lstrip("\ufeff")
+    # a first line that starts with a byte-order mark or is mostly NUL bytes is read as UTF-16/32 or binary
+    texts[0] = texts[0].replace("\x00", "").lstrip("\ufeff")
     path = tmp_path / make_mix.file_name("t", "txt", codec)
     make_mix.write_rows(path, "txt", codec, [{"text": t} for t in texts])
     assert [r.text for r in iter_records(path)] == texts
