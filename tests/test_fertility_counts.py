@@ -147,3 +147,27 @@ def test_counts_of_a_real_chunk(counted: dict[str, Any]) -> None:
     assert (row["lang"], row["script"]) == ("hin", "Deva")
     with pytest.raises(ValueError, match="counted with positions"):
         s.merge(s).close("p", N_TEXTS, n_boot=0, seed=0)  # the same texts twice
+
+
+@pytest.mark.parametrize("metrics", ["full", "lengths"])
+def test_a_counted_chunks_encodings_are_not_kept(counted: dict[str, Any], metrics: str) -> None:
+    """With an executor, an encoding the counter queued is dropped once its chunk is counted (the counter
+    waits for its encodings at a task's end, not by holding their results): memory follows the chunk."""
+    import gc
+    import weakref
+    from concurrent.futures import ThreadPoolExecutor
+
+    part = counted["parts"]["hin_Deva"]
+    texts = [f"पाठ {i} में कुछ शब्द" for i in range(50)]
+    pool = ThreadPoolExecutor(2)
+    counter = ChunkCounter(
+        {"uni": counted["tok"]}, pivot="eng_Latn", segmenter=get_segmenter("icu"),
+        options=CountOptions(metrics=metrics), slice_config=SliceConfig(translit=False), executor=pool,
+    )  # fmt: skip
+    pending = counter.submit(part, texts, list(range(len(texts))), 0)
+    assert counter.collect(pending)
+    result = weakref.ref(pending.encoded["uni"].result())
+    pool.shutdown(wait=True)  # every callback of the encodings has run; the task has not ended (no settle)
+    del pending
+    gc.collect()
+    assert result() is None

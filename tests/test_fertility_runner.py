@@ -27,6 +27,7 @@ from tokenloom.corpus.plan import plan_corpus_tasks
 from tokenloom.corpus.records import SourceStats
 from tokenloom.corpus.tasks import iter_records
 from tokenloom.errors import ConfigError
+from tokenloom.fertility import runner
 from tokenloom.fertility.report import ReportConfig, RunConfig, fertility_report
 from tokenloom.fertility.writers import write_report
 from tokenloom.text.tokenizer import Tokenizer
@@ -181,12 +182,13 @@ def test_the_encoding_threads_start_once_per_process(
         start(thread)
 
     monkeypatch.setattr(threading.Thread, "start", counted)
+    monkeypatch.setattr(runner, "_POOLS", {})  # this process's first report: its threads start here
     runs = [
         _report(toks, str(mix["root"] / "small"), RunConfig(task_bytes=TASK_BYTES), metrics=m)
         for m in ("full", "lengths")
     ]
     assert all(df.attrs["tasks"]["tasks"] >= len(SMALL) for df in runs)
-    assert len([n for n in started if n.startswith("fertility-encode")]) <= 2
+    assert 1 <= len([n for n in started if n.startswith("fertility-encode")]) <= 2
 
 
 @pytest.mark.slow

@@ -73,7 +73,7 @@ class CountOptions:
     """How chunks are encoded (the report's :class:`~tokenloom.fertility.report.ReportConfig` fields)."""
 
     roundtrip: bool = True  # decode every text for the round-trip exact rate
-    batch_size: int = 256  # texts per engine call
+    batch_size: int = 256  # texts per call of an engine that builds lists (one that gives arrays: a chunk)
     metrics: Metrics = "full"  # "lengths": tokens per text only (see the module docstring)
     contexts: tuple[int, ...] = DEFAULT_CONTEXTS  # context lengths of the length counts
 
@@ -144,7 +144,8 @@ class ChunkCounter:
         self.pivot_tokens: dict[tuple[str, str], dict[Any, int]] = {}  # (tokenizer, align) -> id -> tokens
         self._held: list[tuple[list[str], dict[str, Future[FlatBatch | np.ndarray]]]] = []  # not queued yet
         self._calls = 0  # engine calls of held chunks so far
-        self._queued: list[Future[Any]] = []  # on the executor, till settle()
+        self._queued: set[Future[Any]] = set()  # on the executor and not done (a done one leaves: its result
+        # is the chunk's, dropped once the chunk is counted)
 
     def _encode(self, name: str, texts: list[str]) -> FlatBatch | np.ndarray:
         opts = self.options
@@ -167,13 +168,13 @@ class ChunkCounter:
         if self.executor is None:
             return _now(lambda: func(*args))
         future = self.executor.submit(func, *args)
-        self._queued.append(future)
+        self._queued.add(future)
+        future.add_done_callback(self._queued.discard)
         return future
 
     def settle(self) -> None:
         """Wait until every encoding this counter queued has ended (the executor outlives the counter)."""
-        wait(self._queued)
-        self._queued.clear()
+        wait(list(self._queued))
 
     def submit(
         self,

@@ -152,17 +152,19 @@ def _keep(part: CorpusPart, phase: Phase, pivot: str | None) -> bool:
     return phase == "all" or (phase == "pivot") == is_pivot
 
 
-_POOLS: dict[int, ThreadPoolExecutor] = {}  # this process's encoding threads (a forked worker starts its own)
+_POOLS: dict[int, ThreadPoolExecutor] = {}  # the encoding threads, by process id (a forked child: its own)
 
 
 def _encode_pool() -> ThreadPoolExecutor:
     """Two threads, so one tokenizer's array work (GIL-bound) overlaps the other's engine call (GIL
     released); started once per process, not per task: starting a thread waits for the GIL."""
     pid = os.getpid()
-    if pid not in _POOLS:
-        _POOLS.clear()
-        _POOLS[pid] = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fertility-encode")
-    return _POOLS[pid]
+    pool = _POOLS.get(pid)
+    if pool is None:  # two tasks racing keep one pool: an executor starts its threads on its first task
+        pool = _POOLS.setdefault(
+            pid, ThreadPoolExecutor(max_workers=2, thread_name_prefix="fertility-encode")
+        )
+    return pool
 
 
 def count_task(task: CorpusTask, phase: Phase, pivot_tokens: PivotTokens, counting: Counting) -> TaskResult:
