@@ -46,8 +46,8 @@ Per slice (pure functions over per-text arrays):
   H_α(p) / log|V| with H_α(p) = log(Σ_i p_i^α) / (1 − α), α = 2.5, p the unigram distribution of token ids
   in the slice and |V| the vocabulary size (:func:`renyi_efficiency`).
 
-Intervals are seeded percentile bootstraps over texts (:mod:`tokenloom.fertility.bootstrap`; its functions are
-also importable from here). This module imports numpy only; no tokenizer, no pandas, no torch.
+Intervals are seeded percentile bootstraps over texts (:mod:`tokenloom.fertility.bootstrap`), and the id sets
+are :mod:`tokenloom.fertility.vocabulary`'s; their functions are also importable from here. This module imports numpy only; no tokenizer, no pandas, no torch.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,6 +67,7 @@ from tokenloom.fertility.bootstrap import (
     percentile_interval,
     ratio_interval,
 )
+from tokenloom.fertility.vocabulary import id_overlaps, id_set, unique_ids
 
 __all__ = [
     "BatchCounts",
@@ -343,51 +344,6 @@ def count_numbers(tok: np.ndarray, run_len: np.ndarray, runs: np.ndarray) -> Num
 def boundary_f1(hits: int, placed: int, expected: int) -> float:
     """Place-value boundary F1 = 2·hits / (placed + expected); 1 when none is placed or expected."""
     return 1.0 if placed + expected == 0 else 2.0 * hits / (placed + expected)
-
-
-def id_set(id_counts: np.ndarray, vocab_size: int) -> np.ndarray:
-    """The ids with a count, as a packed bitset of ``ceil(vocab_size / 8)`` uint8 (merge two with ``|``)."""
-    used = np.zeros(vocab_size, dtype=bool)
-    counts = np.asarray(id_counts)[:vocab_size]
-    used[: len(counts)] = counts > 0
-    return np.packbits(used)
-
-
-def unique_ids(sets: Mapping[str, np.ndarray]) -> dict[str, int]:
-    """Per key, the ids of its bitset (:func:`id_set`, all of one vocabulary) that no other key's has."""
-    keys = list(sets)
-    if not keys:
-        return {}
-    stack = np.stack([sets[k] for k in keys])  # [K, ceil(V / 8)]
-    bits = np.unpackbits(stack, axis=1)  # [K, 8 * ceil(V / 8)]
-    users = bits.sum(axis=0)  # [8 * ceil(V / 8)] keys using each id
-    only = bits.astype(bool) & (users == 1)[None, :]  # [K, ...]
-    return {k: int(only[i].sum()) for i, k in enumerate(keys)}
-
-
-_OVERLAP_IDS = 1 << 16  # ids of the bitsets unpacked at once (float32 counts up to this are exact)
-
-
-def id_overlaps(sets: Mapping[str, np.ndarray]) -> dict[tuple[str, str], tuple[int, float]]:
-    """(shared ids, Jaccard |A ∩ B| / |A ∪ B|, NaN when both are empty) of every two keys' bitsets
-    (:func:`id_set`, all of one vocabulary), keys in sorted order, ``a < b``: the shared ids of all pairs
-    are one product of the unpacked bitsets, a block of ids at a time."""
-    keys = sorted(sets)
-    if len(keys) < 2:
-        return {}
-    stack = np.stack([sets[k] for k in keys])  # [K, ceil(V / 8)]
-    shared = np.zeros((len(keys), len(keys)), dtype=np.int64)  # [K, K]
-    for lo in range(0, stack.shape[1], _OVERLAP_IDS // 8):
-        bits = np.unpackbits(stack[:, lo : lo + _OVERLAP_IDS // 8], axis=1).astype(np.float32)  # [K, ids]
-        shared += np.rint(bits @ bits.T).astype(np.int64)  # [K, K]
-    size = np.diag(shared).tolist()  # ids of each key
-    out = {}
-    for i, a in enumerate(keys):
-        for j in range(i + 1, len(keys)):
-            both = int(shared[i, j])
-            union = size[i] + size[j] - both
-            out[(a, keys[j])] = (both, both / union if union else math.nan)
-    return out
 
 
 def premium_stats(
