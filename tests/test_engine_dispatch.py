@@ -85,6 +85,7 @@ def test_identical_ids_on_flores_devtest(shared_dir: Path, toks: dict[str, Token
     fast = tok.with_engine("gigatoken")
     assert fast.encode_batch(texts) == want
     assert fast.count_tokens(texts, batch_size=97).tolist() == [len(ids) for ids in want]
+    assert fast.count_tokens(texts[:70], batch_size=7).tolist() == [len(ids) for ids in want[:70]]  # 1 by 1
     flat = fast.encode_flat(texts)
     assert flat.id_lists() == want
     print(f"{kind}: {len(texts)} devtest lines, {sum(map(len, want))} tokens, 0 differ")

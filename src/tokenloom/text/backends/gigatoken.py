@@ -117,18 +117,23 @@ def gigatoken_backend(reference: EngineBackend) -> GigatokenBackend:
     return GigatokenBackend(reference, engine)
 
 
-def _flat(ak: Any, got: Any) -> tuple[np.ndarray, np.ndarray]:
-    """([n] tokens per text, [T] ids) of the engine's jagged array: read from its offsets and content
-    buffers when it is the usual list-offset layout (no copy but the int64 cast; ``ak.num`` / ``ak.flatten``
-    cost as much again as encoding a batch of 256 lines), through awkward's functions otherwise."""
+_NO_IDS = np.zeros(0, np.int64)
+
+
+def _flat(ak: Any, got: Any, *, ids: bool) -> tuple[np.ndarray, np.ndarray]:
+    """([n] tokens per text, [T] ids; no ids unless ``ids``) of the engine's jagged array: read from its
+    offsets and content buffers when it is the usual list-offset layout (no copy but the int64 cast;
+    ``ak.num`` / ``ak.flatten`` cost as much again as encoding a batch of 256 lines), through awkward's
+    functions otherwise."""
     layout = got.layout
     if isinstance(layout, ak.contents.ListOffsetArray) and isinstance(layout.content, ak.contents.NumpyArray):
         offsets = np.asarray(layout.offsets.data)  # [n + 1]
-        ids = np.asarray(layout.content.data)[offsets[0] : offsets[-1]]  # [T]
-        return np.diff(offsets).astype(np.int64), ids.astype(np.int64)
-    return np.asarray(ak.num(got, axis=1), dtype=np.int64), np.asarray(
-        ak.flatten(got, axis=1), dtype=np.int64
-    )
+        lengths = np.diff(offsets).astype(np.int64)  # [n]
+        if not ids:
+            return lengths, _NO_IDS
+        return lengths, np.asarray(layout.content.data)[offsets[0] : offsets[-1]].astype(np.int64)  # [T]
+    lengths = np.asarray(ak.num(got, axis=1), dtype=np.int64)
+    return lengths, np.asarray(ak.flatten(got, axis=1), dtype=np.int64) if ids else _NO_IDS
 
 
 class GigatokenBackend:
@@ -177,17 +182,18 @@ class GigatokenBackend:
     def handle(self) -> Any:
         return self._engine
 
-    def _arrays(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
-        """([n] tokens per text, [T] ids) from the engine; ``None`` when the engine failed. A batch call has a
-        fixed cost (its jagged array, a per-call cache: 0.5–4 ms), so a few texts are encoded one by one."""
+    def _arrays(self, texts: Sequence[str], *, ids: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
+        """([n] tokens per text, [T] ids; no ids unless ``ids``) from the engine; ``None`` when the engine
+        failed. A batch call has a fixed cost (its jagged array, a per-call cache: 0.5–4 ms), so a few
+        texts are encoded one by one."""
         import awkward as ak
 
         try:
             if len(texts) <= _ONE_BY_ONE:
                 parts = [self._engine.encode(text) for text in texts]
                 lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
-                return lengths, np.concatenate(parts).astype(np.int64)
-            return _flat(ak, self._engine.encode_batch(list(texts)))
+                return lengths, np.concatenate(parts).astype(np.int64) if ids else _NO_IDS
+            return _flat(ak, self._engine.encode_batch(list(texts)), ids=ids)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # the reference encodes the batch (and raises the user's error)
@@ -201,7 +207,11 @@ class GigatokenBackend:
         return self._ref.encode_batch_flat(texts) if got is None else got
 
     def count_batch(self, texts: Sequence[str]) -> np.ndarray:
-        return self.encode_batch_flat(texts)[0]
+        """[n] tokens per text from the engine's offsets alone: its ids are not copied."""
+        if not texts:
+            return np.zeros(0, np.int64)
+        got = self._arrays(texts, ids=False)
+        return self._ref.count_batch(texts) if got is None else got[0]
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         lengths, ids = self.encode_batch_flat(texts)
