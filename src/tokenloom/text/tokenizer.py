@@ -109,8 +109,9 @@ class Tokenizer:
 
     @property
     def ids_flat(self) -> bool:
-        """Whether the engine that serves ids gives them as flat arrays, no per-text lists (gigatoken): a
-        batch size then bounds no lists, and one call for a whole batch saves the engine's cost per call."""
+        """Whether the engine that serves ids gives them as flat arrays, no per-text lists (gigatoken): its
+        ids-only calls then build no lists a batch size would bound, and one call for a whole batch saves
+        the engine's cost per call (the reference engine's offsets, where it gives them, are still lists)."""
         return self._engines.ids_backend().capabilities.flat
 
     def engine_info(self) -> dict[str, EngineUse]:

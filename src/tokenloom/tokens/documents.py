@@ -129,7 +129,9 @@ def order_documents(docs: Documents, config: TokenizeConfig) -> tuple[np.ndarray
 def write_split(
     out: Path, split: str, order: np.ndarray, docs: Documents, dtype: np.dtype, limit: int
 ) -> list[dict[str, Any]]:
-    """Shards ``SPLIT-NNNNN`` of documents ``order`` (see the module docstring); their manifest entries."""
+    """Shards ``SPLIT-NNNNN`` of documents ``order`` (see the module docstring); their manifest entries. A
+    shard is written on a thread while the next one's ids are gathered, so two shards' ids are held at a
+    time (``limit`` tokens each at most)."""
     ends = np.concatenate([[0], np.cumsum(docs.length[order])])  # [n + 1] tokens before each document
     limit = min(limit, max(int(ends[-1]), 1))  # the same cuts; no int64 overflow for a huge limit
     langs = np.asarray(docs.langs, dtype=DOC_DTYPE["lang"])
