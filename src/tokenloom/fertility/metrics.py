@@ -46,8 +46,9 @@ Per slice (pure functions over per-text arrays):
   H_α(p) / log|V| with H_α(p) = log(Σ_i p_i^α) / (1 − α), α = 2.5, p the unigram distribution of token ids
   in the slice and |V| the vocabulary size (:func:`renyi_efficiency`).
 
-Intervals are seeded percentile bootstraps over texts (:mod:`tokenloom.fertility.bootstrap`), and the id sets
-are :mod:`tokenloom.fertility.vocabulary`'s; their functions are also importable from here. This module imports numpy only; no tokenizer, no pandas, no torch.
+Intervals are seeded percentile bootstraps over texts (:mod:`tokenloom.fertility.bootstrap`), and the id
+sets are :mod:`tokenloom.fertility.vocabulary`'s; their functions are also importable from here. This
+module imports numpy only; no tokenizer, no pandas, no torch.
 """
 
 from __future__ import annotations
