@@ -14,7 +14,10 @@ saved byte-level BPE (``--tokenizer``; gigatoken must serve its ids):
    equal;
 3. datatrove's ``TokensCounter`` (``batch_size=1000``) over the same texts as documents from memory (read
    beforehand, not timed): its token total must equal the report's;
-4. the bare gigatoken engine's ``encode_batch`` (one flat array) over the same texts held in memory.
+4. the bare gigatoken engine's ``encode_batch`` (one flat array) over the same texts held in memory;
+5. the files read as the report reads them, nothing encoded. A last line gives the floor any job that
+   reads the files and runs the engine meets: reading's and the bare engine's CPU seconds spread over
+   every core.
 
 Seconds are wall seconds; CPU seconds (all threads) beside them, since the machine is shared.
 ``--markdown`` prints the table as Markdown under a line naming the machine and the date.
@@ -30,10 +33,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from bench_fertility import _print_table as print_table  # the scripts' one table printer
-from bench_tokenize import mix_files, timed  # this folder: the mix's files, one timing
+from bench_tokenize import bare_gigatoken, floor_line, mix_files, read_only, timed  # this folder
 
 
 def _datatrove(texts: list[str], tokenizer_json: Path) -> int:
@@ -43,16 +45,6 @@ def _datatrove(texts: list[str], tokenizer_json: Path) -> int:
     counter = TokensCounter(str(tokenizer_json), batch_size=1000)
     docs = (Document(text=t, id=str(i)) for i, t in enumerate(texts))
     return sum(d.metadata["token_count"] for d in counter.run(docs))
-
-
-def _bare(engine: Any, texts: list[str], batch: int = 8192) -> int:
-    """Token total of the bare engine's flat arrays, ``batch`` texts a call (as the report batches)."""
-    import awkward as ak
-
-    return sum(
-        int(ak.sum(ak.num(engine.encode_batch(texts[i : i + batch]), axis=1)))
-        for i in range(0, len(texts), batch)
-    )
 
 
 def run(corpus: Path, tokenizer: Path, limit: int, markdown: bool) -> None:
@@ -82,8 +74,10 @@ def run(corpus: Path, tokenizer: Path, limit: int, markdown: bool) -> None:
         tok_json = tok.save(Path(tmp) / "tok", formats=("tokenizer.json",))
         dt = timed(partial(_datatrove, texts, Path(tok_json) / "tokenizer.json"))
     bare_engine = gigatoken.Tokenizer.from_json(tok.hf_export().to_str())
-    _bare(bare_engine, texts[:200])  # thread pool start: not timed
-    bare = timed(partial(_bare, bare_engine, texts))
+    bare_gigatoken(bare_engine, texts[:200])  # thread pool start: not timed
+    bare = timed(partial(bare_gigatoken, bare_engine, texts))
+    reading = timed(partial(read_only, files))
+    assert reading[2] == len(texts), (reading[2], len(texts))
     frame = auto[2]
     total = int(frame[frame.slice_kind == "all"]["tokens"].iloc[0])
     assert dt[2] == total == bare[2], (
@@ -92,6 +86,7 @@ def run(corpus: Path, tokenizer: Path, limit: int, markdown: bool) -> None:
     rows = [
         ["report, auto (files)", auto], ["report, reference engine (files)", ref],
         ["datatrove TokensCounter (memory)", dt], ["bare gigatoken flat array (memory)", bare],
+        ["reading alone (files, nothing encoded)", reading],
     ]  # fmt: skip
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(f"Machine: {platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python "
@@ -105,6 +100,7 @@ def run(corpus: Path, tokenizer: Path, limit: int, markdown: bool) -> None:
         for name, (w, c, _) in rows
     ]
     print_table(headers, out, markdown=markdown)
+    print(floor_line(reading, bare))
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 

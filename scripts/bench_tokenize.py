@@ -26,8 +26,10 @@ to the whole input by bytes, which the output says). Its tokenizer (``--tokenize
 BPE of ``--vocab-size`` trained by ``tokenloom.train_tokenizer(engine="auto")`` on FLORES dev, not timed)
 must be served by the fast engine; ``--eos`` names the end-of-text token (default ``</s>``, tokenloom's).
 Timed, one pass each: tokenloom's ``tokenize_corpus`` from the files, ``Tokenizer.encode_ids_flat`` and
-the bare gigatoken ``encode_batch`` (one flat array, 8,192 texts a call) over the texts in memory, and
-datatrove's ``DocumentTokenizer`` (texts from memory). Token totals are checked equal.
+the bare gigatoken ``encode_batch`` (one flat array, 8,192 texts a call) over the texts in memory, the
+files read as ``tokenize_corpus`` reads them with nothing encoded, and datatrove's ``DocumentTokenizer``
+(texts from memory). Token totals are checked equal. A last line gives the floor any job that reads the
+files and runs the engine meets: reading's and the bare engine's CPU seconds spread over every core.
 """
 
 from __future__ import annotations
@@ -119,6 +121,31 @@ def timed(func: Callable[[], Any]) -> tuple[float, float, Any]:
     return time.perf_counter() - wall, time.process_time() - cpu, out
 
 
+def read_only(files: list[Path]) -> int:
+    """Texts read from ``files`` as the report and ``tokenize_corpus`` read them, nothing encoded: the corpus
+    plan's tasks, each read by ``read_corpus_task`` in pieces of up to 8,192 texts."""
+    from tokenloom.corpus.columnar import read_corpus_task
+    from tokenloom.corpus.plan import plan_corpus_tasks
+
+    return sum(
+        len(piece.texts)
+        for task in plan_corpus_tasks(files)
+        for piece in read_corpus_task(task, chunk_size=8192, held_rows=8192)
+    )
+
+
+def floor_line(reading: tuple[float, float, Any], bare: tuple[float, float, Any]) -> str:
+    """How fast any job that reads the files and runs the engine can be: both jobs' CPU seconds spread
+    perfectly over every core, against the bare engine's wall seconds."""
+    cores = os.cpu_count() or 1
+    cpu = reading[1] + bare[1]
+    return (
+        f"floor: reading alone costs {reading[1]:.2f} CPU s, the bare engine {bare[1]:.2f} CPU s; a job doing "
+        f"both needs {cpu:.2f} CPU s, at least {cpu / cores:.2f} s wall on {cores} cores = "
+        f"{cpu / cores / bare[0]:.2f}x the bare engine's {bare[0]:.2f} s"
+    )
+
+
 def bare_gigatoken(engine: Any, texts: list[str], batch: int = 8192) -> int:
     """Token total of the bare gigatoken engine's flat arrays, ``batch`` texts a call."""
     import awkward as ak
@@ -162,6 +189,8 @@ def run_mix(args: argparse.Namespace) -> int:
         engine = gigatoken.Tokenizer.from_json(tok.hf_export().to_str())
         bare_gigatoken(engine, texts[:200])
         bare = timed(lambda: bare_gigatoken(engine, texts))
+        reading = timed(lambda: read_only(files))
+        assert reading[2] == len(texts), (reading[2], len(texts))
         tok_json = Path(tok.save(work / "tok-json", formats=("tokenizer.json",))) / "tokenizer.json"
         dt = timed(lambda: datatrove_tokens(dt_texts, tok_json, work / "dt", args.eos))
         total = int(flat[2][0].sum()) + len(texts)
@@ -173,6 +202,7 @@ def run_mix(args: argparse.Namespace) -> int:
             ["tokenloom tokenize_corpus (files, 1 process)", ours[0], ours[1]],
             ["Tokenizer.encode_ids_flat (memory)", flat[0], flat[1]],
             ["bare gigatoken flat array (memory)", bare[0], bare[1]],
+            ["reading alone (files, nothing encoded)", reading[0], reading[1]],
             [
                 f"datatrove DocumentTokenizer (memory{', scaled' if scale != 1 else ''})",
                 dt[0] * scale,
@@ -196,6 +226,7 @@ def run_mix(args: argparse.Namespace) -> int:
             for name, w, c in rows
         ]
         print_table(headers, out, markdown=args.markdown)
+        print(floor_line(reading, bare))
         print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
