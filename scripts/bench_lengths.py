@@ -14,10 +14,14 @@ saved byte-level BPE (``--tokenizer``; gigatoken must serve its ids):
    equal;
 3. datatrove's ``TokensCounter`` (``batch_size=1000``) over the same texts as documents from memory (read
    beforehand, not timed): its token total must equal the report's;
-4. the bare gigatoken engine's ``encode_batch`` (one flat array) over the same texts held in memory;
-5. the files read as the report reads them, nothing encoded. A last line gives the floor any job that
-   reads the files and runs the engine meets: reading's and the bare engine's CPU seconds spread over
-   every core.
+4. the bare gigatoken engine's ``encode_batch`` (one flat array) over the same texts held in memory, given
+   new ``str`` objects and given their UTF-8 bytes (``bench_tokenize.bare_both``);
+5. the files read as the report reads them, nothing encoded;
+6. with ``--workers N``, 1. again on N worker processes (``RunConfig(workers=N)``; its CPU seconds include
+   the workers'), checked equal.
+
+A last line gives the floor any job that reads the files and runs the engine meets: reading's and the
+bare engine's CPU seconds (given bytes) spread over every core.
 
 Seconds are wall seconds; CPU seconds (all threads) beside them, since the machine is shared.
 ``--markdown`` prints the table as Markdown under a line naming the machine and the date.
@@ -33,9 +37,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from bench_fertility import _print_table as print_table  # the scripts' one table printer
-from bench_tokenize import bare_gigatoken, floor_line, mix_files, read_only, timed  # this folder
+from bench_tokenize import bare_both, floor_line, mix_files, read_only, timed  # this folder
 
 
 def _datatrove(texts: list[str], tokenizer_json: Path) -> int:
@@ -47,13 +52,24 @@ def _datatrove(texts: list[str], tokenizer_json: Path) -> int:
     return sum(d.metadata["token_count"] for d in counter.run(docs))
 
 
-def run(corpus: Path, tokenizer: Path, limit: int, markdown: bool) -> None:
+def _with_workers(func: Any) -> tuple[float, float, Any]:
+    """:func:`timed`, its CPU seconds with those of the worker processes that ended meanwhile."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall, cpu, out = timed(func)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, cpu + after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, out
+
+
+def run(corpus: Path, tokenizer: Path, limit: int, markdown: bool, workers: int) -> None:
     import tempfile
 
     import gigatoken
 
     from tokenloom.corpus.tasks import iter_records
     from tokenloom.fertility.report import ReportConfig, fertility_report
+    from tokenloom.fertility.runner import RunConfig
     from tokenloom.text.tokenizer import load_tokenizer
 
     tok = load_tokenizer(tokenizer)
@@ -71,22 +87,26 @@ def run(corpus: Path, tokenizer: Path, limit: int, markdown: bool) -> None:
         auto = timed(lambda: report({"t": tok.with_engine("auto")}))
         ref = timed(lambda: report({"t": tok.with_engine("reference")}))
         assert auto[2].equals(ref[2]), "the reports differ"
+        many = [(f"report, auto (files, {workers} worker processes)", _with_workers(
+            lambda: report({"t": tok.with_engine("auto")}, run=RunConfig(workers=workers))
+        ))] if workers > 1 else []  # fmt: skip
+        assert all(m[1][2].equals(auto[2]) for m in many), "the reports differ"
         tok_json = tok.save(Path(tmp) / "tok", formats=("tokenizer.json",))
         dt = timed(partial(_datatrove, texts, Path(tok_json) / "tokenizer.json"))
     bare_engine = gigatoken.Tokenizer.from_json(tok.hf_export().to_str())
-    bare_gigatoken(bare_engine, texts[:200])  # thread pool start: not timed
-    bare = timed(partial(bare_gigatoken, bare_engine, texts))
+    bare_str, bare = bare_both(bare_engine, texts)
     reading = timed(partial(read_only, files))
     assert reading[2] == len(texts), (reading[2], len(texts))
     frame = auto[2]
     total = int(frame[frame.slice_kind == "all"]["tokens"].iloc[0])
-    assert dt[2] == total == bare[2], (
+    assert dt[2] == total == bare[2] == bare_str[2], (
         f"token totals differ: datatrove {dt[2]}, report {total}, bare {bare[2]}"
     )
     rows = [
         ["report, auto (files)", auto], ["report, reference engine (files)", ref],
-        ["datatrove TokensCounter (memory)", dt], ["bare gigatoken flat array (memory)", bare],
-        ["reading alone (files, nothing encoded)", reading],
+        ["datatrove TokensCounter (memory)", dt], ["bare gigatoken flat array (memory, new str)", bare_str],
+        ["bare gigatoken flat array (memory, UTF-8 bytes)", bare],
+        ["reading alone (files, nothing encoded)", reading], *map(list, many),
     ]  # fmt: skip
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(f"Machine: {platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python "
@@ -111,9 +131,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--tokenizer", type=Path, required=True, help="a saved byte-level BPE folder")
     parser.add_argument("--limit", type=int, default=0, help="first N files of each format (0: all)")
+    parser.add_argument("--workers", type=int, default=1, help="also time the report on N worker processes")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
-    run(args.corpus, args.tokenizer, args.limit, args.markdown)
+    run(args.corpus, args.tokenizer, args.limit, args.markdown, args.workers)
     return 0
 
 
